@@ -1,0 +1,1 @@
+"""The auditor: inventories, evidence, classification and reports."""

@@ -1,0 +1,103 @@
+"""Records shared by inventories, evidence, the engine and the formats.
+
+Frozen dataclasses only; no cloud SDK is imported here. Adapters (Azure, AWS)
+and the offline inventory readers all produce `Resource` records, so the
+engine never knows where a resource came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+# Normalised power states. "running" bills compute; the others do not
+# (their disks still do).
+POWER_STATES = (
+    "running",
+    "starting",
+    "stopping",
+    "stopped",
+    "deallocating",
+    "deallocated",
+    "terminated",
+    "unknown",
+)
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One cloud resource, normalised across providers."""
+
+    provider: str  # "azure" | "aws"
+    account: str  # Azure subscription id / AWS account id ("" when unknown)
+    region: str
+    group: str  # Azure resource group; "" for AWS
+    id: str  # ARM id / instance id / volume id
+    name: str
+    kind: str  # "vm" | "disk"
+    size: str  # VM size / instance type / disk SKU ("" when unknown)
+    power_state: str  # one of POWER_STATES
+    created: datetime | None  # timezone-aware UTC, or None when unknown
+    tags: Mapping[str, str] = field(default_factory=dict)
+    source: str = ""  # where the record came from: a file path, "azure:<sub>", ...
+
+    def tag(self, name: str, *, case_insensitive: bool | None = None) -> str | None:
+        """The value of tag `name`. Azure tag names are case-insensitive."""
+        if case_insensitive is None:
+            case_insensitive = self.provider == "azure"
+        if not case_insensitive:
+            return self.tags.get(name)
+        wanted = name.casefold()
+        for key, value in self.tags.items():
+            if key.casefold() == wanted:
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class SourceFailure:
+    """An inventory or evidence source that could not be read: the audit did not run."""
+
+    source: str  # e.g. "azure subscription 0000-...", "controller home /srv/fm"
+    reason: str  # human readable, names the cause (HTTP 403, file missing, ...)
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """What a live adapter is asked to sweep (options it does not use are ignored)."""
+
+    subscriptions: tuple[str, ...] = ()
+    all_subscriptions: bool = False
+    resource_groups: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    task_tag: str = "task-id"
+    credential: str | None = None  # a specific credential to use, by name
+    concurrency: int = 4
+    endpoint: str | None = None  # management endpoint override (a local fake)
+    ca_bundle: str | None = None  # CA bundle for `endpoint`
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    resources: tuple[Resource, ...]
+    failures: tuple[SourceFailure, ...] = ()
+
+
+class Adapter(Protocol):
+    """A live inventory, registered under the `cloudguard.adapters` entry-point group."""
+
+    name: str
+
+    def sweep(self, request: SweepRequest) -> SweepResult: ...
+
+
+class Inventory(Protocol):
+    """Anything that yields resources: an inventory file, a live adapter sweep."""
+
+    def read(self) -> SweepResult: ...
+
+
+def resources_of(results: Sequence[SweepResult]) -> tuple[Resource, ...]:
+    return tuple(r for result in results for r in result.resources)

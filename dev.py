@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Install and run cloudguard from a fresh clone with nothing but python3 and git.
+
+    python3 dev.py demo     # install, then run the embedded demo
+    python3 dev.py test     # install, then lint, type-check and run the whole test suite
+    python3 dev.py bench    # install, then run benchmarks/ (figures for docs/benchmarks.md)
+    python3 dev.py docs     # install, then build the mkdocs site (strict)
+
+It installs a pinned `uv` into .venv-tools/ and the locked workspace
+(uv.lock: the core, both adapters and the dev tools) into .venv/. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+UV_VERSION = "0.13.8"
+ROOT = Path(__file__).resolve().parent
+TOOLS = ROOT / ".venv-tools"
+VENV = ROOT / ".venv"
+
+
+def run(*argv: str | Path, env: dict[str, str] | None = None) -> int:
+    print("+", " ".join(str(a) for a in argv), flush=True)
+    return subprocess.call([str(a) for a in argv], cwd=ROOT, env=env)
+
+
+def must(*argv: str | Path, env: dict[str, str] | None = None) -> None:
+    code = run(*argv, env=env)
+    if code:
+        sys.exit(code)
+
+
+def uv() -> Path:
+    binary = TOOLS / "bin" / "uv"
+    if not binary.exists():
+        venv.EnvBuilder(with_pip=True, clear=True).create(TOOLS)
+        must(TOOLS / "bin" / "python", "-m", "pip", "install", "--quiet", f"uv=={UV_VERSION}")
+    return binary
+
+
+def install() -> None:
+    env = dict(os.environ, UV_PROJECT_ENVIRONMENT=str(VENV), UV_PYTHON_DOWNLOADS="never")
+    must(uv(), "sync", "--locked", "--all-packages", "--python", sys.executable, env=env)
+
+
+def tool(name: str) -> Path:
+    return VENV / "bin" / name
+
+
+def main(argv: list[str]) -> int:
+    command = argv[0] if argv else "help"
+    rest = argv[1:]
+    if command not in {"demo", "test", "bench", "docs"}:
+        print(__doc__)
+        return 0 if command in {"help", "-h", "--help"} else 2
+    install()
+    if command == "demo":
+        return run(tool("cloudguard"), "demo", *rest)
+    if command == "test":
+        for check in (
+            (tool("ruff"), "check", "."),
+            (tool("ruff"), "format", "--check", "."),
+            (tool("mypy"),),
+        ):
+            if code := run(*check):
+                return code
+        return run(tool("python"), "-m", "pytest", "-n", "auto", *rest)
+    if command == "bench":
+        return run(tool("python"), "benchmarks/run.py", *rest)
+    return run(tool("mkdocs"), "build", "--strict", *rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
