@@ -1,24 +1,142 @@
-"""The `cloudguard` command: parses, wires, prints. The work lives in the modules it calls."""
+"""The `cloudguard` command: parses, wires, prints. The work lives in the modules it calls.
+
+Exit codes (a contract, see docs/reference.md):
+0 clean · 1 audit found orphans · 2 usage · 75 did not run ·
+97 refused admission (bad registry/config, log not armed or malformed) ·
+98 a cloud reach was refused and recorded.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
 import typer
+
+from cloudguard import exit_codes
+
+if TYPE_CHECKING:
+    from cloudguard.seal import Registry
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 clean; 1 orphans found (audit); 2 usage; 75 did not run; "
+    "97 refused admission (invalid registry or config, reach log not armed or malformed); "
+    "98 a cloud reach was refused and recorded."
+)
 
 app = typer.Typer(
     name="cloudguard",
-    help="Keep test suites from reaching real clouds; find the resources they leaked.",
+    help="Keep test suites from reaching real clouds; find the resources they leaked.\n\n"
+    + EXIT_CODES_HELP,
     no_args_is_help=True,
     add_completion=False,
+    pretty_exceptions_enable=False,
 )
 
+RegistryOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--registry",
+        help="Project seal registry (default: the nearest cloudguard.toml).",
+        dir_okay=False,
+    ),
+]
 
-def _register() -> None:
-    # Imported here, not at module scope, so each command pays only for itself.
-    from cloudguard.audit.command import audit
 
-    app.command("audit")(audit)
+def _registry(path: Path | None) -> Registry:
+    from cloudguard.seal import RegistryError, load_registry
+
+    try:
+        return load_registry(path, search_from=Path.cwd())
+    except RegistryError as error:
+        typer.echo(f"cloudguard: refused admission: {error}", err=True)
+        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from None
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    help="Run CMD sealed, then check the reach log. Exit: CMD's own code when nothing "
+    "reached; 98 when anything did; 97 when the log cannot be armed or read; "
+    "127/126 when CMD cannot be started.",
+)
+def run(
+    command: Annotated[
+        list[str], typer.Argument(help="The command, after --.", metavar="-- CMD...")
+    ],
+    log: Annotated[
+        str | None,
+        typer.Option("--log", help="Reach log to arm (default: a temporary one, kept when red)."),
+    ] = None,
+    registry: RegistryOption = None,
+) -> None:
+    from cloudguard import runner
+
+    raise typer.Exit(runner.run(command, registry=_registry(registry), log=log))
+
+
+@app.command(
+    help="Check a reach log: 0 armed and clean; 98 any reach (each printed); "
+    "97 not armed, malformed or torn."
+)
+def check(
+    log: Annotated[
+        str | None,
+        typer.Option("--log", help=f"The reach log (default: ${'CLOUDGUARD_REACH_LOG'})."),
+    ] = None,
+    since: Annotated[int, typer.Option("--since", help="Byte offset to check from.", min=0)] = 0,
+) -> None:
+    from cloudguard import reach, runner
+
+    path = log or os.environ.get(reach.LOG_VARIABLE)
+    if not path:
+        typer.echo(f"cloudguard: no reach log: pass --log or set {reach.LOG_VARIABLE}", err=True)
+        raise typer.Exit(exit_codes.REFUSED_ADMISSION)
+    verdict = runner.check(runner.ArmedLog(path, since, owned=False), sys.stderr)
+    if verdict == exit_codes.CLEAN:
+        typer.echo(f"cloudguard: {path} is armed and clean", err=True)
+    raise typer.Exit(verdict)
+
+
+@app.command(help="Assert that the seal holds in this process; 97 with each reason otherwise.")
+def doctor(registry: RegistryOption = None) -> None:
+    from cloudguard.doctor import problems
+
+    found = list(problems(os.environ, _registry(registry)))
+    for problem in found:
+        typer.echo(f"cloudguard doctor: {problem}", err=True)
+    if found:
+        raise typer.Exit(exit_codes.REFUSED_ADMISSION)
+    typer.echo("cloudguard doctor: the seal holds", err=True)
+
+
+@app.command(
+    help="Run the embedded demo: a fake Azure fleet audited over HTTPS, then a sealed run."
+)
+def demo() -> None:
+    try:
+        from cloudguard_azure.demo import main as demo_main
+    except ImportError:
+        typer.echo("cloudguard: the demo needs the cloudguard-azure adapter installed", err=True)
+        raise typer.Exit(exit_codes.DID_NOT_RUN) from None
+    raise typer.Exit(demo_main())
+
+
+def _register_audit() -> None:
+    try:
+        from cloudguard.audit.command import audit
+    except ModuleNotFoundError as error:  # TODO(lead): drop once the auditor lands
+        if error.name != "cloudguard.audit.command":
+            raise
+        return
+    app.command("audit", help="Find fleet-tagged resources that no controller knows about.")(audit)
 
 
 def main() -> None:
-    _register()
+    _register_audit()
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -71,7 +71,10 @@ class ReachLog:
 def now() -> str:
     """UTC timestamp with milliseconds; avoids importing datetime on the fast path."""
     seconds = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int(seconds % 1 * 1000):03d}Z"
+    return (
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+        + f".{int(seconds % 1 * 1000):03d}Z"
+    )
 
 
 def printable(arg: str | bytes) -> str:
@@ -224,17 +227,17 @@ def read(path: str, *, start: int = 0) -> ReachLog:
 
 
 def describe(record: Mapping[str, object]) -> str:
-    """One line naming who reached what, through which channel, from which test."""
-    argv = record.get("argv") or []
-    command = " ".join(str(a) for a in argv) if isinstance(argv, list) else str(argv)
-    test = record.get("test") or "<no test>"
-    return (
-        f"{record.get('via')} -> {record.get('target') or '?'}"
-        f" | test: {test} | pid {record.get('pid')} in {record.get('cwd')}"
-        + (f" | argv: {command}" if command else "")
-        + (
-            f" | identity vars present: {','.join(map(str, record['identity_vars']))}"
-            if record.get("identity_vars")
-            else ""
-        )
-    )
+    """Who reached what, through which channel, from which test: one line, then details."""
+    argv = record.get("argv")
+    command = " ".join(map(str, argv)) if isinstance(argv, list) else ""
+    identity = record.get("identity_vars")
+    lines = [
+        f"{record.get('via')} reached `{record.get('target') or '?'}`"
+        f" from test {record.get('test') or '<none named>'}"
+        f" (pid {record.get('pid')}, cwd {record.get('cwd')}, at {record.get('at')})"
+    ]
+    if command:
+        lines.append(f"    argv: {command}")
+    if isinstance(identity, list) and identity:
+        lines.append(f"    identity variables still set: {', '.join(map(str, identity))}")
+    return "\n".join(lines)

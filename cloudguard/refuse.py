@@ -1,0 +1,121 @@
+"""The refusing provider and CLI shims: record the attempt, then refuse with exit 98.
+
+Stdlib only; run as `python3 -IS <shim>` from the seal's bin directory, so
+it starts in about the time of a bare interpreter. The seal bakes its
+policy (which variables are identity, which values the seal itself owns)
+into each shim, so nothing is parsed here.
+
+Standard input is never read: a payload on it is never recorded, and a
+stdin that never closes cannot hang the refusal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+
+from cloudguard import reach
+
+REACH_REFUSED = 98  # cloudguard.exit_codes.REACH_REFUSED, not imported: one module fewer to load
+
+
+class Policy:
+    """What the seal baked into a refuser. A plain class: dataclasses would import inspect."""
+
+    def __init__(
+        self,
+        *,
+        names: Iterable[str] = (),
+        prefixes: Sequence[str] = (),
+        exempt: Sequence[str] = (),
+        owned: Mapping[str, str] | None = None,
+        provider_variables: Sequence[str] = (),
+    ) -> None:
+        self.names = frozenset(names)
+        self.prefixes = tuple(prefixes)
+        self.exempt = tuple(exempt)
+        self.owned = dict(owned or {})
+        self.provider_variables = tuple(provider_variables)
+
+    def __repr__(self) -> str:
+        # Source code: the seal writes this into every refuser it makes.
+        return (
+            f"Policy(names={sorted(self.names)!r}, prefixes={list(self.prefixes)!r}, "
+            f"exempt={list(self.exempt)!r}, owned={self.owned!r}, "
+            f"provider_variables={list(self.provider_variables)!r})"
+        )
+
+    def identity_vars(self, environ: Mapping[str, str]) -> list[str]:
+        """Names of identity variables still set, ignoring the seal's own bindings."""
+        found = []
+        for name, value in environ.items():
+            if name.startswith(self.exempt):
+                continue
+            if not (name in self.names or name.startswith(self.prefixes)):
+                continue
+            if self.owned.get(name) == value:
+                continue
+            if name in self.provider_variables and _is_refuser(value):
+                continue
+            found.append(name)
+        return sorted(found)
+
+
+def _is_refuser(command: str) -> bool:
+    words = command.split()
+    return bool(words) and os.path.basename(words[0]) == "cloudguard-refusing-provider"
+
+
+def _target(tool: str, args: Sequence[str]) -> str:
+    """`az vm create` from `az vm create --name x`: the tool and its words before any option."""
+    words: list[str] = []
+    for arg in args[:2]:
+        if arg.startswith("-"):
+            break
+        words.append(reach.printable(arg))
+    return " ".join([tool, *words])
+
+
+def _hint(via: str, tool: str, policy: Policy) -> str:
+    if via == "provider":
+        variable = policy.provider_variables[0] if policy.provider_variables else "the provider"
+        return (
+            "no real provider is bound in a sealed run;\n"
+            f"  {variable} is cloudguard's refusing provider. To make the test hermetic, name\n"
+            "  the test's own fake provider on the test's own command line, e.g.\n"
+            f"  {variable}=/path/to/fake-provider in the environment it gives its subprocess."
+        )
+    return (
+        f"`{tool}` is cloudguard's refusing shim in a sealed run.\n"
+        f"  To make the test hermetic, put a fake `{tool}` of the test's own on PATH ahead of the\n"
+        "  guard (a fakebin directory the test prepends to its subprocess's PATH)."
+    )
+
+
+def main(*, via: str, tool: str, policy: Policy, argv: Sequence[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    environ = os.environ
+    record = reach.reach_record(
+        via=via,
+        argv=[tool, *args],
+        target=_target(tool, args),
+        identity_vars=policy.identity_vars(environ),
+    )
+    shown = " ".join(record["argv"])  # type: ignore[arg-type]
+    log = environ.get(reach.LOG_VARIABLE, "")
+    if not log:
+        status = f"NOT recorded: {reach.LOG_VARIABLE} is not set (no reach log armed)"
+    else:
+        try:
+            reach.append(log, record)
+            status = f"recorded in {log}"
+        except OSError as error:
+            status = f"NOT recorded: cannot write reach log {log}: {error.strerror or error}"
+    test = record["test"]
+    sys.stderr.write(
+        f"cloudguard: refused `{shown}` ({via}): {_hint(via, tool, policy)}\n"
+        f"  {status}" + (f" (test: {test})" if test else "") + "\n"
+    )
+    sys.stderr.flush()
+    sys.exit(REACH_REFUSED)

@@ -1,0 +1,116 @@
+"""`cloudguard run`: seal, arm, bind, run the command, then check the reach log.
+
+The exit code is the command's own when nothing reached, 98 when anything
+did (the command's code is printed), 97 when the log cannot be trusted,
+127/126 when the command cannot be started.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from cloudguard import exit_codes, reach
+from cloudguard.seal import Registry, create_seal, seal_line, sealed_environment
+
+COMMAND_NOT_FOUND = 127
+COMMAND_NOT_EXECUTABLE = 126
+# Ctrl-C reaches the command from the terminal itself (same process group);
+# these are forwarded because they are usually sent to cloudguard alone.
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+@dataclass(frozen=True)
+class ArmedLog:
+    path: str
+    start: int  # byte offset where this run's records begin
+    owned: bool  # a temporary log this run made (removed when clean)
+
+
+def arm_log(requested: str | None, environ: dict[str, str] | os._Environ[str]) -> ArmedLog:
+    """The log this run records to. Raises ReachLogError when an existing log is not ours to use.
+
+    `--log PATH`: armed fresh, or continued after its last record if it is
+    already an armed log (re-runs keep earlier evidence). No `--log` inside
+    another run: the outer run's log, so both checks see the reach.
+    Otherwise a temporary log, removed when the run is clean.
+    """
+    path = requested or environ.get(reach.LOG_VARIABLE)
+    if path:
+        if os.path.exists(path) and os.path.getsize(path) > 0:
+            return ArmedLog(path, reach.read(path).end, owned=False)
+        return ArmedLog(path, reach.arm(path, by="cloudguard run"), owned=False)
+    handle, temp = tempfile.mkstemp(prefix="cloudguard-reach-", suffix=".jsonl")
+    os.close(handle)
+    return ArmedLog(temp, reach.arm(temp, by="cloudguard run"), owned=True)
+
+
+def check(log: ArmedLog, err: TextIO) -> int:
+    """0 when clean; 98 naming every reach; 97 when the log cannot be read."""
+    try:
+        records = reach.read(log.path, start=log.start).reaches
+    except reach.ReachLogError as error:
+        err.write(f"cloudguard: {error}: the alarm cannot be read, failing closed\n")
+        return exit_codes.REFUSED_ADMISSION
+    if not records:
+        return exit_codes.CLEAN
+    err.write(f"cloudguard: {len(records)} cloud reach(es) refused and recorded in {log.path}:\n")
+    for record in records:
+        err.write("  " + reach.describe(record).replace("\n", "\n  ") + "\n")
+    return exit_codes.REACH_REFUSED
+
+
+def run(
+    command: Sequence[str], *, registry: Registry, log: str | None, err: TextIO = sys.stderr
+) -> int:
+    try:
+        armed = arm_log(log, os.environ)
+    except (reach.ReachLogError, OSError) as error:
+        err.write(f"cloudguard: cannot arm the reach log: {error}\n")
+        return exit_codes.REFUSED_ADMISSION
+    seal = create_seal(registry)
+    try:
+        env, dropped = sealed_environment(os.environ, registry, seal, armed.path)
+        err.write(seal_line(dropped) + "\n")
+        err.flush()
+        code = _spawn(command, env, err)
+        verdict = check(armed, err)
+    finally:
+        seal.remove()
+    if verdict == exit_codes.REACH_REFUSED:
+        err.write(f"cloudguard: the command itself exited {code}; the run is red (98)\n")
+        return verdict
+    if armed.owned:
+        Path(armed.path).unlink(missing_ok=True)
+    return verdict or code
+
+
+def _spawn(command: Sequence[str], env: dict[str, str], err: TextIO) -> int:
+    try:
+        child = subprocess.Popen(list(command), env=env)
+    except FileNotFoundError:
+        err.write(f"cloudguard: command not found: {command[0]}\n")
+        return COMMAND_NOT_FOUND
+    except PermissionError:
+        err.write(f"cloudguard: command not executable: {command[0]}\n")
+        return COMMAND_NOT_EXECUTABLE
+
+    def forward(signum: int, _frame: object) -> None:
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED_SIGNALS}
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        returncode = child.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 128 - returncode if returncode < 0 else returncode

@@ -1,0 +1,353 @@
+"""The ambient seal: a declared registry of identity variables, dropped before anything runs.
+
+A seal is three things:
+
+1. the registry (shipped `registry.toml` plus an optional project file):
+   exact names and prefixes to drop, exempt prefixes, the provider
+   variables to rebind, the CLI shims to place first on PATH;
+2. the seal directory: the refusing shims and provider, and empty, owned
+   credential stores (Azure CLI config, AWS config/credentials, gcloud
+   config) that the SDKs and CLIs are pointed at instead of the operator's;
+3. the sealed environment: the input environment minus every registry
+   match, plus the redirections, the armed reach log, the provider binding
+   and the guard bin first on PATH.
+
+HOME is left alone on purpose: suites use it for git config, caches and
+fixtures. Every credential store with an override variable is redirected;
+the stores without one (`~/.IdentityService`, the VS Code auth record) can
+only be used over the network, where the in-process guards refuse them.
+See docs/guard.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cloudguard import reach
+from cloudguard.refuse import Policy
+
+RUNNER_PREFIX = "CLOUDGUARD_"
+SEAL_DIR_VARIABLE = "CLOUDGUARD_SEAL_DIR"
+PROJECT_FILE = "cloudguard.toml"
+DEFAULT_REGISTRY = Path(__file__).with_name("registry.toml")
+PROVIDER_SHIM = "cloudguard-refusing-provider"
+SEAL_LINE_PREFIX = "CLOUDGUARD_AMBIENT_SEAL"
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SHIM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_TOP_LEVEL = {"seal", "provider", "shims", "audit"}  # [audit] is read by cloudguard.audit.config
+_SEAL_KEYS = {"names", "prefixes", "exempt_prefixes"}
+_PROVIDER_KEYS = {"variables"}
+
+
+class RegistryError(Exception):
+    """A registry file that cannot be admitted; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Registry:
+    names: frozenset[str]
+    prefixes: tuple[str, ...]
+    exempt_prefixes: tuple[str, ...]
+    provider_variables: tuple[str, ...]
+    shims: tuple[str, ...]
+    files: tuple[str, ...] = ()
+
+    def covers(self, name: str) -> bool:
+        """True when `name` is sealed: listed or under a prefix, and not exempt."""
+        if name.startswith(RUNNER_PREFIX) or name.startswith(self.exempt_prefixes):
+            return False
+        return name in self.names or name.startswith(self.prefixes)
+
+
+@dataclass
+class _Declared:
+    """One file's declarations, with the line each came from."""
+
+    path: str
+    names: dict[str, int] = field(default_factory=dict)
+    prefixes: dict[str, int] = field(default_factory=dict)
+    exempt: dict[str, int] = field(default_factory=dict)
+    provider_variables: dict[str, int] = field(default_factory=dict)
+    shims: dict[str, int] = field(default_factory=dict)
+
+
+def find_project_file(start: Path) -> Path | None:
+    """The nearest cloudguard.toml in `start` or its parents."""
+    for directory in (start, *start.parents):
+        candidate = directory / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_registry(project_file: Path | None = None, *, search_from: Path | None = None) -> Registry:
+    """The shipped registry plus `project_file` (or the nearest cloudguard.toml)."""
+    if project_file is None and search_from is not None:
+        project_file = find_project_file(search_from)
+    default = _parse(DEFAULT_REGISTRY)
+    files = [default]
+    if project_file is not None:
+        project = _parse(project_file)
+        _check_exemptions(project, default)
+        files.append(project)
+    return Registry(
+        names=frozenset(n for f in files for n in f.names),
+        prefixes=tuple(dict.fromkeys(p for f in files for p in f.prefixes)),
+        exempt_prefixes=tuple(dict.fromkeys(p for f in files for p in f.exempt)),
+        provider_variables=tuple(dict.fromkeys(v for f in files for v in f.provider_variables)),
+        shims=tuple(dict.fromkeys(s for f in files for s in f.shims)),
+        files=tuple(f.path for f in files),
+    )
+
+
+def _parse(path: Path) -> _Declared:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise RegistryError(f"registry {path}: cannot be read: {error}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise RegistryError(f"registry {path}: invalid TOML: {error}") from None
+    return _RegistryFile(str(path), text.splitlines()).declarations(data)
+
+
+class _RegistryFile:
+    """Validates one parsed registry file; every error names the line it came from."""
+
+    def __init__(self, path: str, lines: list[str]) -> None:
+        self.path = path
+        self.lines = lines
+
+    def fail(self, section: str, key: str | None, message: str) -> RegistryError:
+        return RegistryError(f"registry {self.path} line {self.line(section, key)}: {message}")
+
+    def line(self, section: str, key: str | None) -> int:
+        return _line_of(self.lines, section, key)
+
+    def table(self, data: Mapping[str, object], key: str, section: str = "") -> dict[str, object]:
+        value = data.get(key, {})
+        if not isinstance(value, dict):
+            raise self.fail(section, key, f"{key!r} must be a table")
+        return value
+
+    def known_keys(self, table: Mapping[str, object], section: str, allowed: set[str]) -> None:
+        for key in table:
+            if key not in allowed:
+                where = f" in [{section}]" if section else ""
+                raise self.fail(
+                    section, key, f"unknown key {key!r}{where} (expected {sorted(allowed)})"
+                )
+
+    def entries(
+        self, table: Mapping[str, object], section: str, pattern: re.Pattern[str]
+    ) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for entry, why in table.items():
+            if not pattern.match(entry):
+                raise self.fail(section, entry, f"malformed entry {entry!r} in [{section}]")
+            if not isinstance(why, str) or not why.strip():
+                raise self.fail(
+                    section,
+                    entry,
+                    f"entry {entry!r} in [{section}] needs a reason (a non-empty string)",
+                )
+            found[entry] = self.line(section, entry)
+        return found
+
+    def declarations(self, data: Mapping[str, object]) -> _Declared:
+        declared = _Declared(path=self.path)
+        self.known_keys(data, "", _TOP_LEVEL)
+        seal = self.table(data, "seal")
+        self.known_keys(seal, "seal", _SEAL_KEYS)
+        for key, target in (("names", declared.names), ("prefixes", declared.prefixes)):
+            section = f"seal.{key}"
+            for entry, line in self.entries(self.table(seal, key, "seal"), section, _NAME).items():
+                if entry.startswith(RUNNER_PREFIX) or RUNNER_PREFIX.startswith(entry):
+                    raise self.fail(
+                        section, entry, f"{entry!r}: the CLOUDGUARD_ prefix is never sealed"
+                    )
+                target[entry] = line
+        declared.exempt = self.entries(
+            self.table(seal, "exempt_prefixes", "seal"), "seal.exempt_prefixes", _NAME
+        )
+        self.no_duplicates(declared)
+        provider = self.table(data, "provider")
+        self.known_keys(provider, "provider", _PROVIDER_KEYS)
+        variables = provider.get("variables", [])
+        if not isinstance(variables, list):
+            raise self.fail("provider", "variables", "[provider] variables must be a list of names")
+        for variable in variables:
+            if not isinstance(variable, str) or not _NAME.match(variable):
+                raise self.fail(
+                    "provider", "variables", f"malformed provider variable {variable!r}"
+                )
+            if variable in declared.provider_variables:
+                raise self.fail(
+                    "provider", "variables", f"duplicate provider variable {variable!r}"
+                )
+            declared.provider_variables[variable] = self.line("provider", "variables")
+        declared.shims = self.entries(self.table(data, "shims"), "shims", _SHIM)
+        return declared
+
+    def no_duplicates(self, declared: _Declared) -> None:
+        """A name under a prefix of the same file, or a prefix under another, is a duplicate."""
+        for name in declared.names:
+            for prefix, line in declared.prefixes.items():
+                if name.startswith(prefix):
+                    raise self.fail(
+                        "seal.names",
+                        name,
+                        f"duplicate: {name!r} is already sealed by prefix {prefix!r} (line {line})",
+                    )
+        for prefix in declared.prefixes:
+            for other, line in declared.prefixes.items():
+                if other != prefix and prefix.startswith(other):
+                    message = (
+                        f"duplicate: prefix {prefix!r} is already sealed by {other!r} (line {line})"
+                    )
+                    raise self.fail("seal.prefixes", prefix, message)
+
+
+def _check_exemptions(project: _Declared, default: _Declared) -> None:
+    """An exempt prefix may carve out of the project's own prefixes, never the shipped ones."""
+    for exempt, line in project.exempt.items():
+        where = f"registry {project.path} line {line}"
+        for prefix in default.prefixes:
+            if exempt.startswith(prefix) or prefix.startswith(exempt):
+                raise RegistryError(
+                    f"{where}: exempt prefix {exempt!r} would unseal the shipped prefix {prefix!r}"
+                )
+        for name in (*default.names, *project.names):
+            if name.startswith(exempt):
+                raise RegistryError(f"{where}: exempt prefix {exempt!r} would unseal {name!r}")
+
+
+def _line_of(lines: list[str], section: str, key: str | None) -> int:
+    """The 1-based line declaring `key` in table `section` ("" = top level); 1 if not found."""
+    current = ""
+    header_line = 1
+    key_pattern = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*=""") if key else None
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        header = re.match(r"^\[+\s*([^\]]+?)\s*\]+", stripped)
+        if header:
+            current = header.group(1).replace('"', "").replace("'", "")
+            if key and current in (key, f"{section}.{key}".lstrip(".")):
+                return number
+            if current == section:
+                header_line = number
+            continue
+        if current == section and key_pattern is not None and key_pattern.match(line):
+            return number
+    return header_line
+
+
+# -- the seal directory and environment ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Seal:
+    """A live seal directory: guard bin, refusing provider and empty credential stores."""
+
+    root: Path
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.root / "bin"
+
+    @property
+    def provider(self) -> Path:
+        return self.bin_dir / PROVIDER_SHIM
+
+    def redirections(self) -> dict[str, str]:
+        """Credential stores and metadata services, pointed at nothing the operator owns."""
+        return {
+            "AZURE_CONFIG_DIR": str(self.root / "azure"),
+            "AWS_CONFIG_FILE": str(self.root / "aws" / "config"),
+            "AWS_SHARED_CREDENTIALS_FILE": str(self.root / "aws" / "credentials"),
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "CLOUDSDK_CONFIG": str(self.root / "gcloud"),
+            "NO_GCE_CHECK": "True",
+        }
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def create_seal(registry: Registry, *, python: str | None = None) -> Seal:
+    """Make a seal directory with the refusing shims, the provider and empty stores."""
+    seal = Seal(Path(tempfile.mkdtemp(prefix="cloudguard-seal-")))
+    for store in ("bin", "azure", "aws", "gcloud"):
+        (seal.root / store).mkdir(mode=0o700)
+    for empty in ("config", "credentials"):
+        (seal.root / "aws" / empty).write_bytes(b"")
+    rules = policy(registry, seal)
+    for tool in registry.shims:
+        _write_refuser(seal.bin_dir / tool, python, via=f"{tool}-shim", tool=tool, policy=rules)
+    _write_refuser(seal.provider, python, via="provider", tool="provider", policy=rules)
+    return seal
+
+
+def policy(registry: Registry, seal: Seal) -> Policy:
+    """The seal's rules as a refuser (and `doctor`) applies them, without parsing TOML."""
+    return Policy(
+        names=registry.names,
+        prefixes=registry.prefixes,
+        exempt=(RUNNER_PREFIX, *registry.exempt_prefixes),
+        owned=seal.redirections(),
+        provider_variables=registry.provider_variables,
+    )
+
+
+def _write_refuser(path: Path, python: str | None, *, via: str, tool: str, policy: Policy) -> None:
+    package_parent = str(Path(__file__).resolve().parent.parent)
+    # -I -S: no site, no user site, no PYTHON* variables; starts about as fast as bare python.
+    script = (
+        f"#!{python or sys.executable} -IS\n"
+        "# cloudguard refusing "
+        + ("provider" if via == "provider" else "shim")
+        + ": records the attempt, then refuses (exit 98).\n"
+        "import sys\n"
+        f"sys.path.append({package_parent!r})\n"
+        "from cloudguard.refuse import Policy, main\n"
+        f"main(via={via!r}, tool={tool!r}, policy={policy!r})\n"
+    )
+    path.write_text(script, encoding="utf-8")
+    path.chmod(0o755)
+
+
+def sealed_environment(
+    environ: Mapping[str, str], registry: Registry, seal: Seal, log: str
+) -> tuple[dict[str, str], list[str]]:
+    """The environment to run under, and the sorted names that were dropped."""
+    dropped = sorted(name for name in environ if registry.covers(name))
+    env = {name: value for name, value in environ.items() if name not in set(dropped)}
+    env.update(seal.redirections())
+    for variable in registry.provider_variables:
+        env[variable] = str(seal.provider)
+    env[reach.LOG_VARIABLE] = log
+    env[SEAL_DIR_VARIABLE] = str(seal.root)
+    env["PATH"] = os.pathsep.join(
+        [str(seal.bin_dir), *_path_without(environ.get("PATH", ""), seal)]
+    )
+    return env, dropped
+
+
+def _path_without(path: str, seal: Seal) -> list[str]:
+    """PATH entries, minus an outer seal's bin (a nested run puts its own first)."""
+    return [p for p in path.split(os.pathsep) if p and p != str(seal.bin_dir)]
+
+
+def seal_line(dropped: Iterable[str]) -> str:
+    """The one line a seal prints: names only, never values."""
+    return f"{SEAL_LINE_PREFIX} dropped={','.join(dropped)}"
