@@ -1,0 +1,192 @@
+"""The fake ARM over HTTPS on 127.0.0.1, for tests, the demo and benchmarks.
+
+HTTPS because azure-core's BearerTokenCredentialPolicy refuses to send a
+token over plain HTTP; a throwaway `trustme` CA signs the certificate and
+its PEM is handed to the SDK as `connection_verify`. Port 0, so parallel
+test workers never collide. One thread per connection, with the TLS
+handshake done in that thread, so a slow client never stalls the others.
+"""
+
+from __future__ import annotations
+
+import shutil
+import ssl
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from cloudguard_azure.fake_arm import routes
+from cloudguard_azure.fake_arm.credential import StaticTokenCredential
+from cloudguard_azure.fake_arm.faults import Faults
+from cloudguard_azure.fake_arm.routes import Context, Request, Response, arm_error
+from cloudguard_azure.fake_arm.state import ArmState
+
+_THROTTLED = (
+    "The request is being throttled as the limit has been reached for operation type - Read."
+)
+
+
+def handle(ctx: Context, method: str, raw_path: str, headers: Any, host: str) -> Response:
+    """Answer one request: count it, delay it, check auth, apply faults, route it."""
+    split = urlsplit(raw_path)
+    path = unquote(split.path)
+    query = {k.casefold(): v for k, v in parse_qsl(split.query, keep_blank_values=True)}
+    resolved = routes.resolve(method, path)
+    ctx.faults.count(f"{method} {resolved[0] if resolved else 'unrouted'}")
+    if ctx.faults.latency:
+        time.sleep(ctx.faults.latency)
+
+    auth = headers.get("Authorization", "")
+    if not auth.startswith("Bearer ") or not auth[len("Bearer ") :].strip():
+        response = arm_error(
+            401,
+            "AuthenticationFailed",
+            "Authentication failed. The 'Authorization' header is missing.",
+        )
+        response.headers["WWW-Authenticate"] = (
+            'Bearer authorization_uri="https://login.microsoftonline.com/common", '
+            'error="invalid_token", '
+            'error_description="The authentication failed because of missing '
+            "'Authorization' header.\""
+        )
+        return response
+    if "api-version" not in query:
+        return arm_error(
+            400,
+            "MissingApiVersionParameter",
+            "The api-version query parameter (?api-version=) is required for all requests.",
+        )
+    if rule := ctx.faults.take_rule(path):
+        if rule.status == 429:
+            response = arm_error(429, "TooManyRequests", _THROTTLED)
+        else:
+            response = arm_error(
+                rule.status, "InternalServerError", "Encountered internal server error."
+            )
+        if rule.retry_after is not None:
+            response.headers["Retry-After"] = str(rule.retry_after)
+        return response
+    parts = path.split("/")
+    if len(parts) > 2 and parts[1].casefold() == "subscriptions":
+        sub = parts[2]
+        if sub.casefold() in ctx.faults.forbidden:
+            return arm_error(
+                403,
+                "AuthorizationFailed",
+                "The client 'fake-principal' with object id "
+                "'00000000-0000-0000-0000-000000000000' "
+                "does not have authorization to perform action "
+                f"'Microsoft.Compute/virtualMachines/read' over scope '/subscriptions/{sub}' "
+                f"or the scope is invalid. If access was recently granted, please refresh "
+                f"your credentials.",
+            )
+    if resolved is None:
+        return arm_error(404, "NotFound", f"No route for {method} {path} in the fake ARM.")
+    _, handler, params = resolved
+    request = Request(method, path, query, f"https://{host}")
+    with ctx.state.lock:  # state reads and LRO transitions see one consistent world
+        return handler(ctx, request, **params)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: the SDK's connection pool reuses sockets
+    timeout = 30  # an idle keep-alive connection does not hold its thread forever
+    server: _TlsServer
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        response = handle(
+            self.server.ctx, self.command, self.path, self.headers, self.headers.get("Host", "")
+        )
+        self.send_response(response.status)
+        request_id = str(uuid.uuid4())
+        self.send_header("x-ms-request-id", request_id)
+        self.send_header("x-ms-correlation-request-id", request_id)
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(response.body)))
+        self.end_headers()
+        if response.body:
+            self.wfile.write(response.body)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the request counter is the record; stderr noise would drown test output
+
+
+class _TlsServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, ctx: Context, tls: ssl.SSLContext) -> None:
+        self.ctx = ctx
+        self.tls = tls
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        try:
+            conn = self.tls.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError):
+            return  # a client that gave up mid-handshake (or distrusts our CA)
+        try:
+            self.RequestHandlerClass(conn, client_address, self)
+        except (ssl.SSLError, ConnectionError, TimeoutError):
+            pass
+        finally:
+            conn.close()
+
+
+@dataclass
+class FakeArm:
+    """A running fake: where it listens, how to trust it, and its state and faults."""
+
+    base_url: str
+    ca_pem: str
+    state: ArmState
+    faults: Faults
+
+    def credential(self) -> StaticTokenCredential:
+        return StaticTokenCredential()
+
+
+@contextmanager
+def serve(state: ArmState | None = None, faults: Faults | None = None) -> Iterator[FakeArm]:
+    """Run a fake ARM for the duration of the block; its temp CA files are removed after."""
+    import trustme  # a test/demo dependency; importing the package stays cheap without it
+
+    state = state or ArmState()
+    faults = faults or Faults()
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    cert.configure_cert(tls)
+    workdir = Path(tempfile.mkdtemp(prefix="cloudguard-fake-arm-"))
+    server: _TlsServer | None = None
+    thread: threading.Thread | None = None
+    try:
+        ca_pem = workdir / "ca.pem"
+        ca.cert_pem.write_to_path(str(ca_pem))
+        server = _TlsServer(Context(state, faults), tls)
+        thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        thread.start()
+        port = server.server_address[1]
+        yield FakeArm(f"https://127.0.0.1:{port}", str(ca_pem), state, faults)
+    finally:
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+        shutil.rmtree(workdir, ignore_errors=True)
