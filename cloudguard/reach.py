@@ -20,12 +20,17 @@ next writer starts on a fresh line so its own record stays whole, and
 from __future__ import annotations
 
 import fcntl
-import json
 import os
-import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+
+try:  # the C string encoder alone: `import json` would also load re (a third of our start-up)
+    from _json import encode_basestring_ascii as _json_string
+except ImportError:  # not CPython
+    from json.encoder import encode_basestring_ascii as _json_string
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
 
 SCHEMA = 1
 LOG_VARIABLE = "CLOUDGUARD_REACH_LOG"
@@ -37,35 +42,48 @@ MAX_ARGS = 256
 
 REDACTED = "<redacted>"
 
-# Options whose value is a secret (`--password X` or `--password=X`).
-_SECRET_OPTION = re.compile(
-    r"^--?(?:"
-    r"p|password|passwd|pass|secret|client-secret|token|sas-token|access-token|id-token"
-    r"|federated-token|connection-string|account-key|key|access-key|secret-key"
-    r"|secret-access-key|aws-secret-access-key|session-token|private-key|certificate-password"
-    r"|service-principal-password|api-key|auth-token|credentials?|sas|signature"
-    r")$",
-    re.IGNORECASE,
+# Options whose value is a secret (`--password X` or `--password=X`), without dashes.
+SECRET_OPTIONS = frozenset(
+    (
+        *("p", "pass", "passwd", "password", "certificate-password", "service-principal-password"),
+        *("secret", "client-secret", "key", "account-key", "access-key", "secret-key"),
+        *("secret-access-key", "aws-secret-access-key", "private-key", "api-key"),
+        *("token", "sas", "sas-token", "access-token", "id-token", "federated-token"),
+        *("session-token", "auth-token", "signature", "credential", "credentials"),
+        "connection-string",
+    )
 )
-# Values that carry a secret whatever option (if any) precedes them.
-_SECRET_VALUE = re.compile(
-    r"(?:AccountKey=|SharedAccessKey=|SharedAccessSignature=|[?&]sig=|Password=|pwd="
-    r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # a JWT
-    r"|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"  # an AWS access key id
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----)",
-    re.IGNORECASE,
+# Fragments that mark a value as secret-bearing whatever option (if any) precedes it.
+SECRET_FRAGMENTS = (
+    "accountkey=",
+    "sharedaccesskey=",
+    "sharedaccesssignature=",
+    "?sig=",
+    "&sig=",
+    "password=",
+    "pwd=",
+    "secret=",
+    "token=",
+    "private key-----",
 )
+_ALNUM_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
 
 class ReachLogError(Exception):
     """The log is missing, not armed, malformed or torn: the alarm cannot be read."""
 
 
-@dataclass(frozen=True)
 class ReachLog:
-    header: Mapping[str, object]
-    reaches: tuple[Mapping[str, object], ...]
-    end: int  # byte offset after the last complete line: where a later check starts
+    """A parsed log: its header, the reach records from the requested offset, where it ends."""
+
+    __slots__ = ("end", "header", "reaches")
+
+    def __init__(
+        self, header: Mapping[str, object], reaches: tuple[Mapping[str, object], ...], end: int
+    ):
+        self.header = header
+        self.reaches = reaches
+        self.end = end  # byte offset after the last complete line: where a later check starts
 
 
 def now() -> str:
@@ -86,6 +104,23 @@ def printable(arg: str | bytes) -> str:
     return text
 
 
+def is_secret_value(text: str) -> bool:
+    """A value that carries a secret: connection strings, SAS, JWTs, AWS key ids, PEM keys."""
+    lowered = text.lower()
+    if any(fragment in lowered for fragment in SECRET_FRAGMENTS):
+        return True
+    for word in text.replace("=", " ").replace(":", " ").split():
+        if word.startswith("eyJ") and word.count(".") == 2:  # a JWT: header.payload.signature
+            return True
+    for marker in ("AKIA", "ASIA"):  # an AWS access key id: marker + 16 upper-case alphanumerics
+        at = text.find(marker)
+        while at != -1:
+            if len(text) >= at + 20 and set(text[at + 4 : at + 20]) <= _ALNUM_UPPER:
+                return True
+            at = text.find(marker, at + 1)
+    return False
+
+
 def redact_argv(argv: Sequence[str | bytes]) -> list[str]:
     """argv made safe to record: secret option values and secret-looking values hidden."""
     out: list[str] = []
@@ -97,21 +132,38 @@ def redact_argv(argv: Sequence[str | bytes]) -> list[str]:
             hide_next = False
             continue
         option, eq, _value = text.partition("=")
-        if option.startswith("-") and _SECRET_OPTION.match(option):
+        if option.startswith("-") and option.lstrip("-").lower() in SECRET_OPTIONS:
             if eq:
                 out.append(f"{option}={REDACTED}")
             else:
                 out.append(text)
                 hide_next = True
             continue
-        out.append(REDACTED if _SECRET_VALUE.search(text) else text)
+        out.append(REDACTED if is_secret_value(text) else text)
     if len(argv) > MAX_ARGS:
         out.append(f"...<{len(argv) - MAX_ARGS} more args>")
     return out
 
 
+def _encode(value: object) -> str:
+    """Compact JSON for the record's value types (str, int, bool, None, list, dict)."""
+    if isinstance(value, str):
+        return _json_string(value)
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else ("true" if value else "false")
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_encode(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return (
+            "{" + ",".join(f"{_json_string(str(k))}:{_encode(v)}" for k, v in value.items()) + "}"
+        )
+    return _json_string(str(value))
+
+
 def _line(record: Mapping[str, object]) -> bytes:
-    return (json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+    return (_encode(dict(record)) + "\n").encode("ascii")
 
 
 def arm(path: str, *, by: str) -> int:
@@ -183,6 +235,8 @@ def read(path: str, *, start: int = 0) -> ReachLog:
     Raises ReachLogError naming the line when the log is missing, not armed,
     malformed or ends in a torn line.
     """
+    import json  # here, not at module scope: the refusing fast path never reads
+
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -223,7 +277,7 @@ def read(path: str, *, start: int = 0) -> ReachLog:
             raise ReachLogError(f"reach log {path} line {number} has unknown kind {kind!r}")
     if header is None:
         raise ReachLogError(f"reach log {path} is not armed")
-    return ReachLog(header=header, reaches=tuple(reaches), end=offset)
+    return ReachLog(header, tuple(reaches), offset)
 
 
 def describe(record: Mapping[str, object]) -> str:

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
 
 from cloudguard import reach
+
+TYPE_CHECKING = False  # typing and collections.abc cost start-up time; mypy reads this by name
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
 
 REACH_REFUSED = 98  # cloudguard.exit_codes.REACH_REFUSED, not imported: one module fewer to load
 
