@@ -1,0 +1,111 @@
+"""Classification: one resource + the evidence -> a `Finding`. A pure function.
+
+No I/O, no clock: `now` is passed in, so the same inputs always give the same
+verdict (and the benchmark measures only this).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from cloudguard.audit.cost import PriceTable, estimate
+from cloudguard.audit.evidence import Evidence, GenerationStatus
+from cloudguard.audit.findings import (
+    FIXTURE_TASK_ID,
+    LEAKED,
+    LEAKED_RUN_TAG,
+    NO_CONTROLLER_RECORD,
+    NOT_CHECKED,
+    OK,
+    ORPHAN,
+    PENDING,
+    SUSPECT,
+    UNKNOWN_GENERATION,
+    UNVERIFIABLE_GENERATION,
+    UNVERIFIED,
+    Checks,
+    Finding,
+    Policy,
+)
+from cloudguard.audit.model import Resource
+
+_GENERATION_REASON = {
+    GenerationStatus.NOT_A_COMMIT: UNKNOWN_GENERATION,
+    GenerationStatus.UNVERIFIABLE: UNVERIFIABLE_GENERATION,
+}
+
+
+def classify(
+    resource: Resource,
+    evidence: Evidence,
+    policy: Policy,
+    prices: PriceTable,
+    now: datetime,
+) -> Finding | None:
+    """The finding for `resource`, or None when it is not the fleet's (no task tag)."""
+    leaked = any(resource.tag(key) == value for key, value in policy.leaked_by)
+    task_id = resource.tag(policy.task_tag)
+    if task_id is None and not leaked:
+        return None
+    generation = resource.tag(policy.generation_tag)
+
+    reasons: list[str] = []
+    record = NOT_CHECKED
+    if evidence.controller_tasks is not None and task_id is not None:
+        record = "found" if task_id in evidence.controller_tasks else "missing"
+        if record == "missing":
+            reasons.append(NO_CONTROLLER_RECORD)
+
+    fixture = NOT_CHECKED
+    if evidence.fixture_ids is not None and task_id is not None:
+        fixture = "fixture" if task_id in evidence.fixture_ids else "not-fixture"
+        if fixture == "fixture":
+            reasons.append(FIXTURE_TASK_ID)
+
+    gen_state, gen_detail = NOT_CHECKED, ""
+    if evidence.generations is not None:
+        if generation is None:
+            # A fleet VM always carries its generation; without one nothing
+            # ties it to a commit.
+            gen_state, gen_detail = "no-tag", f"no {policy.generation_tag} tag"
+            reasons.append(UNKNOWN_GENERATION)
+        else:
+            check = evidence.generations.get(generation)
+            if check is not None:
+                gen_state, gen_detail = check.status.value, check.detail
+                if check.status in _GENERATION_REASON:
+                    reasons.append(_GENERATION_REASON[check.status])
+
+    age = now - resource.created if resource.created is not None else None
+    if leaked:
+        verdict = LEAKED
+        reasons.insert(0, LEAKED_RUN_TAG)
+    elif record == "missing":
+        young = age is not None and age < policy.grace
+        # Waiting cannot fix a fixture id or a non-commit: those are orphans now.
+        damning = FIXTURE_TASK_ID in reasons or UNKNOWN_GENERATION in reasons
+        verdict = PENDING if young and not damning else ORPHAN
+    elif FIXTURE_TASK_ID in reasons or UNKNOWN_GENERATION in reasons:
+        verdict = SUSPECT
+    elif record == NOT_CHECKED:
+        verdict = UNVERIFIED
+    else:
+        # An unverifiable generation stays a reason on an ok finding: the
+        # controller knows the task, and a shallow clone is no evidence against it.
+        verdict = OK
+
+    return Finding(
+        resource=resource,
+        task_id=task_id,
+        generation=generation,
+        verdict=verdict,
+        reasons=tuple(reasons),
+        checks=Checks(
+            controller_record=record,
+            fixture_id=fixture,
+            generation=gen_state,
+            generation_detail=gen_detail,
+        ),
+        cost=estimate(resource, prices, now),
+        age=age,
+    )

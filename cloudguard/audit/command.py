@@ -1,0 +1,385 @@
+"""`cloudguard audit`: parse options (and cloudguard.toml), wire the engine, print a report.
+
+Thin on purpose: reading, classifying and rendering live in their modules.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from cloudguard import exit_codes
+from cloudguard.audit import config as cfg
+from cloudguard.audit.engine import EvidenceSources, Progress, exit_code, run_audit
+from cloudguard.audit.findings import Policy
+from cloudguard.audit.model import Inventory, SweepRequest
+
+_DEFAULTS: dict[str, Any] = {
+    "inventory": [],
+    "provider": [],
+    "subscription": [],
+    "all-subscriptions": False,
+    "resource-group": [],
+    "region": [],
+    "credential": None,
+    "concurrency": SweepRequest().concurrency,
+    "management-endpoint": None,
+    "ca-bundle": None,
+    "task-tag": "task-id",
+    "generation-tag": "repository-generation",
+    "controller-home": None,
+    "controller-records": None,
+    "repo": None,
+    "fixtures-from": [],
+    "fixture-ids": [],
+    "grace": timedelta(hours=2),
+    "leaked-by": [],
+    "format": "table",
+    "output": None,
+    "fail-on": "orphan",
+}
+
+_EVIDENCE = "Evidence"
+_LIVE = "Live providers"
+_REPORT = "Report"
+
+
+def audit(
+    inventory: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="FILE|-",
+            help="`az vm list --show-details -o json` or `aws ec2 describe-instances` output "
+            "(repeatable; - reads stdin).",
+        ),
+    ] = None,
+    provider: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME",
+            help="Sweep live with an installed adapter (cloudguard.adapters entry point), "
+            "e.g. azure. Repeatable.",
+            rich_help_panel=_LIVE,
+        ),
+    ] = None,
+    subscription: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="ID", help="Subscription to sweep (repeatable).", rich_help_panel=_LIVE
+        ),
+    ] = None,
+    all_subscriptions: Annotated[
+        bool | None,
+        typer.Option(
+            "--all-subscriptions/--listed-subscriptions",
+            help="Sweep every subscription the credential can list.",
+            rich_help_panel=_LIVE,
+            show_default=False,
+        ),
+    ] = None,
+    resource_group: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME", help="Limit to resource group (repeatable).", rich_help_panel=_LIVE
+        ),
+    ] = None,
+    region: Annotated[
+        list[str] | None,
+        typer.Option(metavar="NAME", help="Limit to region (repeatable).", rich_help_panel=_LIVE),
+    ] = None,
+    credential: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="Use this credential (by name).", rich_help_panel=_LIVE),
+    ] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Parallel requests per provider [default: 4].", rich_help_panel=_LIVE
+        ),
+    ] = None,
+    management_endpoint: Annotated[
+        str | None,
+        typer.Option(metavar="URL", help="Management endpoint override.", rich_help_panel=_LIVE),
+    ] = None,
+    ca_bundle: Annotated[
+        str | None,
+        typer.Option(metavar="FILE", help="CA bundle for the endpoint.", rich_help_panel=_LIVE),
+    ] = None,
+    task_tag: Annotated[
+        str | None,
+        typer.Option(
+            help="Tag naming the fleet task [default: task-id]; untagged = not the fleet's."
+        ),
+    ] = None,
+    generation_tag: Annotated[
+        str | None,
+        typer.Option(help="Tag naming the repository generation [default: repository-generation]."),
+    ] = None,
+    controller_home: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DIR",
+            help="Controller home: state/<task>.meta, queue/<task>.json, workers/*.json.",
+            rich_help_panel=_EVIDENCE,
+        ),
+    ] = None,
+    controller_records: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE|-",
+            help='Exported controller state {"tasks": [...], "workers": [...]}.',
+            rich_help_panel=_EVIDENCE,
+        ),
+    ] = None,
+    repo: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH",
+            help="Git repository whose commits generations must be.",
+            rich_help_panel=_EVIDENCE,
+        ),
+    ] = None,
+    fixtures_from: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="PATH",
+            help="Test corpus: a task id found in it literally is a fixture id "
+            "(repeatable) [default: <repo>/tests].",
+            rich_help_panel=_EVIDENCE,
+        ),
+    ] = None,
+    fixture_ids: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="FILE",
+            help="File of known fixture ids, one a line (repeatable).",
+            rich_help_panel=_EVIDENCE,
+        ),
+    ] = None,
+    grace: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            help="A VM younger than this without a record is pending [default: 2h].",
+        ),
+    ] = None,
+    leaked_by: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="KEY=VALUE",
+            help="Any resource still carrying this tag is leaked (repeatable).",
+        ),
+    ] = None,
+    format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            metavar="table|json|markdown|junit",
+            help="Report format [default: table].",
+            rich_help_panel=_REPORT,
+        ),
+    ] = None,
+    output: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE", help="Write the report here, not stdout.", rich_help_panel=_REPORT
+        ),
+    ] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            metavar="orphan|suspect",
+            help="Exit 1 on orphans/leaked (orphan) or also on suspects [default: orphan].",
+            rich_help_panel=_REPORT,
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Config file [default: cloudguard.toml in this directory or a parent].",
+        ),
+    ] = None,
+) -> None:
+    """Find fleet-tagged VMs no controller knows about, explain why, and price them.
+
+    Exit codes: 0 nothing found; 1 orphans or leaked resources (and suspects
+    with --fail-on suspect); 2 usage error; 75 did not run: an inventory or
+    evidence source could not be read (named on stderr); 97 invalid config.
+    """
+    given = {
+        "inventory": inventory or None,
+        "provider": provider or None,
+        "subscription": subscription or None,
+        "all-subscriptions": all_subscriptions,
+        "resource-group": resource_group or None,
+        "region": region or None,
+        "credential": credential,
+        "concurrency": concurrency,
+        "management-endpoint": management_endpoint,
+        "ca-bundle": ca_bundle,
+        "task-tag": task_tag,
+        "generation-tag": generation_tag,
+        "controller-home": controller_home,
+        "controller-records": controller_records,
+        "repo": repo,
+        "fixtures-from": fixtures_from or None,
+        "fixture-ids": fixture_ids or None,
+        "grace": grace,
+        "leaked-by": leaked_by or None,
+        "format": format,
+        "output": output,
+        "fail-on": fail_on,
+    }
+    options = _merge(given, _config_values(config))
+    _from_cli(options, given, "format", cfg.parse_choice(cfg.FORMATS))
+    policy = _policy(options, given)
+    inventories = _inventories(options)
+    if not inventories:
+        raise typer.BadParameter(
+            "nothing to audit: give --inventory FILE or --provider NAME "
+            "(or set them in the [audit] table of cloudguard.toml)",
+            param_hint="--inventory/--provider",
+        )
+    if sum(1 for v in [*options["inventory"], options["controller-records"]] if v == "-") > 1:
+        raise typer.BadParameter(
+            "stdin (-) can feed only one --inventory or --controller-records",
+            param_hint="-",
+        )
+
+    from cloudguard.audit.cost import bundled_prices
+    from cloudguard.audit.formats import get_format
+
+    sources = EvidenceSources(
+        controller_home=options["controller-home"],
+        controller_records=options["controller-records"],
+        repo=options["repo"],
+        fixtures_from=tuple(options["fixtures-from"]),
+        fixture_ids=tuple(options["fixture-ids"]),
+    )
+    with _progress() as progress:
+        report = run_audit(
+            inventories, sources, policy, bundled_prices(), datetime.now(UTC), progress
+        )
+
+    for failure in report.failures:
+        typer.echo(f"cloudguard audit: could not read {failure.source}: {failure.reason}", err=True)
+    code = exit_code(report)
+    destination = options["output"]
+    color = destination is None and options["format"] == "table" and sys.stdout.isatty()
+    text = get_format(options["format"]).render(report, color=color)
+    if destination is None:
+        sys.stdout.write(text)
+    else:
+        try:
+            Path(destination).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            typer.echo(f"cloudguard audit: cannot write --output {destination}: {exc}", err=True)
+            raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
+        typer.echo(f"cloudguard audit: report written to {destination} (exit {code})", err=True)
+    if report.failures:
+        typer.echo(
+            "cloudguard audit: did not run completely (exit 75): "
+            "the sources above were not read, so nothing is known about them",
+            err=True,
+        )
+    raise typer.Exit(code)
+
+
+def _config_values(explicit: Path | None) -> dict[str, Any]:
+    path = explicit if explicit is not None else cfg.find_config(Path.cwd())
+    if path is None:
+        return {}
+    try:
+        if explicit is not None and not explicit.is_file():
+            raise cfg.ConfigError(str(explicit), "--config file does not exist")
+        return cfg.load_config(path)
+    except cfg.ConfigError as exc:
+        typer.echo(f"cloudguard audit: invalid config: {exc}", err=True)
+        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
+
+
+def _merge(given: dict[str, Any], from_config: dict[str, Any]) -> dict[str, Any]:
+    # Command line over config over defaults; a repeatable option given on the
+    # command line replaces the config's list rather than extending it.
+    merged = dict(_DEFAULTS)
+    merged.update(from_config)
+    merged.update({k: v for k, v in given.items() if v is not None})
+    return merged
+
+
+def _policy(options: dict[str, Any], given: dict[str, Any]) -> Policy:
+    return Policy(
+        task_tag=options["task-tag"],
+        generation_tag=options["generation-tag"],
+        grace=_from_cli(options, given, "grace", cfg.parse_duration),
+        leaked_by=tuple(_from_cli(options, given, "leaked-by", cfg.parse_leaked_by)),
+        fail_on=_from_cli(options, given, "fail-on", cfg.parse_choice(cfg.FAIL_ON)),
+    )
+
+
+def _from_cli(options: dict[str, Any], given: dict[str, Any], key: str, parser: Any) -> Any:
+    """Config values and defaults arrive parsed; a command-line value is parsed
+    here, and a bad one is a usage error (2), not a config error (97)."""
+    value = options[key]
+    if given.get(key) is None:
+        return value
+    try:
+        return [parser(v) for v in value] if isinstance(value, list) else parser(value)
+    except cfg.OptionValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint=f"--{key}") from exc
+
+
+def _inventories(options: dict[str, Any]) -> list[Inventory]:
+    from cloudguard.audit.inventory_files import InventoryFile
+    from cloudguard.audit.providers import (
+        ProviderInventory,
+        UnknownProviderError,
+        resolve_providers,
+    )
+
+    inventories: list[Inventory] = [InventoryFile(path) for path in options["inventory"]]
+    if options["provider"]:
+        try:
+            entry_points = resolve_providers(options["provider"])
+        except UnknownProviderError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--provider") from exc
+        request = SweepRequest(
+            subscriptions=tuple(options["subscription"]),
+            all_subscriptions=options["all-subscriptions"],
+            resource_groups=tuple(options["resource-group"]),
+            regions=tuple(options["region"]),
+            task_tag=options["task-tag"],
+            credential=options["credential"],
+            concurrency=options["concurrency"],
+            endpoint=options["management-endpoint"],
+            ca_bundle=options["ca-bundle"],
+        )
+        inventories += [ProviderInventory(name, ep, request) for name, ep in entry_points.items()]
+    return inventories
+
+
+@contextmanager
+def _progress() -> Iterator[Progress]:
+    """A progress bar on stderr, only when a person is watching (stderr is a TTY)."""
+    if not sys.stderr.isatty():
+        yield lambda stage, done, total: None
+        return
+    from rich.console import Console
+    from rich.progress import Progress as Bar
+
+    with Bar(console=Console(stderr=True), transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=max(total, 1))
+            bar.update(tasks[stage], completed=done, total=max(total, 1))
+
+        yield update

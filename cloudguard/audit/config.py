@@ -1,0 +1,161 @@
+"""The `[audit]` table of `cloudguard.toml`: every command-line option can live there.
+
+So a scheduled job is `cloudguard audit` and nothing else. The file is
+`--config FILE`, or the first `cloudguard.toml` in the working directory or
+its parents. Keys are the long option names (`controller-home`, `fail-on`);
+paths are relative to the file. An unknown key or a bad value is a
+`ConfigError` naming the key (exit 97): a typo must not silently drop a check.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+CONFIG_NAME = "cloudguard.toml"
+FORMATS = ("table", "json", "markdown", "junit")
+FAIL_ON = ("orphan", "suspect")
+
+
+class ConfigError(Exception):
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}")
+        self.where = where
+
+
+class OptionValueError(ValueError):
+    """A value no option accepts; the CLI reports it as usage, config as admission."""
+
+
+def parse_duration(value: object) -> timedelta:
+    """`2h`, `90m`, `1h30m`, `45s`, `1d`, or a number of seconds."""
+    if isinstance(value, bool):
+        raise OptionValueError(f"not a duration: {value!r}")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise OptionValueError(f"negative duration: {value!r}")
+        return timedelta(seconds=value)
+    text = str(value).strip()
+    parts = re.fullmatch(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text)
+    if not text or parts is None:
+        raise OptionValueError(f"not a duration (use e.g. 2h, 90m, 1h30m): {value!r}")
+    days, hours, minutes, seconds = (int(p or 0) for p in parts.groups())
+    return timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
+
+
+def parse_leaked_by(value: str) -> tuple[str, str]:
+    key, sep, tag_value = value.partition("=")
+    if not sep or not key.strip():
+        raise OptionValueError(f"expected KEY=VALUE: {value!r}")
+    return key.strip(), tag_value
+
+
+def parse_choice(choices: tuple[str, ...]) -> Callable[[object], str]:
+    def check(value: object) -> str:
+        if value not in choices:
+            raise OptionValueError(f"{value!r} is not one of {', '.join(choices)}")
+        return str(value)
+
+    return check
+
+
+def _string(value: object) -> str:
+    if not isinstance(value, str):
+        raise OptionValueError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _positive_int(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise OptionValueError(f"expected a whole number >= 1, got {value!r}")
+    return value
+
+
+def _boolean(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise OptionValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class _Key:
+    parse: Callable[[object], Any]
+    many: bool = False  # a list in TOML (a repeatable option); a lone string is accepted too
+    path: bool = False  # resolved against the config file's directory ("-" stays stdin)
+
+
+KEYS: dict[str, _Key] = {
+    "inventory": _Key(_string, many=True, path=True),
+    "provider": _Key(_string, many=True),
+    "subscription": _Key(_string, many=True),
+    "all-subscriptions": _Key(_boolean),
+    "resource-group": _Key(_string, many=True),
+    "region": _Key(_string, many=True),
+    "credential": _Key(_string),
+    "concurrency": _Key(_positive_int),
+    "management-endpoint": _Key(_string),
+    "ca-bundle": _Key(_string, path=True),
+    "task-tag": _Key(_string),
+    "generation-tag": _Key(_string),
+    "controller-home": _Key(_string, path=True),
+    "controller-records": _Key(_string, path=True),
+    "repo": _Key(_string, path=True),
+    "fixtures-from": _Key(_string, many=True, path=True),
+    "fixture-ids": _Key(_string, many=True, path=True),
+    "grace": _Key(parse_duration),
+    "leaked-by": _Key(lambda v: parse_leaked_by(_string(v)), many=True),
+    "format": _Key(parse_choice(FORMATS)),
+    "output": _Key(_string, path=True),
+    "fail-on": _Key(parse_choice(FAIL_ON)),
+}
+
+
+def find_config(start: Path) -> Path | None:
+    for directory in (start, *start.parents):
+        candidate = directory / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """The validated `[audit]` table of `path`: option key -> parsed value."""
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), f"cannot read: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), f"not valid TOML: {exc}") from exc
+    table = document.get("audit", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: audit", "must be a table ([audit])")
+    base = path.parent
+    values: dict[str, Any] = {}
+    for key, raw in table.items():
+        where = f"{path}: audit.{key}"
+        spec = KEYS.get(key)
+        if spec is None:
+            raise ConfigError(where, f"unknown key (known: {', '.join(sorted(KEYS))})")
+        try:
+            if spec.many:
+                items = [raw] if isinstance(raw, str) else raw
+                if not isinstance(items, list):
+                    raise OptionValueError(f"expected a list, got {type(raw).__name__}")
+                parsed: Any = [_resolve(spec, spec.parse(item), base) for item in items]
+            else:
+                parsed = _resolve(spec, spec.parse(raw), base)
+        except OptionValueError as exc:
+            raise ConfigError(where, str(exc)) from exc
+        values[key] = parsed
+    return values
+
+
+def _resolve(spec: _Key, value: Any, base: Path) -> Any:
+    if spec.path and isinstance(value, str) and value != "-":
+        return str((base / Path(value).expanduser()).resolve())
+    return value

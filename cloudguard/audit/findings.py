@@ -1,0 +1,100 @@
+"""What an audit concludes: one `Finding` per fleet resource, gathered in an `AuditReport`.
+
+Frozen records shared by classification, the engine and the formats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from cloudguard.audit.model import Resource, SourceFailure
+
+# Verdicts, most urgent first (the order reports group them in).
+LEAKED = "leaked"  # carries a --leaked-by tag after the run: the run leaked it
+ORPHAN = "orphan"  # fleet-tagged, and no controller record explains it
+SUSPECT = "suspect"  # a record exists, but the task id is a fixture or the generation no commit
+PENDING = "pending"  # no record yet, but younger than --grace
+UNVERIFIED = "unverified"  # no controller evidence was supplied: cannot tell
+OK = "ok"  # the controller knows it and nothing else is wrong
+VERDICTS = (LEAKED, ORPHAN, SUSPECT, PENDING, UNVERIFIED, OK)
+
+# Reasons: why a verdict is what it is.
+NO_CONTROLLER_RECORD = "no-controller-record"
+FIXTURE_TASK_ID = "fixture-task-id"
+UNKNOWN_GENERATION = "unknown-generation"
+UNVERIFIABLE_GENERATION = "unverifiable-generation"
+LEAKED_RUN_TAG = "leaked-run-tag"
+REASONS = (
+    NO_CONTROLLER_RECORD,
+    FIXTURE_TASK_ID,
+    UNKNOWN_GENERATION,
+    UNVERIFIABLE_GENERATION,
+    LEAKED_RUN_TAG,
+)
+
+# What each evidence check found for one resource. "not-checked" is its own
+# state so a report can never show unsupplied evidence as passed.
+NOT_CHECKED = "not-checked"
+
+
+@dataclass(frozen=True)
+class Checks:
+    controller_record: str = NOT_CHECKED  # found | missing | not-checked
+    fixture_id: str = NOT_CHECKED  # fixture | not-fixture | not-checked
+    generation: str = NOT_CHECKED  # commit | not-a-commit | unverifiable | no-tag | not-checked
+    generation_detail: str = ""
+
+
+@dataclass(frozen=True)
+class Cost:
+    billable: bool
+    note: str  # why (not) billable, e.g. "deallocated: compute not billed; disks still are"
+    hourly: float | None  # None: size not in the price table
+    accrued: float | None  # hourly x hours since created; None when either is unknown
+    currency: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    resource: Resource
+    task_id: str | None
+    generation: str | None
+    verdict: str
+    reasons: tuple[str, ...]
+    checks: Checks
+    cost: Cost
+    age: timedelta | None = None
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The knobs classification obeys (from options / cloudguard.toml)."""
+
+    task_tag: str = "task-id"
+    generation_tag: str = "repository-generation"
+    grace: timedelta = timedelta(hours=2)
+    leaked_by: tuple[tuple[str, str], ...] = ()
+    fail_on: str = ORPHAN  # "orphan" or "suspect"
+
+
+@dataclass(frozen=True)
+class PriceTableInfo:
+    as_of: str
+    currency: str
+    basis: str
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    generated_at: datetime
+    policy: Policy
+    findings: tuple[Finding, ...]  # fleet-tagged or leaked resources only
+    resources_seen: int
+    untagged: int  # resources without the task tag: not the fleet's, only counted
+    failures: tuple[SourceFailure, ...]
+    evidence_checked: dict[str, str] = field(default_factory=dict)  # source kind -> what / why not
+    prices: PriceTableInfo = PriceTableInfo("", "", "")
+
+    def count(self, verdict: str) -> int:
+        return sum(1 for f in self.findings if f.verdict == verdict)

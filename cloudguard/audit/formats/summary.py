@@ -1,0 +1,35 @@
+"""The few lines every human format opens with: counts, what was (not) checked, failures."""
+
+from __future__ import annotations
+
+from cloudguard.audit.engine import exit_code
+from cloudguard.audit.findings import VERDICTS, AuditReport
+from cloudguard.audit.formats.text import money, one_line
+
+
+def headline(report: AuditReport) -> str:
+    counts = ", ".join(f"{report.count(v)} {v}" for v in VERDICTS if report.count(v))
+    billable = [f for f in report.findings if f.cost.billable]
+    hourly = sum(f.cost.hourly or 0.0 for f in billable)
+    accrued = sum(f.cost.accrued or 0.0 for f in billable)
+    currency = report.prices.currency
+    status = "DID NOT RUN COMPLETELY" if report.failures else f"exit {exit_code(report)}"
+    return (
+        f"cloudguard audit: {status}. {report.resources_seen} resources, "
+        f"{report.untagged} without the {report.policy.task_tag!r} tag (not the fleet's); "
+        f"{counts or 'no fleet resources'}. {len(billable)} billable: "
+        f"~{money(hourly, currency)}/h, ~{money(accrued, currency)} accrued."
+    )
+
+
+def evidence_lines(report: AuditReport) -> list[str]:
+    return [f"{kind}: {one_line(what, 200)}" for kind, what in report.evidence_checked.items()]
+
+
+def failure_lines(report: AuditReport) -> list[str]:
+    return [f"{one_line(f.source, 200)}: {one_line(f.reason, 300)}" for f in report.failures]
+
+
+def price_line(report: AuditReport) -> str:
+    p = report.prices
+    return f"Prices: estimates in {p.currency} from the bundled table dated {p.as_of} ({p.basis})."
