@@ -28,7 +28,9 @@ class Faults:
     rules: list[StatusRule] = field(default_factory=list)
     forbidden: set[str] = field(default_factory=set)  # casefolded subscription ids answering 403
     malformed: set[tuple[str, int]] = field(default_factory=set)  # (subscription, page index)
-    requests: Counter[str] = field(default_factory=Counter)  # "GET list_all" -> count
+    requests: Counter[str] = field(default_factory=Counter)  # "GET vm_list_all" -> count
+    in_flight: int = 0
+    peak_in_flight: int = 0  # the most requests being answered at once: proves a concurrency bound
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- steering ----------------------------------------------------------------
@@ -61,6 +63,15 @@ class Faults:
         with self._lock:
             self.requests[route] += 1
 
+    def enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
     @property
     def total_requests(self) -> int:
         with self._lock:
@@ -69,3 +80,4 @@ class Faults:
     def reset_counts(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.peak_in_flight = self.in_flight

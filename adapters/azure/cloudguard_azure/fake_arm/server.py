@@ -105,9 +105,14 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         if length:
             self.rfile.read(length)
-        response = handle(
-            self.server.ctx, self.command, self.path, self.headers, self.headers.get("Host", "")
-        )
+        faults = self.server.ctx.faults
+        faults.enter()
+        try:
+            response = handle(
+                self.server.ctx, self.command, self.path, self.headers, self.headers.get("Host", "")
+            )
+        finally:
+            faults.leave()
         self.send_response(response.status)
         request_id = str(uuid.uuid4())
         self.send_header("x-ms-request-id", request_id)
@@ -139,7 +144,7 @@ class _TlsServer(ThreadingHTTPServer):
         except (ssl.SSLError, OSError):
             return  # a client that gave up mid-handshake (or distrusts our CA)
         try:
-            self.RequestHandlerClass(conn, client_address, self)
+            _Handler(conn, client_address, self)
         except (ssl.SSLError, ConnectionError, TimeoutError):
             pass
         finally:
