@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cloudguard.audit.model import SweepRequest
 from cloudguard_azure.adapter import AzureAdapter, RetrySettings
 from cloudguard_azure.fake_arm import FakeArm
+
+from cloudguard.audit.model import SweepRequest
 
 SUB_A = "0b1f6471-1bf0-4dda-aec3-111111111111"
 SUB_B = "0b1f6471-1bf0-4dda-aec3-222222222222"

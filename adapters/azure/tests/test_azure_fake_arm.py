@@ -14,7 +14,6 @@ from azure.mgmt.compute import ComputeManagementClient
 from azure.mgmt.resource.resources import ResourceManagementClient
 from azure.mgmt.resource.subscriptions import SubscriptionClient
 from azure_helpers import SUB_A, SUB_B, sdk_options
-
 from cloudguard_azure.fake_arm import FakeArm
 
 
