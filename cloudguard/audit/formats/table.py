@@ -19,9 +19,10 @@ _STYLE = {"leaked": "bold red", "orphan": "bold red", "suspect": "yellow", "pend
 class TableFormat:
     def render(self, report: AuditReport, *, color: bool = False) -> str:
         out = io.StringIO()
-        console = Console(
-            file=out, width=220, force_terminal=color, no_color=not color, highlight=False
-        )
+        console = Console(file=out, force_terminal=color, no_color=not color, highlight=False)
+        # Wide enough for every cell (each is already shortened to one line), so
+        # nothing is cut; set after construction because COLUMNS would win in it.
+        console.width = 1000
         # Text(...) everywhere: a tag value must never be read as rich markup.
         console.print(Text(headline(report)), soft_wrap=True)
         for line in failure_lines(report):
