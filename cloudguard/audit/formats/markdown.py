@@ -40,7 +40,7 @@ class MarkdownFormat:
                 row = [
                     f"**{f.verdict}**" if f.verdict in {"orphan", "leaked"} else f.verdict,
                     one_line(r.name, 40),
-                    one_line("/".join(p for p in (r.account, r.group) if p), 40),
+                    one_line("/".join(p for p in (r.account, r.group) if p), 64),
                     one_line(r.size, 24),
                     r.power_state,
                     "yes" if f.cost.billable else "no (disks bill)",

@@ -51,7 +51,7 @@ class TableFormat:
             cells = [
                 f.verdict,
                 one_line(r.name, 40),
-                one_line("/".join(p for p in (r.account, r.group) if p), 40),
+                one_line("/".join(p for p in (r.account, r.group) if p), 64),
                 one_line(r.region, 20),
                 one_line(r.size, 24),
                 r.power_state,

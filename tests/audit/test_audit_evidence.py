@@ -1,0 +1,197 @@
+"""Evidence sources against real directories and real git repositories."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from audit_helpers import controller_home, git, make_repo
+
+from cloudguard.audit import evidence
+from cloudguard.audit.evidence import (
+    EvidenceError,
+    GenerationStatus,
+    check_generations,
+    controller_home_tasks,
+    exported_controller_tasks,
+    load_fixture_corpus,
+)
+
+# --- controller records ------------------------------------------------------
+
+
+def test_any_of_meta_queue_or_worker_is_a_record(tmp_path):
+    home = controller_home(
+        tmp_path / "home", meta=["a"], queued=["b"], workers={"w1": "c", "idle": None}
+    )
+    (home / "state" / "notes.txt").write_text("not a record")
+    assert controller_home_tasks(home) == {"a", "b", "c"}
+
+
+def test_missing_controller_home_is_a_failure_not_an_empty_record_set(tmp_path):
+    with pytest.raises(EvidenceError, match="does not exist"):
+        controller_home_tasks(tmp_path / "nowhere")
+
+
+def test_a_directory_without_the_layout_is_not_a_controller_home(tmp_path):
+    (tmp_path / "home").mkdir()
+    with pytest.raises(EvidenceError, match="not a controller home"):
+        controller_home_tasks(tmp_path / "home")
+
+
+def test_an_unreadable_worker_record_fails_closed(tmp_path):
+    home = controller_home(tmp_path / "home", meta=["a"])
+    (home / "workers" / "w9.json").write_text("{broken")
+    with pytest.raises(EvidenceError, match=r"w9\.json"):
+        controller_home_tasks(home)
+
+
+def test_exported_records_accept_strings_objects_and_workers(tmp_path):
+    document = {"tasks": ["t1", {"id": "t2"}], "workers": [{"task": "t3"}, {"task": None}]}
+    assert exported_controller_tasks("-", io.StringIO(json.dumps(document))) == {"t1", "t2", "t3"}
+
+
+@pytest.mark.parametrize(
+    "document",
+    ["[1, 2]", '{"other": []}', '{"tasks": [42]}', '{"workers": ["w"]}', "not json"],
+)
+def test_malformed_exported_records_are_failures(tmp_path, document):
+    path = tmp_path / "records.json"
+    path.write_text(document)
+    with pytest.raises(EvidenceError):
+        exported_controller_tasks(str(path))
+
+
+# --- repository generations --------------------------------------------------
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[Path, list[str]]:
+    return make_repo(tmp_path / "repo", {"tests/test_x.py": "X = 1\n"}, commits=3)
+
+
+def test_commits_full_and_short_are_commits_and_others_are_not(repo):
+    root, shas = repo
+    tree = git(root, "rev-parse", "HEAD^{tree}")
+    results = check_generations(
+        root, [shas[0], shas[-1][:8], "f" * 40, tree, "HEAD", "--batch", "ab\ncd", ""]
+    )
+    assert results[shas[0]].status is GenerationStatus.COMMIT
+    assert results[shas[-1][:8]].status is GenerationStatus.COMMIT
+    assert results["f" * 40].detail == "no such commit"
+    assert results[tree].detail == "names a tree, not a commit"
+    # Refs, options and multi-line values never reach git: a generation is an object id.
+    for hostile in ("HEAD", "--batch", "ab\ncd", ""):
+        assert results[hostile].status is GenerationStatus.NOT_A_COMMIT
+        assert results[hostile].detail == "not a hexadecimal commit id"
+
+
+def _colliding_blobs() -> tuple[bytes, bytes, str]:
+    seen: dict[str, bytes] = {}
+    for i in range(100_000):
+        content = f"blob {i}\n".encode()
+        prefix = hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()[:4]
+        if prefix in seen:
+            return seen[prefix], content, prefix
+        seen[prefix] = content
+    raise AssertionError("no collision")
+
+
+def test_an_ambiguous_short_hash_is_not_a_commit(repo, tmp_path):
+    root, _ = repo
+    first, second, prefix = _colliding_blobs()
+    for name, content in (("a.bin", first), ("b.bin", second)):
+        (tmp_path / name).write_bytes(content)
+        git(root, "hash-object", "-w", str(tmp_path / name))
+    result = check_generations(root, [prefix])[prefix]
+    assert (result.status, result.detail) == (GenerationStatus.NOT_A_COMMIT, "ambiguous short hash")
+
+
+def test_a_generation_missing_from_a_shallow_clone_is_unverifiable(repo, tmp_path):
+    root, shas = repo
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{root}", str(shallow)],
+        check=True,
+        capture_output=True,
+    )
+    results = check_generations(shallow, [shas[0], shas[-1]])
+    assert results[shas[-1]].status is GenerationStatus.COMMIT
+    assert results[shas[0]].status is GenerationStatus.UNVERIFIABLE
+    assert "shallow clone" in results[shas[0]].detail
+
+
+def test_a_generation_missing_from_a_partial_clone_is_unverifiable(repo):
+    root, _ = repo
+    # What `git clone --filter=...` leaves behind: a promisor remote.
+    git(root, "remote", "add", "origin", "https://example.invalid/repo.git")
+    git(root, "config", "remote.origin.promisor", "true")
+    result = check_generations(root, ["e" * 40])["e" * 40]
+    assert result.status is GenerationStatus.UNVERIFIABLE
+    assert "partial clone" in result.detail
+
+
+def test_a_plain_directory_is_not_a_repository_even_inside_one(repo):
+    root, shas = repo
+    inside = root / "tests"
+    with pytest.raises(EvidenceError, match="not a git repository"):
+        check_generations(inside, [shas[0]])
+
+
+def test_a_missing_repository_path_is_a_failure(tmp_path):
+    with pytest.raises(EvidenceError, match="not a git repository"):
+        check_generations(tmp_path / "nope", ["abcd"])
+
+
+def test_all_generations_are_checked_by_one_git_cat_file(repo, monkeypatch):
+    root, shas = repo
+    calls: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counting_run(argv, *args, **kwargs):
+        calls.append(list(argv))
+        return real_run(argv, *args, **kwargs)
+
+    monkeypatch.setattr(evidence.subprocess, "run", counting_run)
+    generations = [*shas, *(f"{i:040x}" for i in range(500))]
+    results = check_generations(root, generations)
+    assert len(results) == len(set(generations))
+    assert sum(1 for argv in calls if "cat-file" in argv) == 1
+    assert len(calls) <= 3  # plus the constant shallow / partial probes
+
+
+# --- fixture ids -------------------------------------------------------------
+
+
+def test_fixture_ids_are_whole_word_literals_in_the_corpus(tmp_path):
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_a.py").write_text('TASK = "cloud-noenv-c7"\nOTHER = "x.y:z"\n')
+    (tests / "blob.bin").write_bytes(b"\0task-in-binary")
+    (tests / "__pycache__").mkdir()
+    (tests / "__pycache__" / "t.pyc").write_text("task-in-cache")
+    ids = tmp_path / "ids.txt"
+    ids.write_text("# known fixtures\nexplicit-1\n\n")
+    corpus = load_fixture_corpus([tests], [ids])
+    found = corpus.fixture_ids(
+        [
+            "cloud-noenv-c7",
+            "cloud-noenv-c77",  # longer: not the literal
+            "noenv",  # part of a word, not the id
+            "x.y:z",  # non-simple ids use the substring search
+            "explicit-1",
+            "task-in-binary",
+            "task-in-cache",
+            "",
+        ]
+    )
+    assert found == {"cloud-noenv-c7", "x.y:z", "explicit-1"}
+
+
+def test_a_missing_fixture_path_is_a_failure(tmp_path):
+    with pytest.raises(EvidenceError, match="does not exist"):
+        load_fixture_corpus([tmp_path / "nope"])
