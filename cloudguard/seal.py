@@ -242,7 +242,8 @@ def _line_of(lines: list[str], section: str, key: str | None) -> int:
         header = re.match(r"^\[+\s*([^\]]+?)\s*\]+", stripped)
         if header:
             current = header.group(1).replace('"', "").replace("'", "")
-            if key and current in (key, f"{section}.{key}".lstrip(".")):
+            path = f"{section}.{key}".lstrip(".")
+            if key and (current == path or current.startswith(path + ".")):
                 return number
             if current == section:
                 header_line = number
@@ -331,21 +332,20 @@ def sealed_environment(
 ) -> tuple[dict[str, str], list[str]]:
     """The environment to run under, and the sorted names that were dropped."""
     dropped = sorted(name for name in environ if registry.covers(name))
-    env = {name: value for name, value in environ.items() if name not in set(dropped)}
+    dropped_set = set(dropped)
+    env = {name: value for name, value in environ.items() if name not in dropped_set}
     env.update(seal.redirections())
     for variable in registry.provider_variables:
         env[variable] = str(seal.provider)
     env[reach.LOG_VARIABLE] = log
     env[SEAL_DIR_VARIABLE] = str(seal.root)
-    env["PATH"] = os.pathsep.join(
-        [str(seal.bin_dir), *_path_without(environ.get("PATH", ""), seal)]
-    )
+    env["PATH"] = guard_first(seal, environ.get("PATH", ""))
     return env, dropped
 
 
-def _path_without(path: str, seal: Seal) -> list[str]:
-    """PATH entries, minus an outer seal's bin (a nested run puts its own first)."""
-    return [p for p in path.split(os.pathsep) if p and p != str(seal.bin_dir)]
+def guard_first(seal: Seal, path: str) -> str:
+    """PATH with the guard bin first; a test's own fakebin prepended later still wins."""
+    return os.pathsep.join(p for p in (str(seal.bin_dir), path) if p)
 
 
 def seal_line(dropped: Iterable[str]) -> str:

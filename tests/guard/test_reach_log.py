@@ -1,0 +1,167 @@
+"""The reach log: schema, concurrent appends, torn lines, redaction, failing closed."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from cloudguard import reach
+
+RECORD_KEYS = {"schema", "kind", "at", "via", "argv", "target", "test", "pid", "ppid", "cwd"}
+
+
+def test_armed_log_round_trips_a_reach_with_the_documented_fields(armed_log: Path) -> None:
+    record = reach.reach_record(
+        via="az-shim", argv=["az", "vm", "list"], target="az vm list", identity_vars=["AZURE_X"]
+    )
+    reach.append(str(armed_log), record)
+
+    log = reach.read(str(armed_log))
+
+    assert log.header["kind"] == "armed" and log.header["schema"] == reach.SCHEMA
+    (found,) = log.reaches
+    assert RECORD_KEYS | {"identity_vars"} <= set(found)
+    assert found["via"] == "az-shim" and found["argv"] == ["az", "vm", "list"]
+    assert found["identity_vars"] == ["AZURE_X"]
+    assert found["pid"] == os.getpid()
+
+
+def test_lines_are_valid_json_as_written(armed_log: Path) -> None:
+    reach.append(
+        str(armed_log), reach.reach_record(via="x", argv=['quote"', "nl\n", "ü"], target="t")
+    )
+    for line in armed_log.read_text().splitlines():
+        json.loads(line)  # the fast path's hand-rolled encoder must stay JSON
+
+
+def test_read_from_an_offset_returns_only_later_records(armed_log: Path) -> None:
+    reach.append(str(armed_log), reach.reach_record(via="first", argv=[], target="a"))
+    offset = reach.read(str(armed_log)).end
+    reach.append(str(armed_log), reach.reach_record(via="second", argv=[], target="b"))
+
+    assert [r["via"] for r in reach.read(str(armed_log), start=offset).reaches] == ["second"]
+
+
+def _write_many(path: str, writer: int, count: int) -> None:
+    for n in range(count):
+        reach.append(
+            path, reach.reach_record(via="load", argv=["x" * 3000], target=f"{writer}:{n}")
+        )
+
+
+def test_64_concurrent_writers_lose_and_tear_nothing(armed_log: Path) -> None:
+    writers, each = 64, 25
+    context = multiprocessing.get_context("fork")
+    processes = [
+        context.Process(target=_write_many, args=(str(armed_log), w, each)) for w in range(writers)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(60)
+        assert process.exitcode == 0
+
+    targets = [r["target"] for r in reach.read(str(armed_log)).reaches]
+
+    assert len(targets) == writers * each
+    assert set(targets) == {f"{w}:{n}" for w in range(writers) for n in range(each)}
+
+
+def test_a_writer_killed_mid_record_is_refused_and_later_records_stay_whole(
+    armed_log: Path,
+) -> None:
+    # What a writer killed inside its write leaves: a record with no newline.
+    with open(armed_log, "ab") as handle:
+        handle.write(b'{"schema":1,"kind":"reach","via":"az-sh')
+    with pytest.raises(reach.ReachLogError, match="line 2 is torn"):
+        reach.read(str(armed_log))
+
+    reach.append(str(armed_log), reach.reach_record(via="after", argv=[], target="t"))
+
+    lines = armed_log.read_bytes().split(b"\n")
+    assert json.loads(lines[2])["via"] == "after"  # our record starts on its own line
+    with pytest.raises(reach.ReachLogError, match="line 2 is not a JSON record"):
+        reach.read(str(armed_log))  # and the torn one still fails the check closed
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "never armed"),
+        (b'{"schema":1,"kind":"reach","via":"x"}\n', "not armed"),
+        (b'{"schema":1,"kind":"armed"}\nnot json\n', "line 2 is not a JSON record"),
+        (b'{"schema":1,"kind":"armed"}\n{"schema":2,"kind":"reach"}\n', "line 2 is not a schema 1"),
+        (b'{"schema":1,"kind":"armed"}\n{"schema":1,"kind":"nope"}\n', "unknown kind 'nope'"),
+    ],
+)
+def test_unreadable_alarms_fail_closed(tmp_path: Path, content: bytes, message: str) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(content)
+    with pytest.raises(reach.ReachLogError, match=message):
+        reach.read(str(log))
+
+
+def test_a_missing_log_is_not_recreated_by_a_writer(tmp_path: Path) -> None:
+    log = tmp_path / "deleted.jsonl"
+    with pytest.raises(FileNotFoundError):
+        reach.append(str(log), reach.reach_record(via="x", argv=[], target="t"))
+    assert not log.exists()
+    with pytest.raises(reach.ReachLogError, match="does not exist"):
+        reach.read(str(log))
+
+
+SECRETS = {
+    "--password": "hunter2-pw",
+    "-p": "p-flag-secret",
+    "--client-secret": "cs-abc123",
+    "--sas-token": "sv=2020&sig=abc",
+    "--connection-string": "plain-conn",
+    "--account-key": "acct-key-value",
+    "--aws-secret-access-key": "wJalrXUtnFEMI",
+    "--token": "tok-value",
+}
+
+
+@pytest.mark.parametrize(("option", "value"), SECRETS.items())
+def test_secret_option_values_are_redacted_in_both_spellings(option: str, value: str) -> None:
+    separate = reach.redact_argv(["az", "login", option, value, "--next"])
+    joined = reach.redact_argv(["az", "login", f"{option}={value}"])
+
+    assert separate == ["az", "login", option, reach.REDACTED, "--next"]
+    assert joined == ["az", "login", f"{option}={reach.REDACTED}"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=c2VjcmV0;EndpointSuffix=x",
+        "https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=abcdef",
+        "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXZhbHVl",
+        "AKIAIOSFODNN7EXAMPLE",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "Server=db;User Id=sa;Password=hunter2;",
+    ],
+)
+def test_secret_looking_values_are_redacted_wherever_they_stand(value: str) -> None:
+    assert reach.redact_argv(["tool", value]) == ["tool", reach.REDACTED]
+
+
+def test_ordinary_arguments_are_kept() -> None:
+    argv = ["az", "vm", "create", "--size", "Standard_D4as_v6", "--tags", "task-id=cloud-noenv-c7"]
+    assert reach.redact_argv(argv) == argv
+
+
+def test_non_utf8_and_oversized_arguments_are_bounded_text() -> None:
+    argv = [os.fsdecode(b"bad-\xff\xfe"), "y" * (reach.MAX_ARG_CHARS + 10)]
+    argv += ["z"] * (reach.MAX_ARGS + 5)
+
+    out = reach.redact_argv(argv)
+
+    assert out[0] == "bad-\\xff\\xfe"
+    assert out[1].endswith("...<10 more chars>") and len(out[1]) < reach.MAX_ARG_CHARS + 30
+    assert out[-1] == f"...<{len(argv) - reach.MAX_ARGS} more args>"
+    assert len(out) == reach.MAX_ARGS + 1

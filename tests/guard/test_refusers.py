@@ -1,0 +1,263 @@
+"""The refusing shims and provider under bad input and faults, called as a suite would."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from guard_helpers import child, cloudguard, minimal_env, reaches
+
+from cloudguard import reach
+from cloudguard.seal import Seal, create_seal, load_registry
+
+
+@pytest.fixture
+def seal() -> Iterator[Seal]:
+    made = create_seal(load_registry())
+    yield made
+    made.remove()
+
+
+def refuse(
+    seal: Seal, tool: str, *args: str | bytes, log: str, **popen: object
+) -> subprocess.CompletedProcess[bytes]:
+    env = {"PATH": "/usr/bin:/bin", reach.LOG_VARIABLE: log, "CLOUDGUARD_TEST": "t::refuse"}
+    return subprocess.run(  # type: ignore[call-overload, no-any-return]
+        [str(seal.bin_dir / tool), *args], env=env, capture_output=True, timeout=30, **popen
+    )
+
+
+def test_every_shipped_shim_records_then_refuses_with_98(seal: Seal, armed_log: Path) -> None:
+    tools = [*load_registry().shims, "cloudguard-refusing-provider"]
+    for tool in tools:
+        result = refuse(seal, tool, "list", log=str(armed_log))
+        assert result.returncode == 98, (tool, result.stderr)
+        assert b"cloudguard: refused" in result.stderr
+        assert b"ALLOW" not in result.stderr.upper()  # no bypass is advertised
+    assert [r["target"].split()[0] for r in reaches(armed_log)] == [*tools[:-1], "provider"]
+
+
+def test_non_utf8_argv_is_recorded_as_escaped_text(seal: Seal, armed_log: Path) -> None:
+    result = refuse(seal, "az", b"group", b"caf\xe9-\xff", log=str(armed_log))
+
+    assert result.returncode == 98
+    (record,) = reaches(armed_log)
+    assert record["argv"] == ["az", "group", "caf\\xe9-\\xff"]
+
+
+def test_a_very_large_argv_is_refused_and_bounded(seal: Seal, armed_log: Path) -> None:
+    args = ["--tags", *[f"k{n}=" + "v" * 4000 for n in range(300)]]  # ~1.2 MB of argv
+
+    result = refuse(seal, "aws", *args, log=str(armed_log))
+
+    assert result.returncode == 98
+    line = armed_log.read_text().splitlines()[-1]
+    assert len(line) < 700_000
+    assert json.loads(line)["argv"][-1].startswith("...<")
+
+
+def test_binary_stdin_is_never_read_nor_recorded(seal: Seal, armed_log: Path) -> None:
+    payload = b"\x00\xffSECRET-STDIN-PAYLOAD" * 1000
+
+    result = refuse(seal, "az", "login", "--service-principal", log=str(armed_log), input=payload)
+
+    assert result.returncode == 98
+    assert b"SECRET-STDIN-PAYLOAD" not in armed_log.read_bytes()
+
+
+def test_a_stdin_that_never_closes_does_not_hang_the_refusal(seal: Seal, armed_log: Path) -> None:
+    process = subprocess.Popen(
+        [str(seal.bin_dir / "az"), "login"],
+        stdin=subprocess.PIPE,  # held open, never written, never closed
+        stderr=subprocess.PIPE,
+        env={"PATH": "/usr/bin:/bin", reach.LOG_VARIABLE: str(armed_log)},
+    )
+    try:
+        assert process.wait(timeout=10) == 98
+    finally:
+        process.kill()
+        process.communicate()
+    assert len(reaches(armed_log)) == 1
+
+
+@pytest.mark.parametrize(
+    ("log", "reason"),
+    [("/dev/full", "No space left on device"), ("/nonexistent/dir/log", "No such file")],
+)
+def test_a_log_that_cannot_be_written_still_refuses_and_says_so(
+    seal: Seal, log: str, reason: str
+) -> None:
+    result = refuse(seal, "az", "vm", "list", log=log)
+
+    assert result.returncode == 98
+    stderr = result.stderr.decode()
+    assert f"NOT recorded: cannot write reach log {log}: {reason}" in stderr
+    assert "cloudguard: refused `az vm list`" in stderr
+
+
+def test_a_deleted_log_refuses_and_check_fails_closed(seal: Seal, armed_log: Path) -> None:
+    armed_log.unlink()
+
+    result = refuse(seal, "az", "vm", "list", log=str(armed_log))
+
+    assert result.returncode == 98 and b"NOT recorded" in result.stderr
+    assert not armed_log.exists(), "a writer never recreates a deleted log"
+    assert cloudguard("check", "--log", str(armed_log)).returncode == 97
+
+
+def test_no_armed_log_still_refuses_and_says_it_is_not_recorded(seal: Seal) -> None:
+    result = subprocess.run(
+        [str(seal.bin_dir / "aws"), "sts", "get-caller-identity"],
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 98
+    assert b"NOT recorded: CLOUDGUARD_REACH_LOG is not set" in result.stderr
+
+
+PLANTED = {
+    "AZURE_CLIENT_SECRET": "planted-azure-secret-0001",
+    "AZURE_CLIENT_ID": "planted-client-id-0002",
+    "AZURE_TENANT_ID": "planted-tenant-0003",
+    "AWS_ACCESS_KEY_ID": "AKIAPLANTEDKEY000004",
+    "AWS_SECRET_ACCESS_KEY": "planted-aws-secret-0005",
+    "AWS_SESSION_TOKEN": "planted-session-0006",
+    "AWS_PROFILE": "planted-profile-0007",
+    "IDENTITY_ENDPOINT": "http://169.254.169.254/planted-0008",
+    "IDENTITY_HEADER": "planted-header-0009",
+    "MSI_SECRET": "planted-msi-0010",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "planted-oidc-0011",
+    "GOOGLE_APPLICATION_CREDENTIALS": "/planted/gcp-0012.json",
+    "ARM_CLIENT_SECRET": "planted-arm-0013",
+    "FM_HOME": "/planted/fm-home-0014",
+    "FM_WORKER_PROVIDER_COMMAND": "/planted/real-provider-0015",
+}
+PLANTED_FILES = {
+    ".aws/credentials": "[default]\naws_secret_access_key = planted-file-secret-0101\n",
+    ".aws/config": "[default]\nregion = planted-region-0102\n",
+    ".azure/msal_token_cache.json": '{"AccessToken": {"x": "planted-file-token-0103"}}',
+    ".azure/azureProfile.json": '{"subscriptions": ["planted-sub-0104"]}',
+    ".IdentityService/msal.cache": "planted-file-cache-0105",
+    ".config/gcloud/credentials.db": "planted-file-gcloud-0106",
+}
+HOSTILE_CHILD = """
+import json, os, subprocess, sys
+seen = {name: os.environ.get(name) for name in sys.argv[1].split(",")}
+codes = [
+    subprocess.call(["az", "account", "get-access-token", "--password", "hunter2-argv-0201"]),
+    subprocess.call(["aws", "sts", "get-caller-identity", "--endpoint-url", "http://127.0.0.1:9"]),
+    subprocess.call([os.environ["FM_WORKER_PROVIDER_COMMAND"], "spawn", "--size", "D4as_v6"]),
+]
+stores = {n: os.environ.get(n) for n in ("AZURE_CONFIG_DIR", "AWS_CONFIG_FILE",
+          "AWS_SHARED_CREDENTIALS_FILE", "AWS_EC2_METADATA_DISABLED", "CLOUDSDK_CONFIG")}
+print(json.dumps({"seen": seen, "codes": codes, "stores": stores}))
+"""
+
+
+def _digest(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_hostile_environment_nothing_planted_reaches_the_command_or_the_record(
+    tmp_path: Path,
+) -> None:
+    env = minimal_env(tmp_path, **PLANTED)
+    home = Path(env["HOME"])
+    for relative, content in PLANTED_FILES.items():
+        (home / relative).parent.mkdir(parents=True, exist_ok=True)
+        (home / relative).write_text(content)
+    before = _digest(home)
+    log = tmp_path / "reach.jsonl"
+
+    result = cloudguard(
+        "run", "--log", str(log), "--", *child(HOSTILE_CHILD), ",".join(PLANTED), env=env
+    )
+
+    assert result.returncode == 98, f"hostile run did not go red: {result.stderr}"
+    report = json.loads(result.stdout)
+    leaked = {name for name, value in report["seen"].items() if value == PLANTED[name]}
+    assert not leaked, f"planted identity variables reached the sealed command: {sorted(leaked)}"
+    assert report["codes"] == [98, 98, 98], "az, aws and the provider must each be refused"
+    assert all(str(home) not in (value or "") for value in report["stores"].values())
+    assert report["stores"]["AWS_EC2_METADATA_DISABLED"] == "true"
+    vias = sorted(r["via"] for r in reaches(log))
+    assert vias == ["aws-shim", "az-shim", "provider"], f"every reach recorded, got {vias}"
+    everything = log.read_text() + result.stdout + result.stderr
+    secrets = [*PLANTED.values(), "hunter2-argv-0201", *PLANTED_FILES.values()]
+    found = [s for s in secrets if s in everything]
+    assert not found, f"planted secret values appear in the log or output: {found}"
+    assert _digest(home) == before, "planted credential files must be byte-identical afterwards"
+    assert seal_dropped(result.stderr) == sorted(PLANTED)
+
+
+def seal_dropped(stderr: str) -> list[str]:
+    (line,) = [x for x in stderr.splitlines() if x.startswith("CLOUDGUARD_AMBIENT_SEAL")]
+    return line.split("dropped=", 1)[1].split(",")
+
+
+def test_doctor_passes_inside_a_sealed_run(tmp_path: Path) -> None:
+    result = cloudguard(
+        "run", "--", sys.executable, "-m", "cloudguard", "doctor", env=minimal_env(tmp_path)
+    )
+    assert result.returncode == 0, result.stderr
+    assert "the seal holds" in result.stderr
+
+
+def test_doctor_names_each_way_the_seal_does_not_hold(tmp_path: Path) -> None:
+    fakebin = tmp_path / "fakebin"
+    fakebin.mkdir()
+    (fakebin / "az").write_text("#!/bin/sh\n")
+    (fakebin / "az").chmod(0o755)
+    script = (
+        f'AZURE_CLIENT_SECRET=x FM_WORKER_PROVIDER_COMMAND=/bin/true PATH="{fakebin}:$PATH" '
+        f"{sys.executable} -m cloudguard doctor"
+    )
+
+    result = cloudguard("run", "--", "sh", "-c", script, env=minimal_env(tmp_path))
+
+    assert result.returncode == 97, result.stderr
+    assert "identity variable AZURE_CLIENT_SECRET is set" in result.stderr
+    assert (
+        "FM_WORKER_PROVIDER_COMMAND is not bound to the refusing provider (/bin/true)"
+        in result.stderr
+    )
+    assert f"`az` resolves to {fakebin}/az, not the guard" in result.stderr
+
+
+def test_doctor_outside_any_seal_fails_naming_the_missing_log(tmp_path: Path) -> None:
+    result = cloudguard("doctor", env=minimal_env(tmp_path))
+
+    assert result.returncode == 97
+    assert "CLOUDGUARD_REACH_LOG is not set" in result.stderr
+    assert "CLOUDGUARD_SEAL_DIR does not name a live seal directory" in result.stderr
+
+
+def test_identity_variables_still_set_are_recorded_by_name_only(
+    seal: Seal, armed_log: Path
+) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        reach.LOG_VARIABLE: str(armed_log),
+        "AWS_SECRET_ACCESS_KEY": "v-0301",
+    }
+    env.update(seal.redirections())
+    subprocess.run(
+        [str(seal.bin_dir / "aws"), "s3", "ls"], env=env, capture_output=True, check=False
+    )
+
+    (record,) = reaches(armed_log)
+    assert record["identity_vars"] == [
+        "AWS_SECRET_ACCESS_KEY"
+    ]  # the seal's own redirections are not
+    assert "v-0301" not in armed_log.read_text()

@@ -1,0 +1,142 @@
+"""The seal registry: the shipped contents pinned, project files validated line by line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from guard_helpers import cloudguard, minimal_env
+
+from cloudguard.seal import RegistryError, load_registry
+
+# The shipped registry, literally. Growing or shrinking it is a visible diff here.
+PINNED_NAMES = {
+    "FM_HOME",
+    "FM_WORKER_PROVIDER_COMMAND",
+    "FM_SPAWN_CLOUD",
+    "IDENTITY_ENDPOINT",
+    "IDENTITY_HEADER",
+    "IDENTITY_SERVER_THUMBPRINT",
+    "IMDS_ENDPOINT",
+    "MSI_ENDPOINT",
+    "MSI_SECRET",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "SYSTEM_OIDCREQUESTURI",
+    "SYSTEM_ACCESSTOKEN",
+    "CI_JOB_JWT",
+    "CI_JOB_JWT_V2",
+    "BITBUCKET_STEP_OIDC_TOKEN",
+    "CIRCLE_OIDC_TOKEN",
+    "CIRCLE_OIDC_TOKEN_V2",
+}
+PINNED_PREFIXES = ("FM_AZURE_", "AZURE_", "ARM_", "AWS_", "GOOGLE_", "CLOUDSDK_", "GCE_METADATA_")
+PINNED_SHIMS = ("az", "azd", "azcopy", "aws", "gcloud", "gsutil", "bq")
+
+
+def test_shipped_registry_is_exactly_the_pinned_set() -> None:
+    registry = load_registry()
+
+    assert set(registry.names) == PINNED_NAMES and len(registry.names) == 18
+    assert registry.prefixes == PINNED_PREFIXES and len(registry.prefixes) == 7
+    assert registry.shims == PINNED_SHIMS
+    assert registry.provider_variables == ("FM_WORKER_PROVIDER_COMMAND",)
+    assert registry.exempt_prefixes == ()
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["AZURE_CLIENT_SECRET", "AWS_PROFILE", "ARM_USE_OIDC", "IDENTITY_HEADER", "FM_AZURE_SUB"],
+)
+def test_identity_names_are_covered(name: str) -> None:
+    assert load_registry().covers(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["CLOUDGUARD_REACH_LOG", "CLOUDGUARD_AWS_X", "HOME", "PATH", "FM_TEST_X"]
+)
+def test_runner_and_ordinary_names_are_not_covered(name: str) -> None:
+    assert not load_registry().covers(name)
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cloudguard.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_project_file_adds_names_prefixes_exemptions_shims_and_provider_variables(
+    tmp_path: Path,
+) -> None:
+    project = write(
+        tmp_path,
+        """
+[seal.names]
+VAULT_TOKEN = "the team's secret store"
+
+[seal.prefixes]
+FM_ = "everything of the fleet's"
+
+[seal.exempt_prefixes]
+FM_TEST_ = "the suite's own knobs"
+
+[provider]
+variables = ["FM_OTHER_PROVIDER"]
+
+[shims]
+terraform = "drives real clouds with ambient identity"
+
+[audit]
+task_tag = "task-id"
+""",
+    )
+    registry = load_registry(project)
+
+    assert registry.covers("VAULT_TOKEN") and registry.covers("FM_ANYTHING")
+    assert not registry.covers("FM_TEST_SPEED")
+    assert registry.provider_variables == ("FM_WORKER_PROVIDER_COMMAND", "FM_OTHER_PROVIDER")
+    assert "terraform" in registry.shims
+    assert registry.covers("AZURE_CLIENT_ID"), "a project file never removes a shipped entry"
+
+
+def test_the_nearest_cloudguard_toml_is_found_from_a_subdirectory(tmp_path: Path) -> None:
+    write(tmp_path, '[seal.names]\nVAULT_TOKEN = "secret store"\n')
+    nested = tmp_path / "a" / "b"
+    nested.mkdir(parents=True)
+    assert load_registry(search_from=nested).covers("VAULT_TOKEN")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("[seal]\nprefixs = {}\n", 2, "unknown key 'prefixs' in [seal]"),
+        ('\n\n[seel.names]\nX = "y"\n', 3, "unknown key 'seel'"),
+        ('[seal.names]\nOK = "fine"\n"BAD-NAME" = "dash"\n', 3, "malformed entry 'BAD-NAME'"),
+        ('[seal.names]\nEMPTY = ""\n', 2, "needs a reason"),
+        ('[seal.names]\nX = "a"\nX = "b"\n', 3, "Cannot overwrite a value"),
+        ('[seal.prefixes]\nVAULT_ = "a"\n\n[seal.names]\nVAULT_TOKEN = "b"\n', 5, "duplicate"),
+        ('[seal.prefixes]\nV_ = "a"\nV_X_ = "b"\n', 3, "already sealed by 'V_'"),
+        ('[seal.names]\nCLOUDGUARD_LOG = "no"\n', 2, "never sealed"),
+        ('[seal.exempt_prefixes]\nAZURE_TEST_ = "no"\n', 2, "would unseal the shipped prefix"),
+        ('[seal.exempt_prefixes]\nFM_WORKER_ = "no"\n', 2, "would unseal 'FM_WORKER_PROVIDER"),
+        ('[provider]\nvariables = ["OK", "OK"]\n', 2, "duplicate provider variable"),
+        ('[shims]\n"bad shim" = "space"\n', 2, "malformed entry 'bad shim'"),
+    ],
+)
+def test_bad_registries_are_refused_naming_the_line(
+    tmp_path: Path, text: str, line: int, message: str
+) -> None:
+    project = write(tmp_path, text)
+    with pytest.raises(RegistryError) as refused:
+        load_registry(project)
+    assert f"line {line}" in str(refused.value)
+    assert message in str(refused.value)
+
+
+def test_a_typod_registry_refuses_admission_with_exit_97(tmp_path: Path) -> None:
+    project = write(tmp_path, '[seal]\nprefixs = {AZ_ = "typo"}\n')
+
+    result = cloudguard("run", "--registry", str(project), "--", "true", env=minimal_env(tmp_path))
+
+    assert result.returncode == 97, result.stderr
+    assert f"registry {project} line 2: unknown key 'prefixs'" in result.stderr

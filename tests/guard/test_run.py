@@ -1,0 +1,215 @@
+"""`cloudguard run` and `cloudguard check` end to end, through the real command."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from guard_helpers import child, cloudguard, minimal_env, reaches, seal_lines
+
+from cloudguard import reach
+
+
+def test_a_clean_command_keeps_its_own_exit_code_and_prints_one_seal_line(tmp_path: Path) -> None:
+    env = minimal_env(tmp_path, AZURE_CLIENT_ID="planted", AWS_PROFILE="prod", KEEP_ME="yes")
+
+    result = cloudguard("run", "--", *child("import sys; sys.exit(3)"), env=env)
+
+    assert result.returncode == 3, result.stderr
+    assert seal_lines(result.stderr) == [
+        "CLOUDGUARD_AMBIENT_SEAL dropped=AWS_PROFILE,AZURE_CLIENT_ID"
+    ]
+
+
+def test_a_reach_makes_the_run_red_and_names_what_was_reached(tmp_path: Path) -> None:
+    log = tmp_path / "reach.jsonl"
+
+    result = cloudguard(
+        "run",
+        "--log",
+        str(log),
+        "--",
+        "sh",
+        "-c",
+        "az vm list --resource-group pilot; exit 0",
+        env=minimal_env(tmp_path),
+    )
+
+    assert result.returncode == 98, f"run did not go red on a reach: {result.stderr}"
+    assert "az-shim reached `az vm list`" in result.stderr
+    assert "the command itself exited 0" in result.stderr
+    (record,) = reaches(log)
+    assert record["via"] == "az-shim" and record["argv"][:3] == ["az", "vm", "list"]
+
+
+def test_the_refusing_provider_is_bound_and_refuses_loudly(tmp_path: Path) -> None:
+    log = tmp_path / "reach.jsonl"
+    script = '$FM_WORKER_PROVIDER_COMMAND spawn --size Standard_D4as_v6; echo "provider exit $?"'
+
+    result = cloudguard(
+        "run", "--log", str(log), "--", "sh", "-c", script, env=minimal_env(tmp_path)
+    )
+
+    assert result.returncode == 98, f"provider call was not refused: {result.stderr}"
+    assert "provider exit 98" in result.stdout
+    assert "no real provider is bound" in result.stderr
+    assert "FM_WORKER_PROVIDER_COMMAND=/path/to/fake-provider" in result.stderr
+    (record,) = reaches(log)
+    assert record["via"] == "provider" and record["target"] == "provider spawn"
+
+
+def test_a_test_that_names_its_own_provider_and_fakebin_wins(tmp_path: Path) -> None:
+    fakebin = tmp_path / "fakebin"
+    fakebin.mkdir()
+    for name in ("az", "fake-provider"):
+        tool = fakebin / name
+        tool.write_text(f"#!/bin/sh\necho {name} fake ok\n")
+        tool.chmod(0o755)
+    script = (
+        f'PATH="{fakebin}:$PATH" az vm list && '
+        f"FM_WORKER_PROVIDER_COMMAND={fakebin}/fake-provider "
+        "sh -c '$FM_WORKER_PROVIDER_COMMAND spawn'"
+    )
+
+    result = cloudguard("run", "--", "sh", "-c", script, env=minimal_env(tmp_path))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["az fake ok", "fake-provider fake ok"]
+
+
+def test_a_command_that_does_not_exist_is_127_and_named(tmp_path: Path) -> None:
+    result = cloudguard("run", "--", "no-such-command-xyz", env=minimal_env(tmp_path))
+
+    assert result.returncode == 127
+    assert "command not found: no-such-command-xyz" in result.stderr
+
+
+def test_nested_runs_share_the_outer_log_and_both_go_red(tmp_path: Path) -> None:
+    log = tmp_path / "outer.jsonl"
+    inner = [sys.executable, "-m", "cloudguard", "run", "--", "aws", "s3", "ls"]
+
+    result = cloudguard("run", "--log", str(log), "--", *inner, env=minimal_env(tmp_path))
+
+    assert result.returncode == 98, result.stderr
+    assert result.stderr.count("aws-shim reached `aws s3 ls`") == 2  # the inner and the outer check
+    assert len(reaches(log)) == 1
+    assert len(seal_lines(result.stderr)) == 2  # one line per invocation
+
+
+def test_an_existing_armed_log_is_continued_and_only_new_records_are_judged(tmp_path: Path) -> None:
+    log = tmp_path / "reach.jsonl"
+    env = minimal_env(tmp_path)
+    assert cloudguard("run", "--log", str(log), "--", "az", "login", env=env).returncode == 98
+
+    again = cloudguard("run", "--log", str(log), "--", "true", env=env)
+
+    assert again.returncode == 0, again.stderr
+    assert len(reaches(log)) == 1, "earlier evidence is kept"
+
+
+def test_a_log_path_that_is_not_a_reach_log_is_refused_not_clobbered(tmp_path: Path) -> None:
+    precious = tmp_path / "notes.txt"
+    precious.write_text("not a log\n")
+
+    result = cloudguard("run", "--log", str(precious), "--", "true", env=minimal_env(tmp_path))
+
+    assert result.returncode == 97
+    assert "cannot arm the reach log" in result.stderr
+    assert precious.read_text() == "not a log\n"
+
+
+def test_a_temporary_log_is_removed_when_clean_and_kept_when_red(tmp_path: Path) -> None:
+    env = minimal_env(tmp_path, TMPDIR=str(tmp_path))
+    assert cloudguard("run", "--", "true", env=env).returncode == 0
+    assert not list(tmp_path.glob("cloudguard-reach-*.jsonl"))
+
+    red = cloudguard("run", "--", "az", "account", "show", env=env)
+
+    assert red.returncode == 98
+    (kept,) = tmp_path.glob("cloudguard-reach-*.jsonl")
+    assert f"recorded in {kept}" in red.stderr
+    assert not list(tmp_path.glob("cloudguard-seal-*")), "the seal directory is removed"
+
+
+def test_ctrl_c_reaches_the_command_and_the_check_still_runs(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    script = (
+        "import signal, subprocess, sys, time, pathlib\n"
+        "def on_int(*_):\n"
+        "    subprocess.call(['az', 'logout'])\n"
+        "    sys.exit(130)\n"
+        "signal.signal(signal.SIGINT, on_int)\n"
+        f"pathlib.Path({str(ready)!r}).touch()\n"
+        "time.sleep(30)\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cloudguard", "run", "--", *child(script)],
+        env=minimal_env(tmp_path),
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: we play the terminal
+    )
+    deadline = time.monotonic() + 20
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
+    _, stderr = process.communicate(timeout=30)
+
+    assert process.returncode == 98, stderr
+    assert "az-shim reached `az logout`" in stderr
+    assert "the command itself exited 130" in stderr
+
+
+def test_sigterm_to_cloudguard_is_forwarded_to_the_command(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    script = f"import pathlib, time; pathlib.Path({str(ready)!r}).touch(); time.sleep(30)"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cloudguard", "run", "--", *child(script)],
+        env=minimal_env(tmp_path),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=30)
+
+    assert process.returncode == 128 + signal.SIGTERM
+
+
+def test_check_reports_clean_red_and_unreadable_logs(tmp_path: Path, armed_log: Path) -> None:
+    clean = cloudguard("check", "--log", str(armed_log))
+    assert clean.returncode == 0 and "armed and clean" in clean.stderr
+
+    reach.append(
+        str(armed_log),
+        reach.reach_record(
+            via="botocore",
+            argv=[],
+            target="ec2.us-east-1.amazonaws.com",
+            environ={"CLOUDGUARD_TEST": "t::x"},
+        ),
+    )
+    red = cloudguard("check", "--log", str(armed_log))
+    assert red.returncode == 98, red.stderr
+    assert "botocore reached `ec2.us-east-1.amazonaws.com` from test t::x" in red.stderr
+
+    later = cloudguard("check", "--log", str(armed_log), "--since", str(armed_log.stat().st_size))
+    assert later.returncode == 0
+
+    unarmed = tmp_path / "unarmed.jsonl"
+    unarmed.write_text("")
+    assert cloudguard("check", "--log", str(unarmed)).returncode == 97
+    missing = cloudguard("check", "--log", str(tmp_path / "missing.jsonl"))
+    assert missing.returncode == 97 and "does not exist" in missing.stderr
+
+
+def test_check_without_a_log_refuses_admission(tmp_path: Path) -> None:
+    result = cloudguard("check", env=minimal_env(tmp_path))
+    assert result.returncode == 97
+    assert "no reach log" in result.stderr
