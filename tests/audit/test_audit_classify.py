@@ -1,0 +1,178 @@
+"""Classification and cost as pure functions: resource + evidence -> finding."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cloudguard.audit.classify import classify
+from cloudguard.audit.cost import bundled_prices, estimate
+from cloudguard.audit.evidence import Evidence, GenerationCheck, GenerationStatus
+from cloudguard.audit.findings import Policy
+from cloudguard.audit.model import Resource
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+COMMIT = GenerationCheck(GenerationStatus.COMMIT, "commit")
+MISSING = GenerationCheck(GenerationStatus.NOT_A_COMMIT, "no such commit")
+SHALLOW = GenerationCheck(GenerationStatus.UNVERIFIABLE, "not in this shallow clone")
+
+
+def vm(
+    *,
+    tags: dict[str, str],
+    provider: str = "azure",
+    size: str = "Standard_D4as_v6",
+    power: str = "running",
+    age: timedelta | None = timedelta(days=1),
+) -> Resource:
+    return Resource(
+        provider=provider,
+        account="sub",
+        region="eastus",
+        group="pilot",
+        id="id",
+        name="vm",
+        kind="vm",
+        size=size,
+        power_state=power,
+        created=NOW - age if age is not None else None,
+        tags=tags,
+    )
+
+
+def verdict(resource: Resource, evidence: Evidence, policy: Policy | None = None):
+    finding = classify(resource, evidence, policy or Policy(), bundled_prices(), NOW)
+    assert finding is not None
+    return finding.verdict, finding.reasons
+
+
+FULL = Evidence(
+    controller_tasks=frozenset({"known", "fixture"}),
+    fixture_ids=frozenset({"fixture", "lost-fixture"}),
+    generations={"good": COMMIT, "bad": MISSING, "shallow": SHALLOW},
+)
+
+
+@pytest.mark.parametrize(
+    ("tags", "age", "expected"),
+    [
+        ({"task-id": "known", "repository-generation": "good"}, None, ("ok", ())),
+        (
+            {"task-id": "known", "repository-generation": "shallow"},
+            None,
+            ("ok", ("unverifiable-generation",)),
+        ),
+        (
+            {"task-id": "fixture", "repository-generation": "good"},
+            None,
+            ("suspect", ("fixture-task-id",)),
+        ),
+        (
+            {"task-id": "known", "repository-generation": "bad"},
+            None,
+            ("suspect", ("unknown-generation",)),
+        ),
+        (
+            {"task-id": "known"},
+            None,
+            ("suspect", ("unknown-generation",)),
+        ),
+        (
+            {"task-id": "lost", "repository-generation": "good"},
+            None,
+            ("orphan", ("no-controller-record",)),
+        ),
+        (
+            {"task-id": "lost", "repository-generation": "good"},
+            timedelta(minutes=5),
+            ("pending", ("no-controller-record",)),
+        ),
+        (
+            {"task-id": "lost-fixture", "repository-generation": "bad"},
+            timedelta(minutes=5),
+            ("orphan", ("no-controller-record", "fixture-task-id", "unknown-generation")),
+        ),
+    ],
+)
+def test_verdicts_and_reasons(tags, age, expected):
+    assert verdict(vm(tags=tags, age=age or timedelta(days=1)), FULL) == expected
+
+
+def test_unknown_age_without_record_is_an_orphan_not_pending():
+    assert (
+        verdict(vm(tags={"task-id": "lost", "repository-generation": "good"}, age=None), FULL)[0]
+        == "orphan"
+    )
+
+
+def test_evidence_not_supplied_is_never_ok():
+    finding = classify(vm(tags={"task-id": "known"}), Evidence(), Policy(), bundled_prices(), NOW)
+    assert finding is not None
+    assert finding.verdict == "unverified"
+    checks = finding.checks
+    assert (checks.controller_record, checks.fixture_id, checks.generation) == (
+        "not-checked",
+        "not-checked",
+        "not-checked",
+    )
+
+
+def test_untagged_resources_are_not_the_fleets():
+    assert classify(vm(tags={"owner": "me"}), FULL, Policy(), bundled_prices(), NOW) is None
+
+
+def test_azure_tag_names_are_case_insensitive_and_aws_are_not():
+    tags = {"TASK-ID": "lost"}
+    assert verdict(vm(tags=tags), FULL)[0] == "orphan"
+    assert classify(vm(tags=tags, provider="aws"), FULL, Policy(), bundled_prices(), NOW) is None
+
+
+def test_leaked_wins_over_everything():
+    policy = Policy(leaked_by=(("run-id", "r1"),))
+    assert verdict(
+        vm(tags={"task-id": "known", "run-id": "r1", "repository-generation": "good"}), FULL, policy
+    ) == (
+        "leaked",
+        ("leaked-run-tag",),
+    )
+
+
+@pytest.mark.parametrize(
+    ("provider", "power", "billable", "note"),
+    [
+        ("azure", "running", True, "compute bills"),
+        ("azure", "stopped", True, "still allocated"),
+        ("azure", "deallocated", False, "disks still are"),
+        ("aws", "stopped", False, "disks still are"),
+        ("aws", "running", True, "compute bills"),
+        ("aws", "terminated", False, "nothing bills"),
+    ],
+)
+def test_billable_states(provider, power, billable, note):
+    size = "m5.large" if provider == "aws" else "Standard_D4as_v6"
+    cost = estimate(vm(tags={}, provider=provider, power=power, size=size), bundled_prices(), NOW)
+    assert cost.billable is billable
+    assert note in cost.note
+
+
+def test_hourly_and_accrued_cost():
+    cost = estimate(
+        vm(tags={}, size="standard_d4as_v6", age=timedelta(hours=10)), bundled_prices(), NOW
+    )
+    assert cost.hourly == pytest.approx(0.172)
+    assert cost.accrued == pytest.approx(1.72)
+    assert cost.currency == "USD"
+
+
+def test_unknown_sizes_say_unknown():
+    cost = estimate(vm(tags={}, size="Standard_Imaginary_v9"), bundled_prices(), NOW)
+    assert cost.billable and cost.hourly is None and cost.accrued is None
+    assert "price unknown" in cost.note
+
+
+def test_price_table_states_date_and_currency():
+    info = bundled_prices().info
+    datetime.strptime(info.as_of, "%Y-%m-%d")
+    assert info.currency == "USD"
+    assert bundled_prices().price("aws", "t3.micro") is not None

@@ -1,0 +1,80 @@
+"""Every format parses, and hostile tag values cannot break a report line."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from audit_helpers import azure_vm, controller_home, run_audit_cli, write_json
+
+HOSTILE = "evil\x1b[2J\x1b]0;pwned\x07\nsecond line\r|`<script>\u202e[bold]x[/bold]"
+LONG = "g" * 10_240
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    vms = write_json(
+        tmp_path / "az.json",
+        [
+            azure_vm("vm-hostile", tags={"task-id": HOSTILE, "repository-generation": LONG}),
+            azure_vm("vm-long", tags={"task-id": LONG}),
+            azure_vm("vm-fine", tags={"task-id": "t-ok"}, power="VM deallocated"),
+        ],
+    )
+    home = controller_home(tmp_path / "home", meta=["t-ok"])
+    return ["--inventory", str(vms), "--controller-home", str(home)]
+
+
+def _render(args, fmt):
+    result = run_audit_cli(*args, "--format", fmt)
+    assert result.exit_code == 1, result.stderr
+    return result.stdout
+
+
+def test_json_parses_keeps_exact_values_and_declares_its_schema(hostile):
+    report = json.loads(_render(hostile, "json"))
+    assert (report["schema"], report["schema_version"]) == ("cloudguard.audit", 1)
+    values = {f["resource"]["name"]: f for f in report["findings"]}
+    assert values["vm-hostile"]["task_id"] == HOSTILE
+    assert values["vm-hostile"]["generation"] == LONG
+    assert set(report["summary"]) >= {"resources", "untagged", "by_verdict", "hourly", "accrued"}
+
+
+def test_table_keeps_one_line_per_vm_and_no_escape_sequences(hostile):
+    out = _render(hostile, "table")
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    rows = [line for line in out.splitlines() if "vm-" in line]
+    assert len(rows) == 3
+    hostile_row = next(r for r in rows if "vm-hostile" in r)
+    assert "evil\\x1b[2J" in hostile_row
+    assert all(len(r) < 600 for r in rows)
+    assert "second line" not in out.replace(hostile_row, "")
+
+
+def test_markdown_rows_are_one_per_vm_and_cannot_break_the_table(hostile):
+    out = _render(hostile, "markdown")
+    rows = [line for line in out.splitlines() if line.startswith("| ")]
+    header, *body = rows
+    assert len(body) == 3
+    columns = header.count(" | ")
+    for row in body:
+        assert row.replace("\\|", "").count(" | ") == columns
+        assert "<script>" not in row and "\x1b" not in row
+    assert any("chars)" in row for row in body)  # the 10 kB value is shortened
+
+
+def test_junit_parses_with_failures_for_orphans(hostile):
+    root = ET.fromstring(_render(hostile, "junit"))
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures")) == ("3", "2")
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert cases["vm-hostile"].find("failure").get("type") == "orphan"
+    assert cases["vm-fine"].find("failure") is None
+    message = cases["vm-hostile"].find("failure").get("message")
+    assert "\n" not in message and "\x1b" not in message
+
+
+def test_unknown_format_is_a_usage_error(hostile):
+    assert run_audit_cli(*hostile, "--format", "yaml").exit_code == 2
