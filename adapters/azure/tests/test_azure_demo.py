@@ -1,0 +1,37 @@
+"""`cloudguard demo` end to end, as a user runs it: a separate process, real output."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cloudguard_azure import demo
+
+
+@pytest.mark.slow
+def test_demo_reports_the_orphan_refuses_a_reach_and_leaves_nothing() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "from cloudguard_azure.demo import main; raise SystemExit(main())"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "250", "HOME": "/nonexistent"},
+    )
+    out = done.stdout
+
+    assert done.returncode == 1, done.stderr  # the audit's code: an orphan was found
+    assert "exited 1" in out
+    row = next(line for line in out.splitlines() if demo.INCIDENT_VM in line and "orphan" in line)
+    for reason in ("no-controller-record", "fixture-task-id", "unknown-generation"):
+        assert reason in row
+    assert "Standard_D4as_v6" in row and "running" in row
+    assert re.search(r"\d+\.\d+ USD", row)  # priced: per hour and accrued
+    # The sealed run refused `az` and said so.
+    assert "sealed run exited 98" in out
+    assert "refused `az vm list`" in done.stderr
+    # Nothing is left behind.
+    (root,) = re.findall(r"under (/\S+cloudguard-demo-\w+) is removed", out)
+    assert not Path(root).exists()
