@@ -124,12 +124,8 @@ def demo() -> None:
 
 
 def _register_audit() -> None:
-    try:
-        from cloudguard.audit.command import audit
-    except ModuleNotFoundError as error:  # TODO(lead): drop once the auditor lands
-        if error.name != "cloudguard.audit.command":
-            raise
-        return
+    from cloudguard.audit.command import audit
+
     app.command("audit", help="Find fleet-tagged resources that no controller knows about.")(audit)
 
 
