@@ -1,0 +1,67 @@
+"""In-process guards: botocore, azure-core and raw sockets. Record, then refuse.
+
+    from cloudguard import inprocess
+    inprocess.install(log="/path/to/armed.jsonl")
+
+Installed by the pytest plugin in the test process and by the seal's
+`sitecustomize` in every Python child started under a seal. Importing this
+package imports no SDK: botocore and azure-core are patched when (and if)
+they are imported. Loopback endpoints are never refused; there is no
+switch that lets anything else through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from cloudguard.inprocess import azure_guard, botocore_guard, imports, patches, socket_guard
+from cloudguard.inprocess.refusal import CloudReachRefused, bind
+
+if TYPE_CHECKING:
+    from cloudguard.refuse import Policy
+
+__all__ = ["GUARDS", "CloudReachRefused", "install", "installed", "uninstall"]
+
+
+def _botocore() -> None:
+    imports.when_imported(botocore_guard.MODULE, botocore_guard.patch)
+
+
+def _azure_core() -> None:
+    imports.when_imported(azure_guard.SYNC_MODULE, azure_guard.patch_sync)
+    imports.when_imported(azure_guard.ASYNC_MODULE, azure_guard.patch_async)
+
+
+# Each guard by the `via` it records. cloudguard's own negative controls replace an entry
+# to prove the suite goes red without it; it is not a setting users have.
+GUARDS: dict[str, Callable[[], None]] = {
+    "botocore": _botocore,
+    "azure-core": _azure_core,
+    "socket": socket_guard.install,
+}
+
+_installed: set[str] = set()
+
+
+def install(*, log: str | None, policy: Policy | None = None) -> None:
+    """Bind the reach log and install every guard (idempotent: a second call only rebinds)."""
+    bind(log, policy)
+    for name, guard in GUARDS.items():
+        if name not in _installed:
+            guard()
+            _installed.add(name)
+
+
+def installed() -> frozenset[str]:
+    """The guards installed in this process (the SDK ones may still be waiting for an import)."""
+    return frozenset(_installed)
+
+
+def uninstall() -> None:
+    """Put every patched function back (for a pytest run that ends inside a longer process)."""
+    for name in (botocore_guard.MODULE, azure_guard.SYNC_MODULE, azure_guard.ASYNC_MODULE):
+        imports.forget(name)
+    patches.restore_all()
+    _installed.clear()
+    bind(None)

@@ -1,0 +1,110 @@
+"""Record, then refuse: the one way an in-process guard says no.
+
+The record is the alarm and the raise is the containment. Callers swallow
+exceptions (botocore's IMDS fetcher does, azure-identity's credential chain
+does, test code does), so the record is written first and is what fails
+the test; the exception only stops the request.
+
+`CloudReachRefused` is deliberately a plain `Exception`: not an `OSError`
+(urllib3, requests and asyncio retry or fall through those), not an
+`AzureError` (azure-core's RetryPolicy retries those: 4 records for one
+call), not a botocore error (its retry handlers retry connection errors:
+3 records). It propagates once, so one logical call makes one record.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, NoReturn
+
+from cloudguard import reach
+
+if TYPE_CHECKING:
+    from cloudguard.refuse import Policy
+
+
+class CloudReachRefused(Exception):
+    """An in-process guard refused a request to a real cloud, after recording it."""
+
+    def __init__(self, message: str, record: Mapping[str, object]) -> None:
+        super().__init__(message)
+        self.record = record
+
+
+# What each channel's user does instead, so the message says how to make the test hermetic.
+HINTS: dict[str, str] = {
+    "botocore": (
+        "mock AWS in process (moto's @mock_aws), or point the client at a loopback endpoint\n"
+        "  (endpoint_url='http://127.0.0.1:PORT', e.g. moto's ThreadedMotoServer(port=0))."
+    ),
+    "azure-core": (
+        "point the client at a local fake on loopback (base_url='https://127.0.0.1:PORT',\n"
+        "  HTTPS with a trustme certificate), or give it an in-process transport (transport=...)\n"
+        "  and a fake credential."
+    ),
+    "socket": (
+        "connect to a local fake on loopback instead of the cloud host. Instance metadata\n"
+        "  (169.254.169.254 and friends) is never reachable from a test:\n"
+        "  pass the test's own fake credentials explicitly."
+    ),
+}
+
+
+class _Binding:
+    """Where records go, and how identity variables are named. Set by `install`."""
+
+    log: str | None = None
+    policy: Policy | None = None
+
+
+binding = _Binding()
+
+
+def bind(log: str | None, policy: Policy | None = None) -> None:
+    binding.log = log
+    binding.policy = policy
+
+
+def _identity_vars() -> list[str]:
+    policy = binding.policy
+    if policy is None:
+        policy = _policy_from_environment()
+        binding.policy = policy
+    return policy.identity_vars(os.environ) if policy is not None else []
+
+
+def _policy_from_environment() -> Policy | None:
+    """A Python child has no policy handed to it; rebuild it from the live seal (refusals only)."""
+    from pathlib import Path
+
+    from cloudguard.seal import SEAL_DIR_VARIABLE, Seal, load_registry, policy
+
+    root = os.environ.get(SEAL_DIR_VARIABLE)
+    if not root:
+        return None
+    try:
+        return policy(load_registry(search_from=Path.cwd()), Seal(Path(root)))
+    except Exception:  # a broken project registry must not hide the refusal itself
+        return None
+
+
+def refuse(*, via: str, target: str, argv: Sequence[str], what: str) -> NoReturn:
+    """Record the attempt in the bound reach log, then raise CloudReachRefused."""
+    record = reach.reach_record(via=via, argv=argv, target=target, identity_vars=_identity_vars())
+    log = binding.log or os.environ.get(reach.LOG_VARIABLE, "")
+    if not log:
+        status = f"NOT recorded: no reach log is armed ({reach.LOG_VARIABLE} is not set)"
+    else:
+        try:
+            reach.append(log, record)
+            status = f"recorded in {log}: the test fails even if this exception is caught"
+        except OSError as error:
+            status = f"NOT recorded: cannot write reach log {log}: {error.strerror or error}"
+    test = record["test"]
+    message = (
+        f"cloudguard refused {what} (via {via}); no packet left this machine.\n"
+        f"  {status}" + (f"\n  test: {test}" if test else "") + "\n"
+        f"  To make the test hermetic, {HINTS.get(via, 'use a local fake on loopback.')}"
+    )
+    raise CloudReachRefused(message, record)
