@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
@@ -202,3 +203,24 @@ def test_incident_through_controller_export_on_stdin(tmp_path):
         "unknown-generation",
     ]
     assert findings["vm-ok"]["verdict"] == "ok"
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_drawn_on_stderr_only_when_it_is_a_terminal(monkeypatch):
+    from cloudguard.audit import command
+
+    quiet = io.StringIO()
+    monkeypatch.setattr(command.sys, "stderr", quiet)
+    with command._progress() as progress:
+        progress("classify", 5, 10)
+    assert quiet.getvalue() == ""
+
+    terminal = _Terminal()
+    monkeypatch.setattr(command.sys, "stderr", terminal)
+    with command._progress() as progress:
+        progress("classify", 5, 10)
+    assert "classify" in terminal.getvalue()
