@@ -40,6 +40,9 @@ PROJECT_FILE = "cloudguard.toml"
 DEFAULT_REGISTRY = Path(__file__).with_name("registry.toml")
 PROVIDER_SHIM = "cloudguard-refusing-provider"
 SEAL_LINE_PREFIX = "CLOUDGUARD_AMBIENT_SEAL"
+# First on PYTHONPATH in a sealed environment: its sitecustomize installs the in-process
+# guards (botocore, azure-core, sockets) in every Python child. See cloudguard/inprocess.
+SITECUSTOMIZE_DIR = Path(__file__).with_name("_sitecustomize")
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SHIM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -340,7 +343,15 @@ def sealed_environment(
     env[reach.LOG_VARIABLE] = log
     env[SEAL_DIR_VARIABLE] = str(seal.root)
     env["PATH"] = guard_first(seal, environ.get("PATH", ""))
+    env["PYTHONPATH"] = guards_first(environ.get("PYTHONPATH", ""))
     return env, dropped
+
+
+def guards_first(python_path: str) -> str:
+    """PYTHONPATH with the in-process guards' sitecustomize first (once, however nested)."""
+    site = str(SITECUSTOMIZE_DIR)
+    rest = [p for p in python_path.split(os.pathsep) if p != site] if python_path else []
+    return os.pathsep.join([site, *rest])
 
 
 def guard_first(seal: Seal, path: str) -> str:
