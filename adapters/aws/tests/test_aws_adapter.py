@@ -1,0 +1,179 @@
+"""The AWS adapter through real boto3 against moto in server mode on 127.0.0.1."""
+
+from __future__ import annotations
+
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from cloudguard_aws.adapter import AwsAdapter
+from moto.server import ThreadedMotoServer
+
+from cloudguard.audit.inventory_files import parse_inventory
+from cloudguard.audit.model import SweepRequest
+
+FAKE_KEYS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+AMI = "ami-12c6146b"  # one of moto's bundled images
+
+
+@pytest.fixture(scope="module")
+def moto_endpoint() -> Iterator[str]:
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def endpoint(moto_endpoint: str) -> str:
+    """The shared server, emptied: every test starts with no instances."""
+    reset = urllib.request.Request(f"{moto_endpoint}/moto-api/reset", method="POST")
+    urllib.request.urlopen(reset, timeout=10).close()
+    return moto_endpoint
+
+
+def session(_request: SweepRequest) -> Any:
+    return boto3.Session(region_name="us-east-1", **FAKE_KEYS)
+
+
+def ec2(endpoint: str, region: str = "us-east-1") -> Any:
+    return boto3.client("ec2", endpoint_url=endpoint, region_name=region, **FAKE_KEYS)
+
+
+def launch(endpoint: str, region: str, tags: dict[str, str], count: int = 1) -> list[str]:
+    spec = [{"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}]
+    answer = ec2(endpoint, region).run_instances(
+        ImageId=AMI,
+        MinCount=count,
+        MaxCount=count,
+        InstanceType="m5.xlarge",
+        TagSpecifications=spec if tags else [],
+    )
+    return [i["InstanceId"] for i in answer["Instances"]]
+
+
+def sweep(endpoint: str, **options: Any) -> Any:
+    request = SweepRequest(endpoint=endpoint, **{"regions": ("us-east-1",), **options})
+    return AwsAdapter(session_factory=session).sweep(request)
+
+
+def test_instances_are_normalised_with_tags_state_size_and_account(endpoint: str) -> None:
+    (orphan,) = launch(endpoint, "us-east-1", {"task-id": "cloud-noenv-c7", "Name": "wkr-01"})
+    launch(endpoint, "us-east-1", {})
+    (stopped,) = launch(endpoint, "us-east-1", {"task-id": "task-1"})
+    ec2(endpoint).stop_instances(InstanceIds=[stopped])
+
+    result = sweep(endpoint)
+
+    assert result.failures == ()
+    by_id = {r.id: r for r in result.resources}
+    assert len(by_id) == 3  # untagged instances are listed too: the engine counts them
+    found = by_id[orphan]
+    assert (found.provider, found.region, found.kind, found.size) == (
+        "aws",
+        "us-east-1",
+        "vm",
+        "m5.xlarge",
+    )
+    assert found.name == "wkr-01" and found.tag("task-id") == "cloud-noenv-c7"
+    assert found.power_state == "running" and found.account == "123456789012"
+    assert by_id[stopped].power_state == "stopped"
+
+
+def test_terminated_instances_are_not_swept(endpoint: str) -> None:
+    (gone,) = launch(endpoint, "us-east-1", {"task-id": "t"})
+    ec2(endpoint).terminate_instances(InstanceIds=[gone])
+
+    assert [r.id for r in sweep(endpoint).resources] == []
+
+
+def test_many_pages_are_followed(endpoint: str) -> None:
+    launch(endpoint, "us-east-1", {"task-id": "t"}, count=30)
+    launch(endpoint, "us-east-1", {"task-id": "u"}, count=30)
+
+    assert len(sweep(endpoint).resources) == 60
+
+
+def test_every_enabled_region_is_swept_when_none_is_named(endpoint: str) -> None:
+    launch(endpoint, "eu-west-1", {"task-id": "t"})
+    launch(endpoint, "us-west-2", {"task-id": "u"})
+
+    result = AwsAdapter(session_factory=session).sweep(
+        SweepRequest(endpoint=endpoint, concurrency=8)
+    )
+
+    assert result.failures == ()
+    assert sorted(r.region for r in result.resources) == ["eu-west-1", "us-west-2"]
+
+
+def test_unattached_fleet_volumes_are_reported_as_disks(endpoint: str) -> None:
+    client = ec2(endpoint)
+    tagged = [{"ResourceType": "volume", "Tags": [{"Key": "task-id", "Value": "cloud-noenv-c7"}]}]
+    kept = client.create_volume(
+        AvailabilityZone="us-east-1a", Size=64, VolumeType="gp3", TagSpecifications=tagged
+    )
+    client.create_volume(AvailabilityZone="us-east-1a", Size=8)  # not the fleet's
+
+    (disk,) = sweep(endpoint).resources
+
+    assert disk.kind == "disk" and disk.id == kept["VolumeId"] and disk.size == "gp3 64 GiB"
+    assert disk.tag("task-id") == "cloud-noenv-c7"
+
+
+def test_live_and_offline_paths_give_the_same_records(endpoint: str) -> None:
+    launch(
+        endpoint, "us-east-1", {"task-id": "cloud-noenv-c7", "repository-generation": "deadbeef"}
+    )
+    document = ec2(endpoint).describe_instances()
+    printed = [  # what `aws ec2 describe-instances` prints: times as text
+        {
+            **r,
+            "Instances": [{**i, "LaunchTime": i["LaunchTime"].isoformat()} for i in r["Instances"]],
+        }
+        for r in document["Reservations"]
+    ]
+    offline = parse_inventory({"Reservations": printed}, source="file")
+
+    (live,) = sweep(endpoint).resources
+
+    assert [(r.id, r.power_state, r.created, dict(r.tags)) for r in offline] == [
+        (live.id, live.power_state, live.created, dict(live.tags))
+    ]
+
+
+def test_an_unreachable_region_is_a_named_failure_and_the_others_still_report(
+    endpoint: str,
+) -> None:
+    launch(endpoint, "us-east-1", {"task-id": "t"})
+
+    def flaky(request: SweepRequest) -> Any:
+        return boto3.Session(region_name="us-east-1", **FAKE_KEYS)
+
+    adapter = AwsAdapter(session_factory=flaky)
+    good = adapter.sweep(SweepRequest(endpoint=endpoint, regions=("us-east-1",)))
+    bad = adapter.sweep(SweepRequest(endpoint="http://127.0.0.1:9", regions=("us-east-1",)))
+
+    assert len(good.resources) == 1 and good.failures == ()
+    (failure,) = bad.failures
+    assert failure.source == "aws account" and "127.0.0.1:9" in failure.reason
+
+
+def test_missing_credentials_name_the_chain_tried(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    for name in list(__import__("os").environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # never probe 169.254.169.254
+
+    result = AwsAdapter().sweep(SweepRequest(regions=("us-east-1",), endpoint="http://127.0.0.1:9"))
+
+    (failure,) = result.failures
+    assert failure.source == "aws credentials"
+    assert "no AWS credentials found; tried: environment variables" in failure.reason
+    assert "instance metadata" in failure.reason
