@@ -100,7 +100,7 @@ def audit(
     concurrency: Annotated[
         int | None,
         typer.Option(
-            min=1, help="Parallel requests per provider [default: 4].", rich_help_panel=_LIVE
+            min=1, help="Parallel requests per provider (default: 4).", rich_help_panel=_LIVE
         ),
     ] = None,
     management_endpoint: Annotated[
@@ -114,12 +114,12 @@ def audit(
     task_tag: Annotated[
         str | None,
         typer.Option(
-            help="Tag naming the fleet task [default: task-id]; untagged = not the fleet's."
+            help="Tag naming the fleet task (default: task-id); untagged = not the fleet's."
         ),
     ] = None,
     generation_tag: Annotated[
         str | None,
-        typer.Option(help="Tag naming the repository generation [default: repository-generation]."),
+        typer.Option(help="Tag naming the repository generation (default: repository-generation)."),
     ] = None,
     controller_home: Annotated[
         str | None,
@@ -150,7 +150,7 @@ def audit(
         typer.Option(
             metavar="PATH",
             help="Test corpus: a task id found in it literally is a fixture id "
-            "(repeatable) [default: <repo>/tests].",
+            "(repeatable) (default: <repo>/tests).",
             rich_help_panel=_EVIDENCE,
         ),
     ] = None,
@@ -166,7 +166,7 @@ def audit(
         str | None,
         typer.Option(
             metavar="DURATION",
-            help="A VM younger than this without a record is pending [default: 2h].",
+            help="A VM younger than this without a record is pending (default: 2h).",
         ),
     ] = None,
     leaked_by: Annotated[
@@ -181,7 +181,7 @@ def audit(
         typer.Option(
             "--format",
             metavar="table|json|markdown|junit",
-            help="Report format [default: table].",
+            help="Report format (default: table).",
             rich_help_panel=_REPORT,
         ),
     ] = None,
@@ -195,7 +195,7 @@ def audit(
         str | None,
         typer.Option(
             metavar="orphan|suspect",
-            help="Exit 1 on orphans/leaked (orphan) or also on suspects [default: orphan].",
+            help="Exit 1 on orphans/leaked (orphan) or also on suspects (default: orphan).",
             rich_help_panel=_REPORT,
         ),
     ] = None,
@@ -203,7 +203,7 @@ def audit(
         Path | None,
         typer.Option(
             metavar="FILE",
-            help="Config file [default: cloudguard.toml in this directory or a parent].",
+            help="Config file (default: cloudguard.toml in this directory or a parent).",
         ),
     ] = None,
 ) -> None:
