@@ -268,8 +268,12 @@ def audit(
             inventories, sources, policy, bundled_prices(), datetime.now(UTC), progress
         )
 
+    from cloudguard.audit.formats.text import one_line
+
     for failure in report.failures:
-        typer.echo(f"cloudguard audit: could not read {failure.source}: {failure.reason}", err=True)
+        # Reasons can quote adapter exceptions and file names: one escaped line each.
+        source, reason = one_line(failure.source, 300), one_line(failure.reason, 500)
+        typer.echo(f"cloudguard audit: could not read {source}: {reason}", err=True)
     code = exit_code(report)
     destination = options["output"]
     color = destination is None and options["format"] == "table" and sys.stdout.isatty()
