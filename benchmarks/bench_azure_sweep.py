@@ -94,7 +94,7 @@ def naive_sweep(base_url: str, ca_pem: str) -> set[tuple[str, str]]:
     from cloudguard_azure.normalise import group_of, power_state
 
     credential = StaticTokenCredential()
-    options = {"base_url": base_url, "connection_verify": ca_pem}
+    options: dict[str, Any] = {"base_url": base_url, "connection_verify": ca_pem}
     compute = {s: ComputeManagementClient(credential, s, **options) for s in SUBSCRIPTIONS}
     with ThreadPoolExecutor(CONCURRENCY) as pool:
         groups = [
@@ -103,12 +103,12 @@ def naive_sweep(base_url: str, ca_pem: str) -> set[tuple[str, str]]:
             for g in ResourceManagementClient(credential, sub, **options).resource_groups.list()
         ]
         listed = pool.map(lambda sg: list(compute[sg[0]].virtual_machines.list(sg[1])), groups)
-        vms = [(vm.id.split("/")[2], vm) for page in listed for vm in page]
+        vms = [(str(vm.id).split("/")[2], vm) for page in listed for vm in page]
 
         def view(item: tuple[str, Any]) -> tuple[str, str]:
             sub, vm = item
-            statuses = compute[sub].virtual_machines.instance_view(group_of(vm.id), vm.name)
-            return vm.id.casefold(), power_state(statuses.statuses)
+            statuses = compute[sub].virtual_machines.instance_view(group_of(str(vm.id)), vm.name)
+            return str(vm.id).casefold(), power_state(statuses.statuses)
 
         return set(pool.map(view, vms))
 
