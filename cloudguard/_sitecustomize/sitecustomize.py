@@ -24,14 +24,15 @@ import sys
 
 def _chain() -> None:
     """Execute the sitecustomize this one shadows, as if it had been found first."""
-    import importlib.machinery
-    import importlib.util
-
+    # The PathFinder already on sys.meta_path: importing importlib.machinery costs every child.
+    finder = next(f for f in sys.meta_path if getattr(f, "__name__", "") == "PathFinder")
     here = os.path.dirname(os.path.abspath(__file__))
     rest = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    spec = finder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return
+    import importlib.util
+
     module = importlib.util.module_from_spec(spec)
     sys.modules["sitecustomize"] = module
     spec.loader.exec_module(module)
@@ -45,9 +46,15 @@ def _install(log: str) -> None:
     if added:
         sys.path.insert(0, package_parent)
     try:
+        import cloudguard
         from cloudguard import inprocess
 
         inprocess.install(log=log)
+        # pytest marks its plugins' packages for assertion rewriting and warns when one is
+        # already imported, as here in a sealed xdist worker. cloudguard has nothing to
+        # rewrite; this is how pytest is told so (it reads the package docstring).
+        if "PYTEST_DONT_REWRITE" not in (cloudguard.__doc__ or ""):
+            cloudguard.__doc__ = (cloudguard.__doc__ or "") + "\n\nPYTEST_DONT_REWRITE\n"
     finally:
         if added and package_parent in sys.path:
             sys.path.remove(package_parent)

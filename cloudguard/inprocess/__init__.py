@@ -12,25 +12,50 @@ switch that lets anything else through.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-from cloudguard.inprocess import azure_guard, botocore_guard, imports, patches, socket_guard
+from cloudguard.inprocess import imports, patches, socket_guard
 from cloudguard.inprocess.refusal import CloudReachRefused, bind
 
+TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Python child ~5 ms
+
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import ModuleType
+
     from cloudguard.refuse import Policy
+
+# The SDK guards import urllib.parse; they are imported only when their SDK is.
+BOTOCORE_MODULE = "botocore.httpsession"
+AZURE_SYNC_MODULE = "azure.core.pipeline._base"
+AZURE_ASYNC_MODULE = "azure.core.pipeline._base_async"
 
 __all__ = ["GUARDS", "CloudReachRefused", "install", "installed", "uninstall"]
 
 
+def _patch_botocore(module: ModuleType) -> None:
+    from cloudguard.inprocess import botocore_guard
+
+    botocore_guard.patch(module)
+
+
+def _patch_azure_sync(module: ModuleType) -> None:
+    from cloudguard.inprocess import azure_guard
+
+    azure_guard.patch_sync(module)
+
+
+def _patch_azure_async(module: ModuleType) -> None:
+    from cloudguard.inprocess import azure_guard
+
+    azure_guard.patch_async(module)
+
+
 def _botocore() -> None:
-    imports.when_imported(botocore_guard.MODULE, botocore_guard.patch)
+    imports.when_imported(BOTOCORE_MODULE, _patch_botocore)
 
 
 def _azure_core() -> None:
-    imports.when_imported(azure_guard.SYNC_MODULE, azure_guard.patch_sync)
-    imports.when_imported(azure_guard.ASYNC_MODULE, azure_guard.patch_async)
+    imports.when_imported(AZURE_SYNC_MODULE, _patch_azure_sync)
+    imports.when_imported(AZURE_ASYNC_MODULE, _patch_azure_async)
 
 
 # Each guard by the `via` it records. cloudguard's own negative controls replace an entry
@@ -60,7 +85,7 @@ def installed() -> frozenset[str]:
 
 def uninstall() -> None:
     """Put every patched function back (for a pytest run that ends inside a longer process)."""
-    for name in (botocore_guard.MODULE, azure_guard.SYNC_MODULE, azure_guard.ASYNC_MODULE):
+    for name in (BOTOCORE_MODULE, AZURE_SYNC_MODULE, AZURE_ASYNC_MODULE):
         imports.forget(name)
     patches.restore_all()
     _installed.clear()

@@ -22,9 +22,6 @@ from urllib.parse import urlsplit
 from cloudguard.inprocess import hosts, patches
 from cloudguard.inprocess.refusal import refuse
 
-SYNC_MODULE = "azure.core.pipeline._base"
-ASYNC_MODULE = "azure.core.pipeline._base_async"
-
 NETWORK_TRANSPORTS = frozenset(
     {
         ("azure.core.pipeline.transport._requests_basic", "RequestsTransport"),

@@ -18,8 +18,6 @@ from urllib.parse import urlsplit
 from cloudguard.inprocess import hosts, patches
 from cloudguard.inprocess.refusal import refuse
 
-MODULE = "botocore.httpsession"
-
 
 def patch(module: ModuleType) -> None:
     patches.swap(module.URLLib3Session, "send", _guarded_send)

@@ -9,11 +9,15 @@ session and every sealed Python child 100+ ms for SDKs it may never use.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from importlib.machinery import ModuleSpec
-from types import ModuleType
 
-Patch = Callable[[ModuleType], None]
+TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Python child ~5 ms
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
+
+    Patch = Callable[[ModuleType], None]
 
 _pending: dict[str, Patch] = {}
 

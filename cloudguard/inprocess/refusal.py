@@ -15,12 +15,13 @@ call), not a botocore error (its retry handlers retry connection errors:
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, NoReturn
 
-from cloudguard import reach
+TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Python child ~5 ms
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import NoReturn
+
     from cloudguard.refuse import Policy
 
 
@@ -91,6 +92,8 @@ def _policy_from_environment() -> Policy | None:
 
 def refuse(*, via: str, target: str, argv: Sequence[str], what: str) -> NoReturn:
     """Record the attempt in the bound reach log, then raise CloudReachRefused."""
+    from cloudguard import reach  # here, not at the top: every sealed Python child imports us
+
     record = reach.reach_record(via=via, argv=argv, target=target, identity_vars=_identity_vars())
     log = binding.log or os.environ.get(reach.LOG_VARIABLE, "")
     if not log:

@@ -1,0 +1,428 @@
+"""cloudguard's pytest plugin: every test sealed, every reach attributed to the test that made it.
+
+Enabled by `--cloudguard`, by `cloudguard = true` in the pytest ini settings,
+or by running under `cloudguard run` (then the run's seal and log are used).
+When enabled, before the first test:
+
+- `os.environ` is sealed exactly as `cloudguard run` seals a process (same
+  registry, the project's cloudguard.toml included, same single seal line),
+  so every subprocess gets the refusing shims, provider and sitecustomize;
+- a reach log is armed (`--cloudguard-log PATH`, else a temporary file kept
+  when the session is red);
+- the in-process guards (botocore, azure-core, sockets) are installed.
+
+Then each test runs with `CLOUDGUARD_TEST=<nodeid>` and the log position at
+its start. After each phase the plugin looks at what was appended since
+(one `stat` when nothing was: the common case costs nothing) and fails the
+test for every record naming it. Under pytest-xdist the workers share one
+log, so each checks only records naming its own test; the controller seals
+before the workers start (they inherit the seal) and lists every reach in
+the terminal summary. Any unexpected reach makes the session exit 98.
+
+There is no marker, option or variable that lets a test reach a cloud.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+import tempfile
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from cloudguard import exit_codes, inprocess, reach
+from cloudguard import seal as sealing
+
+Record = Mapping[str, object]
+
+# How each channel is made hermetic; the failure message names the ones that were used.
+HERMETIC = {
+    "botocore": "AWS SDK: mock it in process (moto's @mock_aws) or give the client a loopback\n"
+    "    endpoint_url (moto's ThreadedMotoServer(port=0) on 127.0.0.1).",
+    "azure-core": "Azure SDK: point the client at a local fake on loopback over HTTPS\n"
+    "    (base_url='https://127.0.0.1:PORT', trustme certificate) with a fake credential,\n"
+    "    or give it an in-process transport.",
+    "socket": "socket: connect to a local fake on loopback; instance metadata (169.254.169.254)\n"
+    "    is never reachable from a test, so pass the test's own fake credentials explicitly.",
+    "provider": "provider: name the test's own fake provider in the environment it gives its\n"
+    "    subprocess.",
+}
+SHIM_HINT = (
+    "`{tool}` CLI: put a fake `{tool}` of the test's own first on the PATH it gives its\n"
+    "    subprocess (a fakebin directory)."
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("cloudguard", "cloudguard: seal the session, fail tests that reach")
+    group.addoption(
+        "--cloudguard",
+        action="store_true",
+        default=False,
+        help="Seal the session and fail every test that reaches a real cloud.",
+    )
+    group.addoption(
+        "--cloudguard-log",
+        metavar="PATH",
+        default=None,
+        help="Reach log to arm (default: a temporary file, kept when the session is red).",
+    )
+    parser.addini(
+        "cloudguard", type="bool", default=False, help="Enable cloudguard (as --cloudguard)."
+    )
+
+
+def _under_seal(environ: Mapping[str, str]) -> bool:
+    """Running under `cloudguard run`, or an xdist worker of a sealed controller."""
+    return bool(environ.get(reach.LOG_VARIABLE) and environ.get(sealing.SEAL_DIR_VARIABLE))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if not (
+        config.getoption("cloudguard", False)
+        or config.getini("cloudguard")
+        or _under_seal(os.environ)
+    ):
+        return
+    try:
+        guard = SessionGuard.begin(config)
+    except (sealing.RegistryError, reach.ReachLogError, OSError) as error:
+        pytest.exit(
+            f"cloudguard: refused admission: {error}", returncode=exit_codes.REFUSED_ADMISSION
+        )
+    config.stash[_GUARD] = guard
+    config.pluginmanager.register(guard, "cloudguard-session")
+
+
+_GUARD = pytest.StashKey["SessionGuard"]()
+
+
+@dataclass
+class TestWindow:
+    """One test's view of the log: what it recorded, what it declared expected, what failed it."""
+
+    nodeid: str
+    checked: int  # byte offset up to which the log has been read for this test
+    reaches: list[Record] = field(default_factory=list)
+    expected: list[int] = field(default_factory=list)  # indexes into reaches
+    reported: list[int] = field(default_factory=list)
+
+    def unreported(self) -> list[Record]:
+        done = set(self.expected) | set(self.reported)
+        fresh = [i for i in range(len(self.reaches)) if i not in done]
+        self.reported.extend(fresh)
+        return [self.reaches[i] for i in fresh]
+
+
+class SessionGuard:
+    """The enabled plugin for one session (controller, worker or plain process)."""
+
+    def __init__(
+        self,
+        config: pytest.Config,
+        *,
+        log: str,
+        start: int,
+        owned_seal: sealing.Seal | None,
+        owned_log: bool,
+        original_environ: dict[str, str] | None,
+    ) -> None:
+        self.config = config
+        self.log = log
+        self.start = start
+        self.owned_seal = owned_seal
+        self.owned_log = owned_log
+        self.original_environ = original_environ
+        self.worker = hasattr(config, "workerinput")
+        # Workers share the log, so only a record naming the test is the test's; a plain
+        # process also owns unnamed records made during the test (a child with a scrubbed env).
+        self.shared_log = self.worker or bool(os.environ.get("PYTEST_XDIST_WORKER"))
+        self.window: TestWindow | None = None
+        self.expected: list[Record] = []  # reaches the tests declared (cloudguard.expect)
+        self.summary: list[tuple[Record, bool]] = []  # (record, expected) for the whole session
+        self.red = False
+
+    # -- start and stop ------------------------------------------------------------------
+
+    @classmethod
+    def begin(cls, config: pytest.Config) -> SessionGuard:
+        registry = sealing.load_registry(search_from=config.rootpath)
+        if _under_seal(os.environ):
+            # Under `cloudguard run`, or a worker of a sealed controller: the seal and the log
+            # are already in place, and the seal line was printed by whoever made them.
+            log = os.environ[reach.LOG_VARIABLE]
+            start = _read(log, 0).end
+            live = sealing.Seal(Path(os.environ[sealing.SEAL_DIR_VARIABLE]))
+            inprocess.install(log=log, policy=sealing.policy(registry, live))
+            return cls(
+                config,
+                log=log,
+                start=start,
+                owned_seal=None,
+                owned_log=False,
+                original_environ=None,
+            )
+        log, start, owned_log = _arm(config.getoption("cloudguard_log"))
+        seal = sealing.create_seal(registry)
+        env, dropped = sealing.sealed_environment(os.environ, registry, seal, log)
+        original = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(env)
+        sys.stderr.write(sealing.seal_line(dropped) + "\n")
+        sys.stderr.flush()
+        inprocess.install(log=log, policy=sealing.policy(registry, seal))
+        return cls(
+            config,
+            log=log,
+            start=start,
+            owned_seal=seal,
+            owned_log=owned_log,
+            original_environ=original,
+        )
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        inprocess.uninstall()
+        if self.original_environ is not None:
+            os.environ.clear()
+            os.environ.update(self.original_environ)
+        if self.owned_seal is not None:
+            self.owned_seal.remove()
+        if self.owned_log and not self.red:
+            Path(self.log).unlink(missing_ok=True)
+
+    # -- per test ------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
+        os.environ[reach.TEST_VARIABLE] = item.nodeid
+        self.window = TestWindow(item.nodeid, checked=_size(self.log))
+        try:
+            return (yield)
+        finally:
+            self.window = None
+            os.environ.pop(reach.TEST_VARIABLE, None)
+
+    # tryfirst on a wrapper: outermost, so it sees the report after xfail/skip handling
+    # and a reach in an xfail test is still a failure.
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        window = self.window
+        if window is None or window.nodeid != item.nodeid:
+            return report
+        try:
+            self.refresh(window)
+            reached = window.unreported()
+        except reach.ReachLogError as error:
+            reached = []
+            _fail(report, item, f"cloudguard: {error}: the alarm cannot be read, failing closed")
+        if reached:
+            _fail(report, item, failure_message(reached, self.log))
+        if call.when == "teardown":
+            report.cloudguard_expected = [window.reaches[i] for i in window.expected]  # type: ignore[attr-defined]
+        return report
+
+    def refresh(self, window: TestWindow) -> None:
+        """Read what was appended since the last look; one stat when nothing was."""
+        if _size(self.log) == window.checked:
+            return
+        log = _read(self.log, window.checked)
+        window.checked = log.end
+        for record in log.reaches:
+            test = record.get("test")
+            if test == window.nodeid or (not test and not self.shared_log):
+                window.reaches.append(record)
+
+    # -- the session's verdict (controller or plain process) -----------------------------
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.expected.extend(getattr(report, "cloudguard_expected", ()) or ())
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.worker:
+            return
+        try:
+            records = _read(self.log, self.start).reaches
+        except reach.ReachLogError as error:
+            self.red = True
+            sys.stderr.write(f"cloudguard: {error}: the alarm cannot be read, failing closed\n")
+            session.exitstatus = exit_codes.REFUSED_ADMISSION
+            return
+        expected = list(self.expected)
+        for record in records:
+            if record in expected:
+                expected.remove(record)
+                self.summary.append((record, True))
+            else:
+                self.summary.append((record, False))
+        if any(not was_expected for _, was_expected in self.summary):
+            self.red = True
+            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+                session.exitstatus = exit_codes.REACH_REFUSED
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.worker or not self.summary:
+            return
+        unexpected = [r for r, was_expected in self.summary if not was_expected]
+        title = f"cloudguard: {len(unexpected)} cloud reach(es) refused and recorded"
+        terminalreporter.section(title, sep="=", red=bool(unexpected), bold=True)
+        for record, was_expected in self.summary:
+            tag = "expected by its test (cloudguard.expect): " if was_expected else ""
+            terminalreporter.write_line(tag + reach.describe(record))
+        if unexpected:
+            terminalreporter.write_line(
+                f"reach log kept: {self.log} (exit status {exit_codes.REACH_REFUSED})"
+            )
+
+
+# -- the log -------------------------------------------------------------------------------
+
+
+def _arm(requested: str | None) -> tuple[str, int, bool]:
+    """(path, offset where this session starts, whether the file is ours to remove)."""
+    if requested:
+        if os.path.exists(requested) and os.path.getsize(requested) > 0:
+            return requested, _read(requested, 0).end, False  # keep earlier evidence
+        return requested, reach.arm(requested, by="cloudguard pytest plugin"), False
+    handle, path = tempfile.mkstemp(prefix="cloudguard-reach-", suffix=".jsonl")
+    os.close(handle)
+    return path, reach.arm(path, by="cloudguard pytest plugin"), True
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1  # deleted: differs from any offset, so the next read names the problem
+
+
+@contextmanager
+def _shared_lock(path: str) -> Iterator[None]:
+    """Writers append under an exclusive flock: a shared one means no half-written line."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        yield  # reach.read names the missing log
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _read(path: str, start: int) -> reach.ReachLog:
+    with _shared_lock(path):
+        return reach.read(path, start=start)
+
+
+# -- the failure ---------------------------------------------------------------------------
+
+
+def failure_message(reached: Sequence[Record], log: str) -> str:
+    named = ", ".join(dict.fromkeys(f"{r.get('via')} -> {r.get('target')}" for r in reached))
+    lines = [
+        f"cloudguard: this test reached a real cloud: {named}",
+        f"Each attempt ({len(reached)}) was refused before any packet left and recorded;",
+        "the record fails the test even where the exception was caught.",
+    ]
+    for record in reached:
+        lines.append("  " + reach.describe(record).replace("\n", "\n  "))
+    lines.append(f"Reach log: {log}")
+    lines.append("To make the test hermetic:")
+    for via in dict.fromkeys(str(r.get("via")) for r in reached):
+        if via.endswith("-shim"):
+            lines.append("  " + SHIM_HINT.format(tool=via.removesuffix("-shim")))
+        else:
+            lines.append("  " + HERMETIC.get(via, f"{via}: use a local fake on loopback."))
+    return "\n".join(lines)
+
+
+def _fail(report: pytest.TestReport, item: pytest.Item, message: str) -> None:
+    """Turn the report into a failure naming the reach, keeping any failure already there."""
+    if report.failed:
+        report.sections.append(("cloudguard", message))
+        return
+    try:
+        raise pytest.fail.Exception(message, pytrace=False)
+    except pytest.fail.Exception:
+        excinfo = pytest.ExceptionInfo.from_current()
+    report.longrepr = item.repr_failure(excinfo)
+    report.outcome = "failed"
+    if hasattr(report, "wasxfail"):
+        del report.wasxfail
+
+
+# -- the fixture ---------------------------------------------------------------------------
+
+
+class CloudGuard:
+    """The current test's reaches, as the plugin sees them."""
+
+    def __init__(self, guard: SessionGuard, nodeid: str) -> None:
+        self._guard = guard
+        self._nodeid = nodeid
+
+    def _window(self) -> TestWindow:
+        window = self._guard.window
+        if window is None or window.nodeid != self._nodeid:
+            raise RuntimeError("the cloudguard fixture is used outside its own test")
+        self._guard.refresh(window)
+        return window
+
+    @property
+    def log(self) -> str:
+        return self._guard.log
+
+    @property
+    def reaches(self) -> tuple[Record, ...]:
+        """Every reach this test has recorded so far, expected or not."""
+        return tuple(self._window().reaches)
+
+    def expect(self, *, via: str, target: str | None = None) -> list[Record]:
+        """Assert that this test's reach through `via` (to `target`) was refused and recorded.
+
+        The matching records, and only those, no longer fail the test: the test states
+        in its own code that it made them. The call was still refused; nothing was let
+        through. Raises AssertionError when no such reach was recorded.
+        """
+        window = self._window()
+        matched = [
+            i
+            for i, record in enumerate(window.reaches)
+            if record.get("via") == via
+            and (target is None or record.get("target") == target)
+            and i not in window.expected
+            and i not in window.reported
+        ]
+        if not matched:
+            seen = ", ".join(f"{r.get('via')} -> {r.get('target')}" for r in window.reaches)
+            wanted = via + (f" -> {target}" if target else "")
+            raise AssertionError(
+                f"cloudguard: expected a reach {wanted} refused and recorded by this test; "
+                f"recorded: {seen or 'none'}"
+            )
+        window.expected.extend(matched)
+        return [window.reaches[i] for i in matched]
+
+
+@pytest.fixture
+def cloudguard(request: pytest.FixtureRequest) -> CloudGuard:
+    """This test's reaches (`.reaches`) and `.expect(via=..., target=...)`."""
+    guard = request.config.stash.get(_GUARD, None)
+    if guard is None:
+        pytest.fail(
+            "the cloudguard fixture needs the plugin enabled: pass --cloudguard, or set "
+            "`cloudguard = true` in the pytest ini settings",
+            pytrace=False,
+        )
+    return CloudGuard(guard, request.node.nodeid)
