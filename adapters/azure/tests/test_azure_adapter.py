@@ -216,6 +216,20 @@ def test_403_for_one_subscription_is_named_and_the_others_reported(arm: FakeArm)
     assert arm.faults.requests["GET vm_list_all"] == 3  # a 403 is not retried
 
 
+def test_401_for_one_subscription_is_named_and_the_others_reported(arm: FakeArm) -> None:
+    arm.state.add_vm(SUB_A, "pilot", "vm-a")
+    arm.state.add_vm(SUB_B, "pilot", "vm-b")
+    # A token from the wrong tenant: ARM answers 401 on every call for that subscription.
+    arm.faults.inject(401, times=100, match=f"/subscriptions/{SUB_B}/")
+
+    result = adapter().sweep(request_for(arm, subscriptions=(SUB_A, SUB_B)))
+
+    assert [r.name for r in result.resources] == ["vm-a"]
+    (failure,) = result.failures
+    assert failure.source == f"azure subscription {SUB_B}"
+    assert failure.reason.startswith("HTTP 401 InvalidAuthenticationTokenTenant")
+
+
 def test_malformed_page_makes_the_subscription_a_failure_not_a_partial_list(
     arm: FakeArm,
 ) -> None:

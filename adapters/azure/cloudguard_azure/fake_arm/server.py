@@ -29,9 +29,27 @@ from cloudguard_azure.fake_arm.faults import Faults
 from cloudguard_azure.fake_arm.routes import Context, Request, Response, arm_error
 from cloudguard_azure.fake_arm.state import ArmState
 
-_THROTTLED = (
-    "The request is being throttled as the limit has been reached for operation type - Read."
+_CHALLENGE = (
+    'Bearer authorization_uri="https://login.microsoftonline.com/common", '
+    'error="invalid_token", '
+    'error_description="The authentication failed because of missing '
+    "'Authorization' header.\""
 )
+# What ARM says along with each injected status: (error code, message).
+_INJECTED = {
+    401: (
+        "InvalidAuthenticationTokenTenant",
+        "The access token is from the wrong issuer. It must match the tenant "
+        "associated with this subscription.",
+    ),
+    429: (
+        "TooManyRequests",
+        "The request is being throttled as the limit has been reached for operation type - Read.",
+    ),
+    500: ("InternalServerError", "Encountered internal server error."),
+    502: ("BadGateway", "The gateway did not receive a response in time."),
+    503: ("ServiceUnavailable", "The service is temporarily unavailable."),
+}
 
 
 def handle(ctx: Context, method: str, raw_path: str, headers: Any, host: str) -> Response:
@@ -51,12 +69,7 @@ def handle(ctx: Context, method: str, raw_path: str, headers: Any, host: str) ->
             "AuthenticationFailed",
             "Authentication failed. The 'Authorization' header is missing.",
         )
-        response.headers["WWW-Authenticate"] = (
-            'Bearer authorization_uri="https://login.microsoftonline.com/common", '
-            'error="invalid_token", '
-            'error_description="The authentication failed because of missing '
-            "'Authorization' header.\""
-        )
+        response.headers["WWW-Authenticate"] = _CHALLENGE
         return response
     if "api-version" not in query:
         return arm_error(
@@ -65,12 +78,10 @@ def handle(ctx: Context, method: str, raw_path: str, headers: Any, host: str) ->
             "The api-version query parameter (?api-version=) is required for all requests.",
         )
     if rule := ctx.faults.take_rule(path):
-        if rule.status == 429:
-            response = arm_error(429, "TooManyRequests", _THROTTLED)
-        else:
-            response = arm_error(
-                rule.status, "InternalServerError", "Encountered internal server error."
-            )
+        code, message = _INJECTED.get(rule.status, _INJECTED[500])
+        response = arm_error(rule.status, code, message)
+        if rule.status == 401:
+            response.headers["WWW-Authenticate"] = _CHALLENGE
         if rule.retry_after is not None:
             response.headers["Retry-After"] = str(rule.retry_after)
         return response
