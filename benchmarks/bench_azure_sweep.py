@@ -94,7 +94,11 @@ def naive_sweep(base_url: str, ca_pem: str) -> set[tuple[str, str]]:
     from cloudguard_azure.normalise import group_of, power_state
 
     credential = StaticTokenCredential()
-    options: dict[str, Any] = {"base_url": base_url, "connection_verify": ca_pem}
+    options: dict[str, Any] = {
+        "base_url": base_url,
+        "connection_verify": ca_pem,
+        "use_env_settings": False,  # as the adapter does for a loopback endpoint
+    }
     compute = {s: ComputeManagementClient(credential, s, **options) for s in SUBSCRIPTIONS}
     with ThreadPoolExecutor(CONCURRENCY) as pool:
         groups = [

@@ -176,6 +176,10 @@ class AzureAdapter:
         }
         if request.endpoint:
             options["base_url"] = request.endpoint.rstrip("/")
+            if credentials.is_loopback(request.endpoint):
+                # A loopback endpoint is reached directly: an HTTPS_PROXY from the
+                # environment must not carry it (and its token) off the machine.
+                options["use_env_settings"] = False
         if request.ca_bundle:
             options["connection_verify"] = request.ca_bundle
         return options

@@ -34,4 +34,10 @@ def adapter() -> AzureAdapter:
 
 
 def sdk_options(arm: FakeArm) -> dict[str, Any]:
-    return {"base_url": arm.base_url, "connection_verify": arm.ca_pem, "retry_backoff_factor": 0.01}
+    # use_env_settings=False: no HTTPS_PROXY from the environment may carry loopback traffic.
+    return {
+        "base_url": arm.base_url,
+        "connection_verify": arm.ca_pem,
+        "retry_backoff_factor": 0.01,
+        "use_env_settings": False,
+    }

@@ -267,6 +267,19 @@ def test_all_subscriptions_listing_refused_is_named(arm: FakeArm) -> None:
     assert "HTTP 500" in failure.reason
 
 
+def test_a_proxy_in_the_environment_never_carries_loopback_traffic(
+    arm: FakeArm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    arm.state.add_vm(SUB_A, "pilot", "vm-1")
+    # A proxy that does not exist: had the SDK used it, the sweep would fail.
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY"):
+        monkeypatch.setenv(name, "http://127.0.0.2:9")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    result = adapter().sweep(request_for(arm))
+    assert result.failures == () and len(result.resources) == 1
+
+
 def test_an_explicit_credential_object_is_used_as_given(arm: FakeArm) -> None:
     arm.state.add_vm(SUB_A, "pilot", "vm-1")
     credential = arm.credential()
