@@ -62,6 +62,10 @@ def bundled_prices() -> PriceTable:
 
 def estimate(resource: Resource, prices: PriceTable, now: datetime) -> Cost:
     currency = prices.info.currency
+    if resource.kind == "disk":
+        # Adapters report only disks attached to nothing: they bill storage with no VM.
+        note = f"unattached disk ({resource.size or 'size unknown'}): storage bills; not priced here"
+        return Cost(billable=True, note=note, hourly=None, accrued=None, currency=currency)
     billable = resource.power_state in _BILLABLE_STATES.get(resource.provider, frozenset())
     if billable:
         note = f"{resource.power_state}: compute bills"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -169,6 +170,15 @@ def test_unknown_sizes_say_unknown():
     cost = estimate(vm(tags={}, size="Standard_Imaginary_v9"), bundled_prices(), NOW)
     assert cost.billable and cost.hourly is None and cost.accrued is None
     assert "price unknown" in cost.note
+
+
+def test_an_unattached_disk_bills_storage_and_says_it_is_not_priced():
+    disk = replace(vm(tags={}, power="unknown"), kind="disk", size="Premium_LRS 128 GiB")
+
+    cost = estimate(disk, bundled_prices(), NOW)
+
+    assert cost.billable is True and cost.hourly is None and cost.accrued is None
+    assert "unattached disk (Premium_LRS 128 GiB): storage bills" in cost.note
 
 
 def test_price_table_states_date_and_currency():
