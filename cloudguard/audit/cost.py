@@ -64,7 +64,8 @@ def estimate(resource: Resource, prices: PriceTable, now: datetime) -> Cost:
     currency = prices.info.currency
     if resource.kind == "disk":
         # Adapters report only disks attached to nothing: they bill storage with no VM.
-        note = f"unattached disk ({resource.size or 'size unknown'}): storage bills; not priced here"
+        size = resource.size or "size unknown"
+        note = f"unattached disk ({size}): storage bills; not priced here"
         return Cost(billable=True, note=note, hourly=None, accrued=None, currency=currency)
     billable = resource.power_state in _BILLABLE_STATES.get(resource.provider, frozenset())
     if billable:
