@@ -161,8 +161,12 @@ def audit_command(arm: FakeArm, home: Path, repo: Path) -> list[str]:
 
 def _run(argv: list[str], cwd: Path) -> int:
     # cwd is the demo's own directory: no cloudguard.toml of the user's is picked up.
+    # stderr joins stdout so the story reads in order, in a terminal or a log.
     try:
-        return subprocess.run(argv, cwd=cwd, timeout=_TIMEOUT, check=False).returncode
+        done = subprocess.run(
+            argv, cwd=cwd, timeout=_TIMEOUT, check=False, stderr=subprocess.STDOUT
+        )
+        return done.returncode
     except subprocess.TimeoutExpired:
         _say(f"cloudguard demo: {argv[3]} did not finish in {_TIMEOUT}s")
         return 75
