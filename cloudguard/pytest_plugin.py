@@ -171,6 +171,10 @@ class SessionGuard:
         log, start, owned_log = _arm(config.getoption("cloudguard_log"))
         seal = sealing.create_seal(registry)
         env, dropped = sealing.sealed_environment(os.environ, registry, seal, log)
+        # Inherited from an outer pytest (this session is some test's subprocess): they name
+        # that test, not ours, and would attribute our reaches outside any test to it.
+        for inherited in (reach.TEST_VARIABLE, "PYTEST_CURRENT_TEST"):
+            env.pop(inherited, None)
         original = dict(os.environ)
         os.environ.clear()
         os.environ.update(env)

@@ -1,0 +1,150 @@
+"""How the plugin is switched on, where its log goes, and how it refuses admission."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from inner_runs import SEAL_LINE
+
+from cloudguard import exit_codes, reach
+
+REACHING_MODULE = """
+import socket
+
+def test_reaches():
+    assert socket.cloudguard_test_fence
+    try:
+        socket.getaddrinfo("login.microsoftonline.com", 443)
+    except Exception:
+        pass
+
+def test_clean():
+    pass
+"""
+
+
+def test_ini_setting_enables_it(fenced):
+    fenced.makeini("[pytest]\ncloudguard = true\n")
+    fenced.makepyfile(test_mod=REACHING_MODULE)
+    result = fenced.runpytest_subprocess("-p", "no:cacheprovider")
+
+    result.assert_outcomes(failed=1, passed=1)
+    assert result.ret == exit_codes.REACH_REFUSED
+    assert any(line.startswith(SEAL_LINE) for line in result.stderr.lines)
+
+
+def test_log_option_keeps_attributed_records(fenced, tmp_path):
+    log = tmp_path / "reach.jsonl"
+    fenced.makepyfile(test_mod=REACHING_MODULE)
+    result = fenced.runpytest_subprocess("--cloudguard", f"--cloudguard-log={log}")
+
+    result.assert_outcomes(failed=1, passed=1)
+    [record] = reach.read(str(log)).reaches
+    assert record["via"] == "socket"
+    assert record["target"] == "login.microsoftonline.com:443"
+    assert record["test"] == "test_mod.py::test_reaches"
+
+
+def test_a_clean_session_leaves_no_temporary_log(fenced):
+    fenced.makepyfile(test_mod="def test_clean():\n    pass\n")
+    before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("cloudguard-reach-*.jsonl"))
+    result = fenced.runpytest_subprocess("--cloudguard")
+
+    assert result.ret == exit_codes.CLEAN
+    after = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("cloudguard-reach-*.jsonl"))
+    assert after <= before
+
+
+def test_a_reach_at_collection_is_in_the_summary_and_the_exit_status(fenced):
+    fenced.makepyfile(
+        test_mod="""
+import socket
+try:
+    socket.getaddrinfo("sts.amazonaws.com", 443)
+except Exception:
+    pass
+
+def test_clean():
+    pass
+"""
+    )
+    result = fenced.runpytest_subprocess("--cloudguard")
+
+    result.assert_outcomes(passed=1)
+    assert result.ret == exit_codes.REACH_REFUSED
+    assert "socket reached `sts.amazonaws.com:443` from test <none named>" in result.stdout.str()
+
+
+def test_an_invalid_project_registry_refuses_admission(fenced):
+    (fenced.path / "cloudguard.toml").write_text("[seal.names]\nAWS_KEY = 3\n")
+    fenced.makepyfile(test_mod="def test_clean():\n    pass\n")
+    result = fenced.runpytest_subprocess("--cloudguard")
+
+    assert result.ret == exit_codes.REFUSED_ADMISSION
+    assert "cloudguard: refused admission: registry" in result.stderr.str()
+
+
+def test_the_project_registry_is_the_seal(fenced, monkeypatch):
+    (fenced.path / "cloudguard.toml").write_text(
+        '[seal.names]\nFM_TEST_SECRET_THING = "a project identity variable"\n'
+    )
+    monkeypatch.setenv("FM_TEST_SECRET_THING", "value-never-printed")
+    fenced.makepyfile(
+        test_mod="""
+import os
+
+def test_sealed():
+    assert "FM_TEST_SECRET_THING" not in os.environ
+"""
+    )
+    result = fenced.runpytest_subprocess("--cloudguard")
+
+    result.assert_outcomes(passed=1)
+    [line] = [line for line in result.stderr.lines if line.startswith(SEAL_LINE)]
+    assert "FM_TEST_SECRET_THING" in line and "value-never-printed" not in result.stderr.str()
+
+
+def test_under_cloudguard_run_it_reuses_the_runs_seal_and_log(fenced):
+    fenced.makepyfile(test_mod=REACHING_MODULE)
+    log = fenced.path / "run.jsonl"
+    result = fenced.run(
+        sys.executable, "-m", "cloudguard", "run", "--log", str(log), "--",
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist",
+        timeout=120,
+    )  # fmt: skip
+
+    # The runner sealed and printed the one seal line; the plugin, enabled by the seal
+    # it found, attributed the reach to its test and the runner's check saw it too.
+    assert [line for line in result.errlines if line.startswith(SEAL_LINE)] != []
+    assert len([line for line in result.outlines + result.errlines if SEAL_LINE in line]) == 1
+    assert (
+        "cloudguard: this test reached a real cloud: socket -> login.microsoftonline.com:443"
+        in (result.stdout.str())
+    )
+    assert result.ret == exit_codes.REACH_REFUSED
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["kind"] for r in records] == ["armed", "reach"]
+    assert records[1]["test"] == "test_mod.py::test_reaches"
+
+
+def test_xdist_workers_inherit_the_controllers_seal(fenced):
+    fenced.makepyfile(
+        test_mod="""
+import os
+import pytest
+
+@pytest.mark.parametrize("n", range(4))
+def test_worker_is_sealed(n):
+    assert os.environ["PYTEST_XDIST_WORKER"]
+    assert "AWS_CA_BUNDLE" not in os.environ
+    assert os.environ["AWS_EC2_METADATA_DISABLED"] == "true"
+    assert os.environ["CLOUDGUARD_TEST"].endswith(f"test_worker_is_sealed[{n}]")
+"""
+    )
+    result = fenced.runpytest_subprocess("--cloudguard", "-n", "2")
+
+    result.assert_outcomes(passed=4)
+    assert len([line for line in result.errlines if line.startswith(SEAL_LINE)]) == 1
