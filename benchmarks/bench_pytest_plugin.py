@@ -1,0 +1,135 @@
+"""The pytest plugin's cost: a generated 2,000-test trivial suite with the plugin on vs off.
+
+Both variants run in this one process, alternating (off, on, off, on, ...),
+so drift on a noisy machine hits both alike; the figure is the ratio of the
+medians. "off" is pytest with the plugin not loaded (`-p no:cloudguard`);
+"on" is `--cloudguard`: a fresh seal, an armed log, the guards installed,
+and per test the attribution variable set and the log stat-ed after each
+phase. Also measured: the start-up cost the seal's sitecustomize adds to
+every Python child (`python -c pass`, guards installed vs not).
+
+Prints a markdown table and writes benchmarks/results/pytest_plugin.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cloudguard import reach
+from cloudguard.seal import SEAL_DIR_VARIABLE, SITECUSTOMIZE_DIR
+
+TESTS = 2_000
+FILES = 20
+ROUNDS = 7
+CHILD_ROUNDS = 40
+TARGET = 1.05
+RESULTS = Path(__file__).resolve().parent / "results" / "pytest_plugin.json"
+
+
+def suite(root: Path) -> None:
+    per_file = TESTS // FILES
+    for f in range(FILES):
+        body = "\n\n".join(f"def test_{t}():\n    assert {t} == {t}" for t in range(per_file))
+        (root / f"test_gen_{f:02d}.py").write_text(body + "\n")
+
+
+def environment() -> dict[str, str]:
+    """Unsealed, whatever runs this: each "on" run makes its own seal, as a user's would."""
+    env = dict(os.environ)
+    for name in (reach.LOG_VARIABLE, SEAL_DIR_VARIABLE, reach.TEST_VARIABLE, "PYTEST_ADDOPTS"):
+        env.pop(name, None)
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def pytest_seconds(root: Path, plugin: list[str], env: dict[str, str]) -> float:
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    start = time.perf_counter()
+    done = subprocess.run([*argv, *plugin], cwd=root, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0 or f"{TESTS} passed" not in done.stdout:
+        sys.exit(
+            f"benchmark suite did not pass cleanly ({done.returncode}):\n{done.stdout[-2000:]}"
+        )
+    return elapsed
+
+
+def child_seconds(env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    env = environment()
+    with tempfile.TemporaryDirectory(prefix="cloudguard-bench-") as tmp:
+        root = Path(tmp)
+        suite(root)
+        pytest_seconds(root, ["--cloudguard"], env)  # warm the bytecode and page caches
+        off: list[float] = []
+        on: list[float] = []
+        for _ in range(ROUNDS):
+            off.append(pytest_seconds(root, ["-p", "no:cloudguard"], env))
+            on.append(pytest_seconds(root, ["--cloudguard"], env))
+        log = root / "armed.jsonl"
+        reach.arm(str(log), by="benchmark")
+        guarded = dict(env, PYTHONPATH=str(SITECUSTOMIZE_DIR), **{reach.LOG_VARIABLE: str(log)})
+        bare: list[float] = []
+        sealed: list[float] = []
+        for _ in range(CHILD_ROUNDS):
+            bare.append(child_seconds(env))
+            sealed.append(child_seconds(guarded))
+
+    off_median, on_median = statistics.median(off), statistics.median(on)
+    ratio = on_median / off_median
+    per_test_us = (on_median - off_median) / TESTS * 1e6
+    child_ms = (statistics.median(sealed) - statistics.median(bare)) * 1e3
+    print(f"{TESTS:,} trivial tests, {ROUNDS} alternating rounds each, medians:\n")
+    print("| variant | median s | min s | max s |")
+    print("|---|---:|---:|---:|")
+    row = "| {} | {:.3f} | {:.3f} | {:.3f} |"
+    print(row.format("plugin off (`-p no:cloudguard`)", off_median, min(off), max(off)))
+    print(row.format("plugin on (`--cloudguard`)", on_median, min(on), max(on)))
+    print(
+        f"\n**on/off ratio: {ratio:.3f}x** (target <= {TARGET}x); "
+        f"about {per_test_us:.0f} us per test including the session's one-off seal."
+    )
+    print(f"\nPython child start-up (`python -c pass`, median of {CHILD_ROUNDS}): "
+          f"{statistics.median(bare) * 1e3:.1f} ms bare, "
+          f"{statistics.median(sealed) * 1e3:.1f} ms with the guards' sitecustomize "
+          f"(+{child_ms:.1f} ms).")  # fmt: skip
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "tests": TESTS,
+                "rounds": ROUNDS,
+                "off_seconds": off,
+                "on_seconds": on,
+                "off_median": off_median,
+                "on_median": on_median,
+                "ratio": ratio,
+                "target": TARGET,
+                "per_test_overhead_us": per_test_us,
+                "child_bare_ms": statistics.median(bare) * 1e3,
+                "child_guarded_ms": statistics.median(sealed) * 1e3,
+                "python": platform.python_version(),
+                "machine": platform.machine(),
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    return 0 if ratio <= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
