@@ -37,6 +37,8 @@ import pytest
 
 from cloudguard import exit_codes, inprocess, reach
 from cloudguard import seal as sealing
+from cloudguard.inprocess.refusal import binding
+from cloudguard.refuse import Policy
 
 Record = Mapping[str, object]
 
@@ -132,6 +134,7 @@ class SessionGuard:
         owned_seal: sealing.Seal | None,
         owned_log: bool,
         original_environ: dict[str, str] | None,
+        outer_binding: tuple[str | None, Policy | None] | None,
     ) -> None:
         self.config = config
         self.log = log
@@ -139,6 +142,9 @@ class SessionGuard:
         self.owned_seal = owned_seal
         self.owned_log = owned_log
         self.original_environ = original_environ
+        # A session inside a guarded process (pytester in-process, a nested run): put the
+        # outer binding back at the end instead of tearing the outer guards down.
+        self.outer_binding = outer_binding
         self.worker = hasattr(config, "workerinput")
         # Workers share the log, so only a record naming the test is the test's; a plain
         # process also owns unnamed records made during the test (a child with a scrubbed env).
@@ -159,6 +165,7 @@ class SessionGuard:
             log = os.environ[reach.LOG_VARIABLE]
             start = _read(log, 0).end
             live = sealing.Seal(Path(os.environ[sealing.SEAL_DIR_VARIABLE]))
+            outer = _outer_binding()
             inprocess.install(log=log, policy=sealing.policy(registry, live))
             return cls(
                 config,
@@ -167,6 +174,7 @@ class SessionGuard:
                 owned_seal=None,
                 owned_log=False,
                 original_environ=None,
+                outer_binding=outer,
             )
         log, start, owned_log = _arm(config.getoption("cloudguard_log"))
         seal = sealing.create_seal(registry)
@@ -180,6 +188,7 @@ class SessionGuard:
         os.environ.update(env)
         sys.stderr.write(sealing.seal_line(dropped) + "\n")
         sys.stderr.flush()
+        outer = _outer_binding()
         inprocess.install(log=log, policy=sealing.policy(registry, seal))
         return cls(
             config,
@@ -188,10 +197,14 @@ class SessionGuard:
             owned_seal=seal,
             owned_log=owned_log,
             original_environ=original,
+            outer_binding=outer,
         )
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        inprocess.uninstall()
+        if self.outer_binding is None:
+            inprocess.uninstall()
+        else:
+            inprocess.install(log=self.outer_binding[0], policy=self.outer_binding[1])
         if self.original_environ is not None:
             os.environ.clear()
             os.environ.update(self.original_environ)
@@ -286,6 +299,11 @@ class SessionGuard:
             terminalreporter.write_line(
                 f"reach log kept: {self.log} (exit status {exit_codes.REACH_REFUSED})"
             )
+
+
+def _outer_binding() -> tuple[str | None, Policy | None] | None:
+    """The guards' binding before this session, when they were already installed."""
+    return (binding.log, binding.policy) if inprocess.installed() else None
 
 
 # -- the log -------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from inner_runs import SEAL_LINE
@@ -147,3 +148,18 @@ def test_worker_is_sealed(n):
 
     result.assert_outcomes(passed=4)
     assert len([line for line in result.errlines if line.startswith(SEAL_LINE)]) == 1
+
+
+def test_an_in_process_session_leaves_the_outer_guards_as_they_were(pytester, monkeypatch):
+    from cloudguard import inprocess
+    from cloudguard.inprocess.refusal import binding
+    from cloudguard.seal import SEAL_DIR_VARIABLE
+
+    for name in (reach.LOG_VARIABLE, SEAL_DIR_VARIABLE):
+        monkeypatch.delenv(name, raising=False)
+    before = (inprocess.installed(), binding.log, dict(os.environ))
+    pytester.makepyfile(test_mod="def test_clean():\n    pass\n")
+    result = pytester.runpytest_inprocess("--cloudguard", "-p", "no:xdist")
+
+    result.assert_outcomes(passed=1)
+    assert (inprocess.installed(), binding.log, dict(os.environ)) == before
