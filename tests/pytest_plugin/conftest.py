@@ -8,7 +8,13 @@ import pytest
 
 from cloudguard import reach, seal
 
-pytest_plugins = ["pytester"]
+
+def pytest_configure(config: pytest.Config) -> None:
+    # `pytest_plugins` is refused outside the rootdir's conftest; this works from here,
+    # whether the suite runs alone or from the repository root (or with `-p pytester`).
+    if not config.pluginmanager.has_plugin("pytester"):
+        config.pluginmanager.import_plugin("pytester")
+
 
 FENCE = Path(__file__).with_name("fence")
 
