@@ -91,12 +91,17 @@ def test_workload_identity_without_its_variables(sealed: list[str]) -> None:
     assert sealed == []
 
 
-def test_default_chain_missing_names_every_credential_tried(sealed: list[str]) -> None:
+def test_default_chain_missing_names_every_credential_tried(
+    sealed: list[str], cloudguard: Any
+) -> None:
     (failure,) = bounded_sweep(public_request("default")).failures
     assert failure.source == "azure credential default"
     for tried in ("EnvironmentCredential", "ManagedIdentityCredential", "AzureCliCredential"):
         assert tried in failure.reason
-    # Managed identity's IMDS probe was the only reach, and the seal stopped it on the host.
+    # Managed identity's IMDS probe was the only reach: the suite's own cloudguard plugin
+    # refused and recorded it before any packet left, and the test says it expected that.
+    (probe,) = cloudguard.expect(via="azure-core", target="169.254.169.254")
+    assert "/metadata/identity/oauth2/token" in probe["argv"][-1]
     assert set(sealed) <= {"169.254.169.254"}
 
 
