@@ -12,7 +12,14 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from cloudguard import reach
-from cloudguard.seal import PROVIDER_SHIM, SEAL_DIR_VARIABLE, Registry, Seal, policy
+from cloudguard.seal import (
+    PROVIDER_SHIM,
+    SEAL_DIR_VARIABLE,
+    SITECUSTOMIZE_DIR,
+    Registry,
+    Seal,
+    policy,
+)
 
 MARKERS = ("# cloudguard refusing shim", "# cloudguard refusing provider")
 
@@ -39,6 +46,12 @@ def problems(environ: Mapping[str, str], registry: Registry) -> Iterator[str]:
         words = bound.split()
         if not words or Path(words[0]).name != PROVIDER_SHIM or not _is_refuser(words[0]):
             yield f"{variable} is not bound to the refusing provider ({bound or 'unset'})"
+    python_path = environ.get("PYTHONPATH", "").split(os.pathsep)
+    if python_path[0] != str(SITECUSTOMIZE_DIR):
+        yield (
+            f"PYTHONPATH does not start with the in-process guards ({SITECUSTOMIZE_DIR}): "
+            "Python children would run unguarded"
+        )
     search_path = environ.get("PATH", "")
     for tool in registry.shims:
         found = shutil.which(tool, path=search_path)

@@ -46,15 +46,9 @@ def _install(log: str) -> None:
     if added:
         sys.path.insert(0, package_parent)
     try:
-        import cloudguard
         from cloudguard import inprocess
 
         inprocess.install(log=log)
-        # pytest marks its plugins' packages for assertion rewriting and warns when one is
-        # already imported, as here in a sealed xdist worker. cloudguard has nothing to
-        # rewrite; this is how pytest is told so (it reads the package docstring).
-        if "PYTEST_DONT_REWRITE" not in (cloudguard.__doc__ or ""):
-            cloudguard.__doc__ = (cloudguard.__doc__ or "") + "\n\nPYTEST_DONT_REWRITE\n"
     finally:
         if added and package_parent in sys.path:
             sys.path.remove(package_parent)

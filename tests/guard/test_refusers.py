@@ -221,6 +221,7 @@ def test_doctor_names_each_way_the_seal_does_not_hold(tmp_path: Path) -> None:
     (fakebin / "az").chmod(0o755)
     script = (
         f'AZURE_CLIENT_SECRET=x FM_WORKER_PROVIDER_COMMAND=/bin/true PATH="{fakebin}:$PATH" '
+        "PYTHONPATH=/elsewhere "
         f"{sys.executable} -m cloudguard doctor"
     )
 
@@ -233,6 +234,7 @@ def test_doctor_names_each_way_the_seal_does_not_hold(tmp_path: Path) -> None:
         in result.stderr
     )
     assert f"`az` resolves to {fakebin}/az, not the guard" in result.stderr
+    assert "PYTHONPATH does not start with the in-process guards" in result.stderr
 
 
 def test_doctor_outside_any_seal_fails_naming_the_missing_log(tmp_path: Path) -> None:
