@@ -10,8 +10,8 @@ from rich.text import Text
 
 from cloudguard.audit.findings import AuditReport
 from cloudguard.audit.formats.order import report_order
+from cloudguard.audit.formats.rows import COLUMNS, finding_cells
 from cloudguard.audit.formats.summary import evidence_lines, failure_lines, headline, price_line
-from cloudguard.audit.formats.text import age, money, one_line
 
 _STYLE = {"leaked": "bold red", "orphan": "bold red", "suspect": "yellow", "pending": "cyan"}
 
@@ -36,32 +36,14 @@ class TableFormat:
 
     def _table(self, report: AuditReport) -> Table:
         table = Table(show_lines=False)
-        for header in (
-            "verdict", "name", "account / group", "region", "size", "power",
-            "billable", "per hour", "accrued", "age", "task id", "generation", "reasons",
-        ):  # fmt: skip
+        for header in COLUMNS:
             table.add_column(header, no_wrap=True, overflow="ellipsis")
         currency = report.prices.currency
         previous = None
         for f in report_order(report.findings):
-            r = f.resource
             if previous is not None and f.verdict != previous:
                 table.add_section()
             previous = f.verdict
-            cells = [
-                f.verdict,
-                one_line(r.name, 40),
-                one_line("/".join(p for p in (r.account, r.group) if p), 64),
-                one_line(r.region, 20),
-                one_line(r.size, 24),
-                r.power_state,
-                "yes" if f.cost.billable else "no (disks bill)",
-                money(f.cost.hourly, currency) if f.cost.billable else "-",
-                money(f.cost.accrued, currency) if f.cost.billable else "-",
-                age(f.age),
-                one_line(f.task_id, 40),
-                one_line(f.generation, 16),
-                ", ".join(f.reasons) or "-",
-            ]
+            cells = finding_cells(f, currency)
             table.add_row(*(Text(c) for c in cells), style=_STYLE.get(f.verdict, ""))
         return table

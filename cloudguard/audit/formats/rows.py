@@ -1,0 +1,31 @@
+"""One finding as the cells of a human report row: shared by the table and markdown formats."""
+
+from __future__ import annotations
+
+from cloudguard.audit.findings import Finding
+from cloudguard.audit.formats.text import age, money, one_line
+
+COLUMNS = (
+    "verdict", "name", "account / group", "region", "size", "power", "billable",
+    "per hour", "accrued", "age", "task id", "generation", "reasons",
+)  # fmt: skip
+
+
+def finding_cells(finding: Finding, currency: str) -> list[str]:
+    """Every cell escaped and shortened to one line: tag values are untrusted input."""
+    r, cost = finding.resource, finding.cost
+    return [
+        finding.verdict,
+        one_line(r.name, 40),
+        one_line("/".join(p for p in (r.account, r.group) if p), 64),
+        one_line(r.region, 20),
+        one_line(r.size, 24),
+        r.power_state,
+        "yes" if cost.billable else "no (disks bill)",
+        money(cost.hourly, currency) if cost.billable else "-",
+        money(cost.accrued, currency) if cost.billable else "-",
+        age(finding.age),
+        one_line(finding.task_id, 40),
+        one_line(finding.generation, 16),
+        ", ".join(finding.reasons) or "-",
+    ]
