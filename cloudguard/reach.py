@@ -229,6 +229,20 @@ def append(path: str, record: Mapping[str, object]) -> None:
         os.close(fd)  # closing releases the lock
 
 
+def record_status(log: str, record: Mapping[str, object]) -> str:
+    """Append `record` to `log` if one is armed; say, for the refusal message, what happened.
+
+    Never raises: a refuser that cannot record still refuses, and says so.
+    """
+    if not log:
+        return f"NOT recorded: {LOG_VARIABLE} is not set (no reach log armed)"
+    try:
+        append(log, record)
+    except OSError as error:
+        return f"NOT recorded: cannot write reach log {log}: {error.strerror or error}"
+    return f"recorded in {log}"
+
+
 def read(path: str, *, start: int = 0) -> ReachLog:
     """Parse the log. `start` is a byte offset from an earlier read (a later check).
 

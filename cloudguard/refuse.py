@@ -106,15 +106,7 @@ def main(*, via: str, tool: str, policy: Policy, argv: Sequence[str] | None = No
         identity_vars=policy.identity_vars(environ),
     )
     shown = " ".join(record["argv"])  # type: ignore[arg-type]
-    log = environ.get(reach.LOG_VARIABLE, "")
-    if not log:
-        status = f"NOT recorded: {reach.LOG_VARIABLE} is not set (no reach log armed)"
-    else:
-        try:
-            reach.append(log, record)
-            status = f"recorded in {log}"
-        except OSError as error:
-            status = f"NOT recorded: cannot write reach log {log}: {error.strerror or error}"
+    status = reach.record_status(environ.get(reach.LOG_VARIABLE, ""), record)
     test = record["test"]
     sys.stderr.write(
         f"cloudguard: refused `{shown}` ({via}): {_hint(via, tool, policy)}\n"

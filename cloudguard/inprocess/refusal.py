@@ -96,14 +96,9 @@ def refuse(*, via: str, target: str, argv: Sequence[str], what: str) -> NoReturn
 
     record = reach.reach_record(via=via, argv=argv, target=target, identity_vars=_identity_vars())
     log = binding.log or os.environ.get(reach.LOG_VARIABLE, "")
-    if not log:
-        status = f"NOT recorded: no reach log is armed ({reach.LOG_VARIABLE} is not set)"
-    else:
-        try:
-            reach.append(log, record)
-            status = f"recorded in {log}: the test fails even if this exception is caught"
-        except OSError as error:
-            status = f"NOT recorded: cannot write reach log {log}: {error.strerror or error}"
+    status = reach.record_status(log, record)
+    if status.startswith("recorded"):
+        status += ": the test fails even if this exception is caught"
     test = record["test"]
     message = (
         f"cloudguard refused {what} (via {via}); no packet left this machine.\n"

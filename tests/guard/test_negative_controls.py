@@ -78,9 +78,9 @@ MUTATIONS = [
     ),
     Mutation(
         name="refuser records nothing",
-        module="refuse.py",
-        original="            reach.append(log, record)\n",
-        broken="            pass\n",
+        module="reach.py",
+        original="        append(log, record)\n",
+        broken="        pass\n",
         tests=(
             "tests/guard/test_refusers.py::test_every_shipped_shim_records_then_refuses_with_98",
             "tests/guard/test_run.py::test_a_reach_makes_the_run_red_and_names_what_was_reached",
