@@ -12,7 +12,7 @@ switch that lets anything else through.
 
 from __future__ import annotations
 
-from cloudguard.inprocess import imports, patches, socket_guard
+from cloudguard.inprocess import imports, patches
 from cloudguard.inprocess.refusal import CloudReachRefused, bind
 
 TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Python child ~5 ms
@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 
     from cloudguard.refuse import Policy
 
-# The SDK guards import urllib.parse; they are imported only when their SDK is.
+# The guards are imported only when what they guard is: the SDK guards import
+# urllib.parse, and `socket` alone (enum, selectors) costs a Python child ~7 ms.
+SOCKET_MODULE = "socket"
 BOTOCORE_MODULE = "botocore.httpsession"
 AZURE_SYNC_MODULE = "azure.core.pipeline._base"
 AZURE_ASYNC_MODULE = "azure.core.pipeline._base_async"
@@ -49,6 +51,16 @@ def _patch_azure_async(module: ModuleType) -> None:
     azure_guard.patch_async(module)
 
 
+def _patch_socket(_module: ModuleType) -> None:
+    from cloudguard.inprocess import socket_guard
+
+    socket_guard.install()
+
+
+def _socket() -> None:
+    imports.when_imported(SOCKET_MODULE, _patch_socket)
+
+
 def _botocore() -> None:
     imports.when_imported(BOTOCORE_MODULE, _patch_botocore)
 
@@ -63,7 +75,7 @@ def _azure_core() -> None:
 GUARDS: dict[str, Callable[[], None]] = {
     "botocore": _botocore,
     "azure-core": _azure_core,
-    "socket": socket_guard.install,
+    "socket": _socket,
 }
 
 _installed: set[str] = set()
@@ -85,7 +97,7 @@ def installed() -> frozenset[str]:
 
 def uninstall() -> None:
     """Put every patched function back (for a pytest run that ends inside a longer process)."""
-    for name in (BOTOCORE_MODULE, AZURE_SYNC_MODULE, AZURE_ASYNC_MODULE):
+    for name in (SOCKET_MODULE, BOTOCORE_MODULE, AZURE_SYNC_MODULE, AZURE_ASYNC_MODULE):
         imports.forget(name)
     patches.restore_all()
     _installed.clear()
