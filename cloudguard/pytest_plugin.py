@@ -24,12 +24,9 @@ There is no marker, option or variable that lets a test reach a cloud.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sys
-import tempfile
 from collections.abc import Generator, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,7 +160,7 @@ class SessionGuard:
             # Under `cloudguard run`, or a worker of a sealed controller: the seal and the log
             # are already in place, and the seal line was printed by whoever made them.
             log = os.environ[reach.LOG_VARIABLE]
-            start = _read(log, 0).end
+            start = reach.read(log).end
             live = sealing.Seal(Path(os.environ[sealing.SEAL_DIR_VARIABLE]))
             outer = _outer_binding()
             inprocess.install(log=log, policy=sealing.policy(registry, live))
@@ -253,7 +250,7 @@ class SessionGuard:
         """Read what was appended since the last look; one stat when nothing was."""
         if _size(self.log) == window.checked:
             return
-        log = _read(self.log, window.checked)
+        log = reach.read(self.log, start=window.checked)
         window.checked = log.end
         for record in log.reaches:
             test = record.get("test")
@@ -270,7 +267,7 @@ class SessionGuard:
         if self.worker:
             return
         try:
-            records = _read(self.log, self.start).reaches
+            records = reach.read(self.log, start=self.start).reaches
         except reach.ReachLogError as error:
             self.red = True
             sys.stderr.write(f"cloudguard: {error}: the alarm cannot be read, failing closed\n")
@@ -313,13 +310,10 @@ def _outer_binding() -> tuple[str | None, Policy | None] | None:
 
 def _arm(requested: str | None) -> tuple[str, int, bool]:
     """(path, offset where this session starts, whether the file is ours to remove)."""
+    by = "cloudguard pytest plugin"
     if requested:
-        if os.path.exists(requested) and os.path.getsize(requested) > 0:
-            return requested, _read(requested, 0).end, False  # keep earlier evidence
-        return requested, reach.arm(requested, by="cloudguard pytest plugin"), False
-    handle, path = tempfile.mkstemp(prefix="cloudguard-reach-", suffix=".jsonl")
-    os.close(handle)
-    return path, reach.arm(path, by="cloudguard pytest plugin"), True
+        return requested, reach.arm_or_continue(requested, by=by), False
+    return (*reach.arm_temporary(by=by), True)
 
 
 def _size(path: str) -> int:
@@ -327,26 +321,6 @@ def _size(path: str) -> int:
         return os.stat(path).st_size
     except OSError:
         return -1  # deleted: differs from any offset, so the next read names the problem
-
-
-@contextmanager
-def _shared_lock(path: str) -> Iterator[None]:
-    """Writers append under an exclusive flock: a shared one means no half-written line."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        yield  # reach.read names the missing log
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _read(path: str, start: int) -> reach.ReachLog:
-    with _shared_lock(path):
-        return reach.read(path, start=start)
 
 
 # -- the failure ---------------------------------------------------------------------------

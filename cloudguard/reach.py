@@ -178,6 +178,27 @@ def arm(path: str, *, by: str) -> int:
     return len(line)
 
 
+def arm_or_continue(path: str, *, by: str) -> int:
+    """Arm `path`, or continue it when it already is an armed log (earlier evidence is kept).
+
+    Returns the offset where the caller's own records start. Raises
+    ReachLogError for an existing file that is not an armed log: it is not
+    ours to overwrite.
+    """
+    if os.path.exists(path) and os.path.getsize(path) > 0:
+        return read(path).end
+    return arm(path, by=by)
+
+
+def arm_temporary(*, by: str) -> tuple[str, int]:
+    """A fresh armed log in the temporary directory: (path, offset after its header)."""
+    import tempfile
+
+    handle, path = tempfile.mkstemp(prefix="cloudguard-reach-", suffix=".jsonl")
+    os.close(handle)
+    return path, arm(path, by=by)
+
+
 def reach_record(
     *,
     via: str,
@@ -253,6 +274,9 @@ def read(path: str, *, start: int = 0) -> ReachLog:
 
     try:
         with open(path, "rb") as handle:
+            # Writers append under an exclusive flock: a shared one means no half-written
+            # line from a live writer is mistaken for a torn one.
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
             data = handle.read()
     except FileNotFoundError:
         raise ReachLogError(f"reach log {path} does not exist (deleted, or never armed)") from None

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,12 +43,8 @@ def arm_log(requested: str | None, environ: dict[str, str] | os._Environ[str]) -
     """
     path = requested or environ.get(reach.LOG_VARIABLE)
     if path:
-        if os.path.exists(path) and os.path.getsize(path) > 0:
-            return ArmedLog(path, reach.read(path).end, owned=False)
-        return ArmedLog(path, reach.arm(path, by="cloudguard run"), owned=False)
-    handle, temp = tempfile.mkstemp(prefix="cloudguard-reach-", suffix=".jsonl")
-    os.close(handle)
-    return ArmedLog(temp, reach.arm(temp, by="cloudguard run"), owned=True)
+        return ArmedLog(path, reach.arm_or_continue(path, by="cloudguard run"), owned=False)
+    return ArmedLog(*reach.arm_temporary(by="cloudguard run"), owned=True)
 
 
 def check(log: ArmedLog, err: TextIO) -> int:
