@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -165,3 +168,44 @@ def test_non_utf8_and_oversized_arguments_are_bounded_text() -> None:
     assert out[1].endswith("...<10 more chars>") and len(out[1]) < reach.MAX_ARG_CHARS + 30
     assert out[-1] == f"...<{len(argv) - reach.MAX_ARGS} more args>"
     assert len(out) == reach.MAX_ARGS + 1
+
+
+KILLED_WRITER = """
+import sys
+from cloudguard import reach
+record = reach.reach_record(via="big", argv=[], target="x" * 300_000_000)
+print("ready", flush=True)
+reach.append(sys.argv[1], record)
+print("done", flush=True)
+"""
+
+
+def test_a_writer_really_killed_during_its_write_leaves_the_log_whole_or_failing_closed(
+    armed_log: Path,
+) -> None:
+    """SIGKILL a writer in the middle of a 300 MB append (a fatal signal can cut a write short).
+
+    Whichever way the race goes, the alarm must hold: either the record is whole,
+    or the log fails closed, and a later writer's record is whole in both cases.
+    """
+    header = armed_log.stat().st_size
+    writer = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(armed_log)], stdout=subprocess.PIPE, text=True
+    )
+    assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+    deadline = time.monotonic() + 30
+    while armed_log.stat().st_size == header and time.monotonic() < deadline:
+        time.sleep(0.0005)
+    writer.kill()
+    writer.wait(10)
+
+    reach.append(str(armed_log), reach.reach_record(via="after", argv=[], target="t"))
+
+    last = armed_log.read_bytes().rsplit(b"\n", 2)[-2]
+    assert json.loads(last)["via"] == "after"
+    try:
+        log = reach.read(str(armed_log))
+    except reach.ReachLogError as error:
+        assert "line 2" in str(error)  # torn: the check fails closed, naming the line
+    else:
+        assert [r["via"] for r in log.reaches] == ["big", "after"]  # the write had finished
