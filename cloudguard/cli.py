@@ -129,8 +129,15 @@ def _register_audit() -> None:
     app.command("audit")(audit)  # its docstring is the help: it lists the audit's exit codes
 
 
+def _register_reap() -> None:
+    from cloudguard.reap.command import app as reap_app
+
+    app.add_typer(reap_app, name="reap")  # `reap plan`, `reap apply`; each lists its exit codes
+
+
 def main() -> None:
     _register_audit()
+    _register_reap()
     app()
 
 

@@ -17,10 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cloudguard.audit.inventory_files import parse_inventory
 from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
+
+if TYPE_CHECKING:
+    from cloudguard_aws.reaper import AwsReaper
 
 CREDENTIAL_CHAIN = (
     "environment variables, shared credentials/config files (profiles, SSO, "
@@ -70,6 +73,12 @@ class AwsAdapter:
             resources=tuple(r for result in results for r in result.resources),
             failures=tuple(f for result in results for f in result.failures),
         )
+
+    def reaper(self, request: SweepRequest) -> AwsReaper:
+        """The live side of `cloudguard reap apply`, with this sweep's session and clients."""
+        from cloudguard_aws.reaper import AwsReaper
+
+        return AwsReaper(request, self._session_factory)
 
 
 def _session(request: SweepRequest) -> Any:

@@ -21,10 +21,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
 from cloudguard_azure import credentials, normalise
+
+if TYPE_CHECKING:
+    from cloudguard_azure.reaper import AzureReaper
 
 ARM_SCOPE = "https://management.azure.com/.default"
 # Subscription states whose resources can still exist and bill. Disabled and
@@ -87,6 +90,15 @@ class AzureAdapter:
         finally:
             if owned and hasattr(credential, "close"):
                 credential.close()
+
+    # -- reaping (cloudguard reap apply) ------------------------------------------------
+
+    def reaper(self, request: SweepRequest) -> AzureReaper:
+        """The live side of `cloudguard reap apply`, with this sweep's credential rules and
+        client options (endpoint, CA bundle, retries, timeouts)."""
+        from cloudguard_azure.reaper import AzureReaper
+
+        return AzureReaper(request, self._client_options(request), credential=self._credential)
 
     def _sweep_with(self, credential: Any, request: SweepRequest) -> SweepResult:
         subscriptions, failures = self._subscriptions(credential, request)

@@ -208,7 +208,8 @@ def deallocate_vm(ctx: Context, req: Request, sub: str, group: str, name: str) -
     vm = ctx.state.vm(sub, group, name)
     if vm is None:
         return not_found("Microsoft.Compute/virtualMachines", name, group)
-    return _lro_accepted(req, sub, ctx.state.begin_deallocate(vm))
+    failure = ctx.faults.take_operation_failure(req.path)
+    return _lro_accepted(req, sub, ctx.state.begin_deallocate(vm, failure))
 
 
 @route("DELETE", "vm_delete", _RG + _COMPUTE + r"/virtualMachines/(?P<name>[^/]+)")
@@ -216,7 +217,8 @@ def delete_vm(ctx: Context, req: Request, sub: str, group: str, name: str) -> Re
     vm = ctx.state.vm(sub, group, name)
     if vm is None:
         return Response(204)  # ARM: deleting what is not there is a success with no content
-    return _lro_accepted(req, sub, ctx.state.begin_delete(vm))
+    failure = ctx.faults.take_operation_failure(req.path)
+    return _lro_accepted(req, sub, ctx.state.begin_delete(vm, failure))
 
 
 @route(
@@ -256,3 +258,27 @@ def list_disks_by_group(ctx: Context, req: Request, sub: str, group: str) -> Res
     if missing := _subscription_or_404(ctx, sub):
         return missing
     return paged(ctx, req, ctx.state.disks_in(sub, group), wire.disk, sub)
+
+
+@route("GET", "disk_get", _RG + _COMPUTE + r"/disks/(?P<name>[^/]+)")
+def get_disk(ctx: Context, req: Request, sub: str, group: str, name: str) -> Response:
+    disk = ctx.state.disk(sub, group, name)
+    if disk is None:
+        return not_found("Microsoft.Compute/disks", name, group)
+    return json_response(200, wire.disk(disk))
+
+
+@route("DELETE", "disk_delete", _RG + _COMPUTE + r"/disks/(?P<name>[^/]+)")
+def delete_disk(ctx: Context, req: Request, sub: str, group: str, name: str) -> Response:
+    disk = ctx.state.disk(sub, group, name)
+    if disk is None:
+        return Response(204)
+    if disk.managed_by:
+        # ARM refuses to delete a disk that is attached to a VM.
+        return arm_error(
+            409,
+            "OperationNotAllowed",
+            f"Disk {name} is attached to VM {disk.managed_by}.",
+        )
+    failure = ctx.faults.take_operation_failure(req.path)
+    return _lro_accepted(req, sub, ctx.state.begin_delete_disk(disk, failure))

@@ -42,6 +42,11 @@ _INJECTED = {
         "The access token is from the wrong issuer. It must match the tenant "
         "associated with this subscription.",
     ),
+    403: (
+        "AuthorizationFailed",
+        "The client 'fake-principal' does not have authorization to perform this action "
+        "or the scope is invalid.",
+    ),
     429: (
         "TooManyRequests",
         "The request is being throttled as the limit has been reached for operation type - Read.",

@@ -1,6 +1,7 @@
 """The fake ARM's state model: subscriptions, resource groups, VMs, managed disks.
 
-Plain data and the few state transitions ARM performs (deallocate, delete).
+Plain data and the few state transitions ARM performs (deallocate, delete
+a VM, delete a disk), each of which may be made to fail.
 Nothing here knows about HTTP or JSON: `wire.py` renders these records in
 the REST API's shapes and `routes.py` maps requests onto them, as moto
 splits `models` from `responses` and `urls`.
@@ -88,6 +89,10 @@ class Operation:
     finish: Callable[[], None]  # applied once, when the operation succeeds
     status: str = "InProgress"
     ended: datetime | None = None
+    # Set when the operation is to fail: (ARM error code, message). `undo` then
+    # puts back what `begin_*` changed, as ARM leaves a VM whose deallocate failed.
+    error: tuple[str, str] | None = None
+    undo: Callable[[], None] | None = None
 
 
 class ArmState:
@@ -242,17 +247,27 @@ class ArmState:
     def vm(self, subscription_id: str, group: str, name: str) -> VirtualMachine | None:
         return self.vms.get(arm_id(subscription_id, group, "virtualMachines", name).casefold())
 
+    def disk(self, subscription_id: str, group: str, name: str) -> ManagedDisk | None:
+        return self.disks.get(arm_id(subscription_id, group, "disks", name).casefold())
+
     # -- long-running operations -------------------------------------------------
 
-    def begin_deallocate(self, vm: VirtualMachine) -> Operation:
+    def begin_deallocate(
+        self, vm: VirtualMachine, error: tuple[str, str] | None = None
+    ) -> Operation:
+        before = vm.power_state
         vm.power_state = "deallocating"
 
         def finish() -> None:
             vm.power_state = "deallocated"
 
-        return self._begin(vm.location, finish)
+        def undo() -> None:
+            vm.power_state = before
 
-    def begin_delete(self, vm: VirtualMachine) -> Operation:
+        return self._begin(vm.location, finish, error, undo)
+
+    def begin_delete(self, vm: VirtualMachine, error: tuple[str, str] | None = None) -> Operation:
+        before = vm.provisioning_state
         vm.provisioning_state = "Deleting"
 
         def finish() -> None:
@@ -264,9 +279,27 @@ class ArmState:
                         disk.managed_by = None
                         disk.disk_state = "Unattached"
 
-        return self._begin(vm.location, finish)
+        def undo() -> None:
+            vm.provisioning_state = before
 
-    def _begin(self, location: str, finish: Callable[[], None]) -> Operation:
+        return self._begin(vm.location, finish, error, undo)
+
+    def begin_delete_disk(
+        self, disk: ManagedDisk, error: tuple[str, str] | None = None
+    ) -> Operation:
+        def finish() -> None:
+            with self.lock:
+                self.disks.pop(disk.id.casefold(), None)
+
+        return self._begin(disk.location, finish, error)
+
+    def _begin(
+        self,
+        location: str,
+        finish: Callable[[], None],
+        error: tuple[str, str] | None = None,
+        undo: Callable[[], None] | None = None,
+    ) -> Operation:
         with self.lock:
             op = Operation(
                 id=str(uuid.uuid4()),
@@ -274,6 +307,8 @@ class ArmState:
                 started=datetime.now(UTC),
                 polls_left=self.polls_until_done,
                 finish=finish,
+                error=error,
+                undo=undo,
             )
             self.operations[op.id] = op
             if op.polls_left <= 0:
@@ -292,6 +327,11 @@ class ArmState:
             return op
 
     def _complete(self, op: Operation) -> None:
-        op.finish()
-        op.status = "Succeeded"
+        if op.error is not None:
+            if op.undo is not None:
+                op.undo()
+            op.status = "Failed"
+        else:
+            op.finish()
+            op.status = "Succeeded"
         op.ended = datetime.now(UTC)

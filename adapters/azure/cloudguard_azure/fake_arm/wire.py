@@ -238,6 +238,8 @@ def async_operation(op: Operation) -> Json:
     body: Json = {"startTime": arm_time(op.started), "status": op.status, "name": op.id}
     if op.ended is not None:
         body["endTime"] = arm_time(op.ended)
+    if op.status == "Failed" and op.error is not None:
+        body["error"] = {"code": op.error[0], "message": op.error[1]}
     return body
 
 

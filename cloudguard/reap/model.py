@@ -1,0 +1,149 @@
+"""Records, the `Reaper` interface, and the errors of reaping. Stdlib only.
+
+A plan is made offline from an audit report; every item in it is re-read
+live and re-verified before anything is done to it. The adapters implement
+`Reaper`; the core never imports a cloud SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from cloudguard.audit.findings import LEAKED, ORPHAN
+from cloudguard.audit.model import Resource
+
+# Only these verdicts may be reaped. suspect (a record exists), pending (the
+# controller may not have written it yet), unverified (nothing was checked) and
+# ok are never reapable, whatever an operator asks for.
+REAPABLE_VERDICTS = (ORPHAN, LEAKED)
+
+# What the operator asks for on the command line.
+REVERSIBLE = "deallocate"  # stop billing compute, keep the machine and its disks
+DESTRUCTIVE = "delete"  # gone for good; must be asked for explicitly
+REQUESTED_ACTIONS = (REVERSIBLE, DESTRUCTIVE)
+
+# What that means for each provider and kind: the provider's own verb. A disk
+# has no reversible action: it bills while it exists.
+ACTIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
+    ("azure", "vm"): {REVERSIBLE: "deallocate", DESTRUCTIVE: "delete"},
+    ("azure", "disk"): {DESTRUCTIVE: "delete"},
+    ("aws", "vm"): {REVERSIBLE: "stop", DESTRUCTIVE: "terminate"},
+    ("aws", "disk"): {DESTRUCTIVE: "delete"},
+}
+DESTRUCTIVE_ACTIONS = frozenset({"delete", "terminate"})
+
+# A resource carrying any of these tags (any value) is never acted on. Matched
+# case-insensitively on every provider: a false skip costs money, a false
+# reap costs a machine.
+PROTECTION_TAGS = ("cloudguard-protect", "do-not-reap")
+
+
+def action_for(provider: str, kind: str, requested: str) -> str | None:
+    """The provider's action for `requested` on this kind of resource; None if there is none."""
+    return ACTIONS.get((provider, kind), {}).get(requested)
+
+
+def tag_value(provider: str, tags: Mapping[str, str], name: str) -> str | None:
+    """Tag `name` as the provider reads it: case-insensitive names on Azure, exact on AWS."""
+    if provider != "azure":
+        return tags.get(name)
+    wanted = name.casefold()
+    return next((v for k, v in tags.items() if k.casefold() == wanted), None)
+
+
+def protection_tag(tags: Mapping[str, str]) -> str | None:
+    """The first protection tag name present (as spelled on the resource), or None."""
+    protected = {t.casefold() for t in PROTECTION_TAGS}
+    return next((k for k in tags if k.casefold() in protected), None)
+
+
+@dataclass(frozen=True)
+class PlanPolicy:
+    """The audit's fleet vocabulary, carried so apply compares the same tags the audit read."""
+
+    task_tag: str = "task-id"
+    generation_tag: str = "repository-generation"
+    leaked_by: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class PlanItem:
+    """One resource the plan would act on, with what the audit saw of it."""
+
+    provider: str
+    account: str
+    region: str
+    group: str
+    id: str
+    name: str
+    kind: str
+    action: str  # the provider's verb: deallocate, stop, delete, terminate
+    tags: Mapping[str, str]  # the snapshot: apply acts only if the live tags still agree
+    verdict: str
+    reasons: tuple[str, ...]
+    power_state: str
+    audited_at: datetime
+    leaked_by: tuple[tuple[str, str], ...] = ()  # the --leaked-by tags it carried (leaked only)
+
+
+@dataclass(frozen=True)
+class NotPlanned:
+    """A reapable finding the plan leaves alone, and why (shown, never silently dropped)."""
+
+    id: str
+    name: str
+    verdict: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    created_at: datetime
+    audit_generated_at: datetime
+    audit_source: str
+    requested_action: str  # REVERSIBLE or DESTRUCTIVE
+    verdicts: tuple[str, ...]
+    policy: PlanPolicy
+    items: tuple[PlanItem, ...]
+    not_planned: tuple[NotPlanned, ...] = field(default=())
+
+
+class Reaper(Protocol):
+    """One provider's live side of reaping. Adapters return one from `adapter.reaper(request)`.
+
+    `current` reads one resource now (None: it no longer exists) and raises
+    `ReadError` when it cannot tell; `act` performs one action and returns
+    only when the provider has accepted (Azure: finished) it, raising
+    `ActionError` otherwise. Neither may fall back to some other identity or
+    endpoint than the request named.
+    """
+
+    def current(self, item: PlanItem) -> Resource | None: ...
+
+    def act(self, item: PlanItem, action: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class ReaperError(Exception):
+    """Something a reaper could not do; `source` names what, `reason` why."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"{source}: {reason}")
+        self.source = source
+        self.reason = reason
+
+
+class ReaperUnavailable(ReaperError):
+    """The reaper cannot be used at all (not installed, no credential): nothing is done (75)."""
+
+
+class ReadError(ReaperError):
+    """One resource's current state could not be read: it is not acted on (75)."""
+
+
+class ActionError(ReaperError):
+    """The action was attempted and did not succeed, or its outcome is unknown (1)."""

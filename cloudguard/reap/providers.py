@@ -1,0 +1,35 @@
+"""Reapers come from the adapters the audit already uses (`cloudguard.adapters` entry points).
+
+An adapter that can reap offers `adapter.reaper(request) -> Reaper`; the
+request is the audit's `SweepRequest` (credential, endpoint, CA bundle), so
+reaping uses exactly the identity and endpoint options the audit takes.
+"""
+
+from __future__ import annotations
+
+from cloudguard.audit.model import SweepRequest
+from cloudguard.audit.providers import installed_adapters
+from cloudguard.reap.model import Reaper, ReaperError, ReaperUnavailable
+
+
+def open_reaper(name: str, request: SweepRequest) -> Reaper:
+    source = f"provider {name}"
+    installed = installed_adapters()
+    entry_point = installed.get(name)
+    if entry_point is None:
+        shown = ", ".join(sorted(installed)) or "none installed"
+        raise ReaperUnavailable(source, f"not installed (installed: {shown})")
+    try:
+        adapter = entry_point.load()()
+    except Exception as exc:  # an adapter that cannot load cannot be trusted to act
+        raise ReaperUnavailable(source, f"cannot load {entry_point.value}: {exc!r}") from exc
+    make = getattr(adapter, "reaper", None)
+    if make is None:
+        raise ReaperUnavailable(source, f"{entry_point.value} cannot reap (no reaper())")
+    try:
+        reaper: Reaper = make(request)
+    except ReaperError:
+        raise
+    except Exception as exc:
+        raise ReaperUnavailable(source, f"cannot start its reaper: {exc!r}") from exc
+    return reaper
