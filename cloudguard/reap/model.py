@@ -87,6 +87,10 @@ class PlanItem:
     power_state: str
     audited_at: datetime
     leaked_by: tuple[tuple[str, str], ...] = ()  # the --leaked-by tags it carried (leaked only)
+    # What the audit's controller check found: found | missing | not-checked. A
+    # leaked VM may have a record (leaked means "whatever the controller says");
+    # only a record that was not there at audit time is news.
+    controller_record: str = "missing"
 
 
 @dataclass(frozen=True)

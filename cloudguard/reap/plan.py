@@ -122,6 +122,7 @@ def build_plan(
         if verdict not in wanted:
             continue
         r = doc.obj(finding.get("resource"), f"{where}.resource")
+        checks = doc.obj(finding.get("checks"), f"{where}.checks")
         item = PlanItem(
             provider=doc.text(r, "provider", where),
             account=doc.text(r, "account", where),
@@ -136,6 +137,7 @@ def build_plan(
             reasons=tuple(doc.text_list(finding.get("reasons"), f"{where}.reasons")),
             power_state=doc.text(r, "power_state", where),
             audited_at=audited_at,
+            controller_record=doc.text(checks, "controller_record", f"{where}.checks"),
         )
         if verdict == LEAKED:
             carried = tuple(
@@ -228,6 +230,7 @@ def item_document(item: PlanItem) -> dict[str, Any]:
         "power_state": item.power_state,
         "audited_at": item.audited_at.isoformat(),
         "leaked_by": [f"{k}={v}" for k, v in item.leaked_by],
+        "controller_record": item.controller_record,
     }
 
 
@@ -299,6 +302,7 @@ def _load_item(doc: _Reader, raw: Any, where: str) -> PlanItem:
         power_state=doc.text(item, "power_state", where),
         audited_at=doc.time(item, "audited_at", where),
         leaked_by=doc.leaked_by(item.get("leaked_by"), f"{where}.leaked_by"),
+        controller_record=doc.text(item, "controller_record", where),
     )
 
 

@@ -7,14 +7,14 @@ reaping uses exactly the identity and endpoint options the audit takes.
 
 from __future__ import annotations
 
+from cloudguard.audit import providers as audit_providers
 from cloudguard.audit.model import SweepRequest
-from cloudguard.audit.providers import installed_adapters
 from cloudguard.reap.model import Reaper, ReaperError, ReaperUnavailable
 
 
 def open_reaper(name: str, request: SweepRequest) -> Reaper:
     source = f"provider {name}"
-    installed = installed_adapters()
+    installed = audit_providers.installed_adapters()  # the one list the audit uses too
     entry_point = installed.get(name)
     if entry_point is None:
         shown = ", ".join(sorted(installed)) or "none installed"

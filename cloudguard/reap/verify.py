@@ -65,10 +65,13 @@ def verify(
         skips.append(Skip(PROTECTED, f"carries protection tag {protected!r}"))
     skips += _changed(item, current.tags, policy.task_tag, TASK_TAG_CHANGED)
     skips += _changed(item, current.tags, policy.generation_tag, GENERATION_CHANGED)
-    # The planned task id and the live one (they differ only if retagged: skipped above too).
-    tasks = {tag_value(item.provider, tags, policy.task_tag) for tags in (item.tags, current.tags)}
-    for task in sorted(t for t in tasks if t is not None and t in controller_tasks):
-        skips.append(Skip(CONTROLLER_RECORD, f"the controller now has a record of task {task!r}"))
+    if item.controller_record != "found":
+        # The planned task id and the live one (they differ only if retagged: a skip too).
+        tasks = {tag_value(item.provider, t, policy.task_tag) for t in (item.tags, current.tags)}
+        for task in sorted(t for t in tasks if t is not None and t in controller_tasks):
+            skips.append(
+                Skip(CONTROLLER_RECORD, f"the controller now has a record of task {task!r}")
+            )
     if item.verdict == LEAKED:
         for key, value in item.leaked_by:
             if tag_value(item.provider, current.tags, key) != value:

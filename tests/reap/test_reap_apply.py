@@ -1,0 +1,325 @@
+"""`cloudguard reap apply` with an in-memory cloud: the order of things, the log, exit codes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+import reap_fake_adapter as cloud
+from reap_helpers import (
+    NOW,
+    audit_report,
+    cli,
+    controller_home,
+    entry,
+    events,
+    fleet,
+    write_json,
+)
+
+from cloudguard.audit import providers
+from cloudguard.audit.evidence import EvidenceError
+from cloudguard.reap.engine import apply_plan
+from cloudguard.reap.log import ReapLog
+from cloudguard.reap.plan import build_plan, load_plan, plan_document
+
+
+@pytest.fixture
+def installed(monkeypatch: pytest.MonkeyPatch) -> dict[str, EntryPoint]:
+    adapters = {"azure": entry("FakeAdapter"), "aws": entry("FakeAdapter")}
+    monkeypatch.setattr(providers, "installed_adapters", lambda: adapters)
+    return adapters
+
+
+@pytest.fixture
+def setup(tmp_path: Path, installed: dict[str, EntryPoint]) -> dict[str, Path]:
+    home = controller_home(tmp_path / "controller")
+    resources = fleet()
+    cloud.WORLD.update({r.id: r for r in resources})
+    report = audit_report(resources, home)
+    plan = build_plan(report, source="audit.json", verdicts=[], requested_action="delete", now=NOW)
+    path = write_json(tmp_path / "plan.json", plan_document(plan))
+    return {"plan": path, "home": home, "log": tmp_path / "reap.jsonl", "tmp": tmp_path}
+
+
+def apply(setup: dict[str, Path], *extra: str, home: Path | None = None):
+    return cli(
+        "reap",
+        "apply",
+        str(setup["plan"]),
+        "--controller-home",
+        str(home or setup["home"]),
+        "--log",
+        str(setup["log"]),
+        *extra,
+    )
+
+
+def planned_ids(setup: dict[str, Path]) -> list[str]:
+    return [item.id for item in load_plan(setup["plan"]).items]
+
+
+def test_every_action_is_preceded_by_its_intent_on_disk(setup: dict[str, Path]) -> None:
+    done = apply(setup, "--yes")
+
+    assert done.exit_code == 0, done.output
+    assert [a for a, _ in cloud.ACTED] == planned_ids(setup)
+    log = events(setup["log"])
+    assert log[0]["event"] == "start" and log[0]["schema"] == "cloudguard.reap.log"
+    assert log[-1] == {**log[-1], "event": "end", "exit_code": 0}
+    per_item = [e for e in log if "id" in e]
+    assert [e["event"] for e in per_item] == ["intent", "done"] * len(planned_ids(setup))
+    for intent, outcome in zip(per_item[::2], per_item[1::2], strict=True):
+        assert intent["id"] == outcome["id"]
+    assert len({e["run"] for e in log}) == 1
+    assert cloud.CLOSED == ["fake", "fake"]  # one reaper per provider, both closed
+
+
+def test_a_crash_mid_action_leaves_the_intent_as_evidence(setup: dict[str, Path]) -> None:
+    first = planned_ids(setup)[0]
+    cloud.CRASH_ON_ACT.add(first)
+
+    with pytest.raises(cloud.Crash):  # not caught by anyone, as a kill would not be
+        apply(setup, "--yes")
+
+    assert [(e["event"], e.get("id")) for e in events(setup["log"])] == [
+        ("start", None),
+        ("intent", first),
+    ]
+
+
+def test_a_dry_run_verifies_every_item_and_acts_on_none(setup: dict[str, Path]) -> None:
+    done = apply(setup)
+
+    assert done.exit_code == 0, done.output
+    assert cloud.ACTED == []
+    assert planned_ids(setup) == cloud.READ
+    assert {e["event"] for e in events(setup["log"])} == {"start", "would-act", "end"}
+    assert "dry run: nothing was changed" in done.output
+
+
+def test_a_failed_action_is_exit_1_and_the_others_still_run(setup: dict[str, Path]) -> None:
+    ids = planned_ids(setup)
+    cloud.ACT_FAILS.add(ids[0])
+
+    done = apply(setup, "--yes")
+
+    assert done.exit_code == 1, done.output
+    assert [a for a, _ in cloud.ACTED] == ids[1:]
+    (failed,) = [e for e in events(setup["log"]) if e["event"] == "failed"]
+    assert failed["id"] == ids[0] and "HTTP 409 Conflict" in failed["detail"]
+
+
+def test_an_item_that_cannot_be_read_is_not_acted_on_and_the_run_is_75(
+    setup: dict[str, Path],
+) -> None:
+    ids = planned_ids(setup)
+    cloud.READ_FAILS.add(ids[1])
+
+    done = apply(setup, "--yes")
+
+    assert done.exit_code == 75, done.output
+    assert ids[1] not in [a for a, _ in cloud.ACTED]
+    assert [e["id"] for e in events(setup["log"]) if e["event"] == "unreadable"] == [ids[1]]
+
+
+def test_controller_evidence_unreadable_at_the_start_stops_everything(
+    setup: dict[str, Path],
+) -> None:
+    done = apply(setup, "--yes", home=setup["tmp"] / "gone")
+
+    assert done.exit_code == 75, done.output
+    assert cloud.REQUESTS == [] and cloud.READ == [] and cloud.ACTED == []
+    assert "does not exist" in done.output
+
+
+def test_controller_evidence_lost_mid_run_stops_the_rest(setup: dict[str, Path]) -> None:
+    plan = load_plan(setup["plan"])
+    reads = iter([frozenset(), frozenset()])  # the start, the first item; then unreadable
+
+    def tasks() -> frozenset[str]:
+        try:
+            return next(reads)
+        except StopIteration:
+            raise EvidenceError("controller home /srv/fleet", "permission denied") from None
+
+    log = ReapLog(setup["log"])
+    code = apply_plan(
+        plan,
+        plan_path="plan.json",
+        open_reaper=lambda name: cloud.FakeReaper(None),  # type: ignore[arg-type]
+        controller_tasks=tasks,
+        log=log,
+        execute=True,
+    )
+    log.close()
+
+    assert code == 75
+    assert [a for a, _ in cloud.ACTED] == [plan.items[0].id]
+    kinds = [e["event"] for e in events(setup["log"])]
+    assert kinds == ["start", "intent", "done", "did-not-run"] + ["not-reached"] * (
+        len(plan.items) - 2
+    ) + ["end"]
+
+
+def test_a_record_that_appears_mid_run_stops_that_item(setup: dict[str, Path]) -> None:
+    """Evidence is re-read before each item, not only once at the start."""
+    plan = load_plan(setup["plan"])
+    target = next(i for i in plan.items[1:] if i.verdict == "orphan")
+    calls = iter([frozenset()])  # at the start, no record yet
+
+    def tasks() -> frozenset[str]:
+        return next(calls, frozenset({target.tags["task-id"]}))
+
+    log = ReapLog(setup["log"])
+    code = apply_plan(
+        plan,
+        plan_path="plan.json",
+        open_reaper=lambda name: cloud.FakeReaper(None),  # type: ignore[arg-type]
+        controller_tasks=tasks,
+        log=log,
+        execute=True,
+    )
+    log.close()
+
+    assert code == 0
+    skipped = [e for e in events(setup["log"]) if e["event"] == "skipped"]
+    assert [e["id"] for e in skipped] == [target.id]
+    assert skipped[0]["skips"][0]["code"] == "controller-record"
+
+
+@pytest.mark.parametrize(
+    ("adapter", "message"),
+    [
+        ("UnavailableAdapter", "no token: tried everything"),
+        ("SweepOnlyAdapter", "cannot reap (no reaper())"),
+    ],
+)
+def test_a_reaper_that_cannot_start_stops_the_run_before_any_item(
+    setup: dict[str, Path], installed: dict[str, EntryPoint], adapter: str, message: str
+) -> None:
+    installed["azure"] = entry(adapter)  # opened after aws (in name order)
+
+    done = apply(setup, "--yes")
+
+    assert done.exit_code == 75, done.output
+    assert cloud.READ == [] and cloud.ACTED == []
+    assert message in done.output
+    assert cloud.CLOSED == ["fake"]  # the aws reaper opened first is closed
+
+
+def test_a_provider_that_is_not_installed_is_75(
+    setup: dict[str, Path], installed: dict[str, EntryPoint]
+) -> None:
+    del installed["aws"]
+    done = apply(setup, "--yes")
+    assert done.exit_code == 75 and "provider aws: not installed (installed: azure)" in done.output
+    assert cloud.ACTED == []
+
+
+def test_provider_options_reach_the_reaper(setup: dict[str, Path]) -> None:
+    done = apply(
+        setup,
+        "--credential",
+        "cli",
+        "--management-endpoint",
+        "https://127.0.0.1:9",
+        "--ca-bundle",
+        "/tmp/ca.pem",
+    )
+    assert done.exit_code == 0, done.output
+    request = cloud.REQUESTS[0]
+    assert (request.credential, request.endpoint, request.ca_bundle) == (
+        "cli",
+        "https://127.0.0.1:9",
+        "/tmp/ca.pem",
+    )
+
+
+def test_options_come_from_the_audit_config_too(setup: dict[str, Path], _own_directory) -> None:
+    (_own_directory / "cloudguard.toml").write_text(
+        f'[audit]\ncontroller-home = "{setup["home"]}"\ncredential = "fake-arm"\nformat = "json"\n'
+    )
+    done = cli("reap", "apply", str(setup["plan"]))
+
+    assert done.exit_code == 0, done.output
+    assert cloud.REQUESTS[0].credential == "fake-arm"
+    (log,) = _own_directory.glob("cloudguard-reap-*.jsonl")  # the default log, here
+    assert events(log)[0]["mode"] == "dry-run"
+
+
+def test_an_invalid_config_is_97(setup: dict[str, Path], _own_directory) -> None:
+    (_own_directory / "cloudguard.toml").write_text('[audit]\ncontroler-home = "x"\n')
+    done = cli("reap", "apply", str(setup["plan"]))
+    assert done.exit_code == 97 and "controler-home: unknown key" in done.output
+
+
+def test_apply_without_controller_evidence_is_a_usage_error(setup: dict[str, Path]) -> None:
+    done = cli("reap", "apply", str(setup["plan"]), "--yes")
+    assert done.exit_code == 2 and "--controller-home" in done.output
+    assert cloud.READ == []
+
+
+def test_a_log_that_cannot_be_written_means_nothing_is_done(setup: dict[str, Path]) -> None:
+    done = cli(
+        "reap",
+        "apply",
+        str(setup["plan"]),
+        "--controller-home",
+        str(setup["home"]),
+        "--log",
+        str(setup["tmp"] / "no-such-dir" / "reap.jsonl"),
+        "--yes",
+    )
+    assert done.exit_code == 75 and "cannot open reap log" in done.output
+    assert cloud.READ == [] and cloud.ACTED == []
+
+
+@pytest.mark.parametrize(
+    ("content", "code", "message"),
+    [
+        ("{", 97, "plan is not valid JSON"),
+        (json.dumps({"schema": "cloudguard.audit", "schema_version": 1}), 97, "not a cloudguard"),
+        (None, 2, "does not exist"),
+    ],
+)
+def test_a_plan_that_is_not_a_plan(
+    setup: dict[str, Path], content: str | None, code: int, message: str
+) -> None:
+    if content is None:
+        setup["plan"].unlink()
+    else:
+        setup["plan"].write_text(content)
+    done = apply(setup, "--yes")
+    assert done.exit_code == code, done.output
+    assert message in done.output
+    assert cloud.READ == []
+
+
+def test_a_hand_edited_plan_is_a_usage_error(setup: dict[str, Path]) -> None:
+    document = json.loads(setup["plan"].read_text())
+    document["items"][0]["verdict"] = "suspect"
+    write_json(setup["plan"], document)
+    done = apply(setup, "--yes")
+    assert done.exit_code == 2 and "never reapable" in done.output
+    assert cloud.READ == []
+
+
+def test_a_vm_deallocated_since_the_plan_is_skipped_as_already_done(
+    setup: dict[str, Path],
+) -> None:
+    plan = load_plan(setup["plan"])
+    orphan = next(i for i in plan.items if i.name == "vm-orphan")
+    cloud.WORLD[orphan.id] = replace(cloud.WORLD[orphan.id], power_state="deallocated")
+    document = plan_document(replace(plan, items=(replace(orphan, action="deallocate"),)))
+    document["requested_action"] = "deallocate"
+    write_json(setup["plan"], document)
+
+    done = apply(setup, "--yes")
+
+    assert done.exit_code == 0, done.output
+    assert cloud.ACTED == []
+    assert "already-done: already deallocated" in done.output

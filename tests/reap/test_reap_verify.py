@@ -1,0 +1,145 @@
+"""Re-verification, rule by rule: every reason not to act, and the one way to go ahead."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from reap_helpers import NOW, resource
+
+from cloudguard.audit.model import Resource
+from cloudguard.reap.model import PlanItem, PlanPolicy
+from cloudguard.reap.verify import verify
+
+POLICY = PlanPolicy(leaked_by=(("run-id", "ci-77"),))
+TAGS = {"task-id": "cloud-noenv-c7", "repository-generation": "c7" * 20}
+
+
+def item_for(live: Resource, *, verdict: str = "orphan", action: str = "deallocate") -> PlanItem:
+    return PlanItem(
+        provider=live.provider,
+        account=live.account,
+        region=live.region,
+        group=live.group,
+        id=live.id,
+        name=live.name,
+        kind=live.kind,
+        action=action,
+        tags=dict(live.tags),
+        verdict=verdict,
+        reasons=("no-controller-record",),
+        power_state=live.power_state,
+        audited_at=NOW,
+        leaked_by=(("run-id", "ci-77"),) if verdict == "leaked" else (),
+    )
+
+
+def codes(item: PlanItem, live: Resource | None, tasks: frozenset[str] = frozenset()) -> list[str]:
+    return [skip.code for skip in verify(item, live, POLICY, tasks)]
+
+
+def retagged(live: Resource, **tags: str | None) -> Resource:
+    new = {**live.tags, **tags}
+    return replace(live, tags={k: v for k, v in new.items() if v is not None})
+
+
+def test_an_unchanged_orphan_may_be_acted_on() -> None:
+    live = resource("vm-1", TAGS)
+    assert codes(item_for(live), live) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"task-id": "task-0042"}, "task-tag-changed"),
+        ({"task-id": None}, "task-tag-changed"),
+        ({"repository-generation": "0" * 40}, "generation-changed"),
+        ({"repository-generation": None}, "generation-changed"),
+        ({"cloudguard-protect": ""}, "protected"),
+        ({"DO-NOT-REAP": "anything"}, "protected"),
+    ],
+)
+def test_a_changed_tag_is_a_skip(change: dict[str, str | None], expected: str) -> None:
+    live = resource("vm-1", TAGS)
+    assert expected in codes(item_for(live), retagged(live, **change))
+
+
+def test_a_generation_that_appeared_is_a_change_too() -> None:
+    planned = resource("vm-1", {"task-id": "t1"})
+    assert codes(item_for(planned), retagged(planned, **{"repository-generation": "ab" * 20})) == [
+        "generation-changed"
+    ]
+
+
+def test_azure_tag_names_are_case_insensitive_aws_task_tags_exact() -> None:
+    azure = resource("vm-1", TAGS)
+    assert (
+        codes(item_for(azure), replace(azure, tags={k.upper(): v for k, v in TAGS.items()})) == []
+    )
+    aws = resource("i-1", TAGS, provider="aws")
+    renamed = replace(
+        aws, tags={"Task-Id": TAGS["task-id"], **{"repository-generation": "c7" * 20}}
+    )
+    assert codes(item_for(aws), renamed) == ["task-tag-changed"]
+    # Protection, though, is matched case-insensitively everywhere.
+    assert codes(item_for(aws), retagged(aws, **{"Do-Not-Reap": ""})) == ["protected"]
+
+
+def test_gone_and_terminated_are_gone() -> None:
+    live = resource("i-1", TAGS, provider="aws")
+    assert codes(item_for(live, action="stop"), None) == ["gone"]
+    assert codes(item_for(live, action="stop"), replace(live, power_state="terminated")) == ["gone"]
+
+
+def test_no_tags_at_all_is_unreadable_not_unprotected() -> None:
+    live = resource("vm-1", TAGS)
+    assert codes(item_for(live), replace(live, tags={})) == ["tags-unreadable"]
+
+
+def test_a_controller_record_that_appeared_is_a_skip() -> None:
+    live = resource("vm-1", TAGS)
+    assert codes(item_for(live), live, frozenset({"cloud-noenv-c7"})) == ["controller-record"]
+    assert codes(item_for(live), live, frozenset({"another-task"})) == []
+
+
+def test_a_leaked_item_needs_its_leaked_by_tag_still() -> None:
+    live = resource("vm-1", {**TAGS, "run-id": "ci-77"})
+    item = item_for(live, verdict="leaked")
+    assert codes(item, live) == []
+    assert codes(item, retagged(live, **{"run-id": None})) == ["leaked-tag-gone"]
+    assert codes(item, retagged(live, **{"run-id": "ci-78"})) == ["leaked-tag-gone"]
+
+
+@pytest.mark.parametrize(
+    ("action", "power", "expected"),
+    [
+        ("deallocate", "deallocated", ["already-done"]),
+        ("deallocate", "deallocating", ["already-done"]),
+        ("deallocate", "stopped", []),  # stopped in the OS still bills: deallocate it
+        ("stop", "stopped", ["already-done"]),
+        ("delete", "deallocated", []),
+    ],
+)
+def test_an_action_already_done_is_a_skip(action: str, power: str, expected: list[str]) -> None:
+    provider = "aws" if action == "stop" else "azure"
+    live = resource("vm-1", TAGS, provider=provider)
+    assert codes(item_for(live, action=action), replace(live, power_state=power)) == expected
+
+
+def test_another_resource_answering_is_a_skip() -> None:
+    live = resource("vm-1", TAGS)
+    assert codes(item_for(live), replace(live, id=live.id + "-2")) == ["not-the-planned-resource"]
+    assert codes(item_for(live), replace(live, kind="disk")) == ["not-the-planned-resource"]
+
+
+def test_only_a_record_the_audit_did_not_see_is_news() -> None:
+    """Leaked means "whatever the controller says": a record the audit already saw does not
+    stop it; its leaked-by tag is what is re-checked. A record that appeared does."""
+    live = resource("vm-1", {**TAGS, "run-id": "ci-77"})
+    known = frozenset({"cloud-noenv-c7"})
+    leaked = item_for(live, verdict="leaked")
+    assert codes(replace(leaked, controller_record="found"), live, known) == []
+    assert codes(replace(leaked, controller_record="missing"), live, known) == ["controller-record"]
+    assert codes(replace(item_for(live), controller_record="not-checked"), live, known) == [
+        "controller-record"
+    ]
