@@ -170,9 +170,9 @@ def test_a_dry_run_re_reads_the_vm_and_acts_on_nothing(incident: Incident) -> No
 
     code, out, log = incident.apply(plan)
 
-    assert code == 0, out
-    assert power_states(incident.arm) == before
     assert writes(incident.arm) == {}, "a dry run sent a POST or DELETE"
+    assert power_states(incident.arm) == before
+    assert code == 0, out
     assert incident.arm.faults.requests["GET vm_get"] == 1  # re-verified live all the same
     assert [e["event"] for e in events(log)] == ["start", "would-act", "end"]
     assert "would-act" in out and demo.INCIDENT_VM in out and "--yes" in out
