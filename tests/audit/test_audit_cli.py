@@ -174,12 +174,14 @@ def test_stdin_cannot_feed_two_sources(tmp_path):
 
 def test_incident_through_controller_export_on_stdin(tmp_path):
     repo, shas = make_repo(tmp_path / "repo", {"tests/test_l.py": 'T = "cloud-noenv-c7"\n'})
+    # The commit's first 7 digits and a different 8th: a short hash that is not this commit.
+    not_a_commit = shas[0][:7] + ("1" if shas[0][7] == "0" else "0")
     vms = write_json(
         tmp_path / "az.json",
         [
             azure_vm(
                 "vm-fm7c799d-wkr-01",
-                tags={"task-id": "cloud-noenv-c7", "repository-generation": shas[0][:7] + "0"},
+                tags={"task-id": "cloud-noenv-c7", "repository-generation": not_a_commit},
             ),
             azure_vm("vm-ok", tags={"task-id": "t-ok", "repository-generation": shas[0]}),
         ],
