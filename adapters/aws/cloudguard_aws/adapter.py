@@ -40,7 +40,7 @@ class AwsAdapter:
     name = "aws"
 
     def __init__(self, session_factory: Callable[[SweepRequest], Any] | None = None) -> None:
-        self._session_factory = session_factory or _session
+        self._session_factory = session_factory or default_session
 
     def sweep(self, request: SweepRequest) -> SweepResult:
         from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
@@ -50,7 +50,7 @@ class AwsAdapter:
             if session.get_credentials() is None:
                 raise NoCredentialsError()
             seed = session.region_name or "us-east-1"
-            account = _client(session, request, "sts", seed).get_caller_identity()["Account"]
+            account = make_client(session, request, "sts", seed).get_caller_identity()["Account"]
             regions = list(request.regions) or _enabled_regions(session, request, seed)
         except NoCredentialsError:
             return _failed(
@@ -58,14 +58,15 @@ class AwsAdapter:
             )
         except (ClientError, BotoCoreError) as error:
             return _failed(
-                "aws account", f"cannot identify the account or its regions: {_reason(error)}"
+                "aws account",
+                f"cannot identify the account or its regions: {describe_error(error)}",
             )
 
         def sweep_region(region: str) -> SweepResult:
             try:
                 return SweepResult(resources=_region_resources(session, request, region, account))
             except (ClientError, BotoCoreError) as error:
-                return _failed(f"aws region {region}", _reason(error))
+                return _failed(f"aws region {region}", describe_error(error))
 
         with ThreadPoolExecutor(max_workers=max(1, request.concurrency)) as pool:
             results = list(pool.map(sweep_region, regions))
@@ -81,13 +82,13 @@ class AwsAdapter:
         return AwsReaper(request, self._session_factory)
 
 
-def _session(request: SweepRequest) -> Any:
+def default_session(request: SweepRequest) -> Any:
     import boto3
 
     return boto3.Session(profile_name=request.credential) if request.credential else boto3.Session()
 
 
-def _client(session: Any, request: SweepRequest, service: str, region: str) -> Any:
+def make_client(session: Any, request: SweepRequest, service: str, region: str) -> Any:
     from botocore.config import Config
 
     return session.client(
@@ -101,14 +102,14 @@ def _client(session: Any, request: SweepRequest, service: str, region: str) -> A
 
 
 def _enabled_regions(session: Any, request: SweepRequest, seed: str) -> list[str]:
-    answer = _client(session, request, "ec2", seed).describe_regions(AllRegions=False)
+    answer = make_client(session, request, "ec2", seed).describe_regions(AllRegions=False)
     return sorted(r["RegionName"] for r in answer["Regions"])
 
 
 def _region_resources(
     session: Any, request: SweepRequest, region: str, account: str
 ) -> tuple[Resource, ...]:
-    ec2 = _client(session, request, "ec2", region)
+    ec2 = make_client(session, request, "ec2", region)
     source = f"aws:{region}"
     pages = ec2.get_paginator("describe_instances").paginate(
         Filters=[
@@ -117,7 +118,7 @@ def _region_resources(
         PaginationConfig={"PageSize": 1000},
     )
     reservations = [r for page in pages for r in page.get("Reservations", [])]
-    instances = parse_inventory({"Reservations": _jsonable(reservations)}, source=source)
+    instances = parse_inventory({"Reservations": jsonable(reservations)}, source=source)
     volumes = _unattached_fleet_volumes(ec2, request.task_tag, region, account)
     return (*instances, *volumes)
 
@@ -132,41 +133,44 @@ def _unattached_fleet_volumes(
             {"Name": "tag-key", "Values": [task_tag]},
         ]
     )
-    volumes = []
-    for page in pages:
-        for volume in page.get("Volumes", []):
-            tags = {t["Key"]: t.get("Value", "") for t in volume.get("Tags", [])}
-            volumes.append(
-                Resource(
-                    provider="aws",
-                    account=account,
-                    region=region,
-                    group="",
-                    id=volume["VolumeId"],
-                    name=tags.get("Name") or volume["VolumeId"],
-                    kind="disk",
-                    size=f"{volume.get('VolumeType', '')} {volume.get('Size', '?')} GiB".strip(),
-                    power_state="unknown",
-                    created=volume.get("CreateTime"),
-                    tags=tags,
-                    source=f"aws:{region}",
-                )
-            )
-    return tuple(volumes)
+    return tuple(
+        volume_resource(volume, region, account)
+        for page in pages
+        for volume in page.get("Volumes", [])
+    )
 
 
-def _jsonable(value: Any) -> Any:
+def volume_resource(volume: dict[str, Any], region: str, account: str) -> Resource:
+    """An EBS volume (a DescribeVolumes entry) as a `kind="disk"` record."""
+    tags = {t["Key"]: t.get("Value", "") for t in volume.get("Tags", [])}
+    return Resource(
+        provider="aws",
+        account=account,
+        region=region,
+        group="",
+        id=volume["VolumeId"],
+        name=tags.get("Name") or volume["VolumeId"],
+        kind="disk",
+        size=f"{volume.get('VolumeType', '')} {volume.get('Size', '?')} GiB".strip(),
+        power_state="unknown",
+        created=volume.get("CreateTime"),
+        tags=tags,
+        source=f"aws:{region}",
+    )
+
+
+def jsonable(value: Any) -> Any:
     """boto3's response with datetimes as ISO text, as `aws ec2 describe-instances` prints it."""
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     return value
 
 
-def _reason(error: Exception) -> str:
+def describe_error(error: Exception) -> str:
     response = getattr(error, "response", None)
     if isinstance(response, dict):
         code = response.get("Error", {}).get("Code", "")

@@ -17,7 +17,14 @@ from typing import Any
 from cloudguard.audit.inventory_files import parse_inventory
 from cloudguard.audit.model import Resource, SweepRequest
 from cloudguard.reap.model import ActionError, PlanItem, ReadError, ReaperUnavailable
-from cloudguard_aws.adapter import CREDENTIAL_CHAIN, _client, _jsonable, _reason, _session
+from cloudguard_aws.adapter import (
+    CREDENTIAL_CHAIN,
+    default_session,
+    describe_error,
+    jsonable,
+    make_client,
+    volume_resource,
+)
 
 # Error codes meaning "no such resource" (as opposed to "cannot tell").
 _NOT_FOUND = {"InvalidInstanceID.NotFound", "InvalidVolume.NotFound"}
@@ -28,7 +35,7 @@ class AwsReaper:
         self, request: SweepRequest, session_factory: Callable[[SweepRequest], Any] | None = None
     ) -> None:
         self._request = request
-        self._session = (session_factory or _session)(request)
+        self._session = (session_factory or default_session)(request)
         self._clients: dict[str, Any] = {}
         if self._session.get_credentials() is None:
             raise ReaperUnavailable(
@@ -43,20 +50,20 @@ class AwsReaper:
             if item.kind == "vm":
                 answer = ec2.describe_instances(InstanceIds=[item.id])
                 found = parse_inventory(
-                    {"Reservations": _jsonable(answer.get("Reservations", []))},
+                    {"Reservations": jsonable(answer.get("Reservations", []))},
                     source=f"aws:{item.region}",
                 )
             else:
                 answer = ec2.describe_volumes(VolumeIds=[item.id])
                 found = tuple(
-                    _volume(v, item.region, item.account) for v in answer.get("Volumes", [])
+                    volume_resource(v, item.region, item.account) for v in answer.get("Volumes", [])
                 )
         except ClientError as error:
             if _code(error) in _NOT_FOUND:
                 return None
-            raise ReadError(f"aws {item.kind} {item.id}", _reason(error)) from error
+            raise ReadError(f"aws {item.kind} {item.id}", describe_error(error)) from error
         except BotoCoreError as error:
-            raise ReadError(f"aws {item.kind} {item.id}", _reason(error)) from error
+            raise ReadError(f"aws {item.kind} {item.id}", describe_error(error)) from error
         return next((r for r in found if r.id == item.id), None)
 
     def act(self, item: PlanItem, action: str) -> None:
@@ -74,7 +81,7 @@ class AwsReaper:
             else:
                 raise ActionError(source, f"no action {action!r} for a {item.kind}")
         except (ClientError, BotoCoreError) as error:
-            raise ActionError(source, f"{action} failed: {_reason(error)}") from error
+            raise ActionError(source, f"{action} failed: {describe_error(error)}") from error
 
     def close(self) -> None:
         for client in self._clients.values():
@@ -83,26 +90,8 @@ class AwsReaper:
 
     def _ec2(self, region: str) -> Any:
         if region not in self._clients:
-            self._clients[region] = _client(self._session, self._request, "ec2", region)
+            self._clients[region] = make_client(self._session, self._request, "ec2", region)
         return self._clients[region]
-
-
-def _volume(volume: dict[str, Any], region: str, account: str) -> Resource:
-    tags = {t["Key"]: t.get("Value", "") for t in volume.get("Tags", [])}
-    return Resource(
-        provider="aws",
-        account=account,
-        region=region,
-        group="",
-        id=volume["VolumeId"],
-        name=tags.get("Name") or volume["VolumeId"],
-        kind="disk",
-        size=f"{volume.get('VolumeType', '')} {volume.get('Size', '?')} GiB".strip(),
-        power_state="unknown",
-        created=volume.get("CreateTime"),
-        tags=tags,
-        source=f"aws:{region}",
-    )
 
 
 def _code(error: Exception) -> str:

@@ -84,7 +84,7 @@ class AzureAdapter:
             except ValueError as exc:  # CredentialChoiceError, or azure-identity's own check
                 return _failed(chosen, f"cannot be used: {exc}")
         try:
-            if owned and (refused := _preflight(credential, credential_name)):
+            if owned and (refused := preflight(credential, credential_name)):
                 return _failed(chosen, refused)
             return self._sweep_with(credential, request)
         finally:
@@ -139,7 +139,9 @@ class AzureAdapter:
                     if normalise.text(s.state).lower() in _READABLE_STATES
                 ]
         except Exception as exc:  # every SDK failure is named, never swallowed
-            return wanted, [SourceFailure("azure subscriptions (--all-subscriptions)", _why(exc))]
+            return wanted, [
+                SourceFailure("azure subscriptions (--all-subscriptions)", describe_error(exc))
+            ]
         seen = {s.casefold() for s in wanted}
         return wanted + [s for s in listed if s.casefold() not in seen], []
 
@@ -172,7 +174,7 @@ class AzureAdapter:
             return _SubscriptionSweep(
                 subscription,
                 failure=SourceFailure(
-                    f"azure subscription {subscription}", f"{_why(exc)} while {stage}"
+                    f"azure subscription {subscription}", f"{describe_error(exc)} while {stage}"
                 ),
             )
         return _SubscriptionSweep(subscription, tuple(resources))
@@ -212,7 +214,7 @@ def _filter(request: SweepRequest) -> Callable[[Resource], bool]:
     return keep
 
 
-def _preflight(credential: Any, name: str) -> str | None:
+def preflight(credential: Any, name: str) -> str | None:
     """Ask for one ARM token before sweeping: a missing identity is one clear failure
     naming the chain that was tried, not N identical per-subscription failures."""
     from azure.core.exceptions import ClientAuthenticationError
@@ -227,7 +229,7 @@ def _preflight(credential: Any, name: str) -> str | None:
     return None
 
 
-def _why(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
     """A one-line reason naming the HTTP status and ARM error code where there is one."""
     from azure.core.exceptions import ClientAuthenticationError, DecodeError
 

@@ -23,7 +23,7 @@ from cloudguard.reap.model import (
     ReaperUnavailable,
 )
 from cloudguard_azure import credentials, normalise
-from cloudguard_azure.adapter import _preflight, _why
+from cloudguard_azure.adapter import describe_error, preflight
 
 _ID = re.compile(
     r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<group>[^/]+)"
@@ -58,7 +58,7 @@ class AzureReaper:
             except ValueError as exc:
                 raise ReaperUnavailable(source, f"cannot be used: {exc}") from exc
             # One token up front: a missing identity stops the run before any item.
-            if refused := _preflight(credential, name):
+            if refused := preflight(credential, name):
                 _close(credential)
                 raise ReaperUnavailable(source, refused)
         self._credential = credential
@@ -76,7 +76,7 @@ class AzureReaper:
         except ResourceNotFoundError:
             return None
         except Exception as exc:  # 403, throttled past retries, unreadable: unknown state
-            raise ReadError(f"azure {item.kind} {item.id}", _why(exc)) from exc
+            raise ReadError(f"azure {item.kind} {item.id}", describe_error(exc)) from exc
 
     def act(self, item: PlanItem, action: str) -> None:
         sub, group, name = _address(item, ActionError)
@@ -100,7 +100,7 @@ class AzureReaper:
         except ActionError:
             raise
         except Exception as exc:
-            raise ActionError(source, f"{action} failed: {_why(exc)}") from exc
+            raise ActionError(source, f"{action} failed: {describe_error(exc)}") from exc
 
     def close(self) -> None:
         for client in self._clients.values():
