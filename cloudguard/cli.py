@@ -1,7 +1,7 @@
 """The `cloudguard` command: parses, wires, prints. The work lives in the modules it calls.
 
 Exit codes (a contract, see docs/reference.md):
-0 clean · 1 audit found orphans · 2 usage · 75 did not run ·
+0 clean · 1 audit found orphans / a reap action failed · 2 usage · 75 did not run ·
 97 refused admission (bad registry/config, log not armed or malformed) ·
 98 a cloud reach was refused and recorded.
 """
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from cloudguard.seal import Registry
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 clean; 1 orphans found (audit); 2 usage; 75 did not run; "
+    "Exit codes: 0 clean; 1 orphans found (audit) or an action failed (reap); 2 usage; "
+    "75 did not run; "
     "97 refused admission (invalid registry or config, reach log not armed or malformed); "
     "98 a cloud reach was refused and recorded."
 )
