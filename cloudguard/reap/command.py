@@ -84,8 +84,9 @@ def plan_command(
     from cloudguard.reap.plan import build_plan, read_document, render_plan
 
     try:
+        report = read_document(from_, "audit report")
         plan = build_plan(
-            read_document(from_, "audit report"),
+            report,
             source=str(from_),
             verdicts=verdict or [],
             requested_action=action,
@@ -97,6 +98,13 @@ def plan_command(
         _say(f"refused: {exc}")
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
 
+    unread = report.get("failures") if isinstance(report, dict) else None
+    if unread:
+        # Still a valid plan for what was read; what was not read is not in it.
+        _say(
+            f"warning: the audit did not run completely ({len(unread)} source(s) unreadable); "
+            "resources there are not in this plan"
+        )
     document = render_plan(plan)
     table = plan_table(plan)
     if output is None:

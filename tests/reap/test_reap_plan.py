@@ -200,3 +200,19 @@ def test_a_plan_of_the_wrong_schema_or_malformed_is_a_plan_error(
     write_json(path, document)
     with pytest.raises(PlanError, match=message):
         load_plan(path)
+
+
+def test_a_plan_from_an_incomplete_audit_warns_that_it_covers_only_what_was_read(
+    report: Path,
+) -> None:
+    document = json.loads(report.read_text())
+    assert "failures" in document, "the audit JSON names its unreadable sources"
+    plain = cli("reap", "plan", "--from", str(report))
+    assert "did not run completely" not in plain.stderr
+
+    document["failures"] = [{"source": "azure subscription s-2", "reason": "HTTP 403"}]
+    write_json(report, document)
+    done = cli("reap", "plan", "--from", str(report))
+
+    assert done.exit_code == 0, done.output
+    assert "the audit did not run completely (1 source(s) unreadable)" in done.stderr
