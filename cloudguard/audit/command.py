@@ -16,6 +16,7 @@ import typer
 
 from cloudguard import exit_codes
 from cloudguard.audit import config as cfg
+from cloudguard.audit import options as opts
 from cloudguard.audit.engine import EvidenceSources, Progress, exit_code, run_audit
 from cloudguard.audit.findings import Policy
 from cloudguard.audit.model import Inventory, SweepRequest
@@ -45,9 +46,7 @@ _DEFAULTS: dict[str, Any] = {
     "fail-on": "orphan",
 }
 
-_EVIDENCE = "Evidence"
-_LIVE = "Live providers"
-_REPORT = "Report"
+_EVIDENCE, _LIVE, _REPORT = opts.EVIDENCE, opts.LIVE, opts.REPORT
 
 
 def audit(
@@ -93,24 +92,15 @@ def audit(
         list[str] | None,
         typer.Option(metavar="NAME", help="Limit to region (repeatable).", rich_help_panel=_LIVE),
     ] = None,
-    credential: Annotated[
-        str | None,
-        typer.Option(metavar="NAME", help="Use this credential (by name).", rich_help_panel=_LIVE),
-    ] = None,
+    credential: opts.Credential = None,
     concurrency: Annotated[
         int | None,
         typer.Option(
             min=1, help="Parallel requests per provider (default: 4).", rich_help_panel=_LIVE
         ),
     ] = None,
-    management_endpoint: Annotated[
-        str | None,
-        typer.Option(metavar="URL", help="Management endpoint override.", rich_help_panel=_LIVE),
-    ] = None,
-    ca_bundle: Annotated[
-        str | None,
-        typer.Option(metavar="FILE", help="CA bundle for the endpoint.", rich_help_panel=_LIVE),
-    ] = None,
+    management_endpoint: opts.ManagementEndpoint = None,
+    ca_bundle: opts.CaBundle = None,
     task_tag: Annotated[
         str | None,
         typer.Option(
@@ -199,13 +189,7 @@ def audit(
             rich_help_panel=_REPORT,
         ),
     ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE",
-            help="Config file (default: cloudguard.toml in this directory or a parent).",
-        ),
-    ] = None,
+    config: opts.ConfigFile = None,
 ) -> None:
     """Find fleet-tagged VMs no controller knows about, explain why, and price them.
 
@@ -237,7 +221,7 @@ def audit(
         "output": output,
         "fail-on": fail_on,
     }
-    options = _merge(given, _config_values(config))
+    options = _merge(given, opts.config_values(config, "audit"))
     _from_cli(options, given, "format", cfg.parse_choice(cfg.FORMATS))
     policy = _policy(options, given)
     inventories = _inventories(options)
@@ -294,19 +278,6 @@ def audit(
             err=True,
         )
     raise typer.Exit(code)
-
-
-def _config_values(explicit: Path | None) -> dict[str, Any]:
-    path = explicit if explicit is not None else cfg.find_config(Path.cwd())
-    if path is None:
-        return {}
-    try:
-        if explicit is not None and not explicit.is_file():
-            raise cfg.ConfigError(str(explicit), "--config file does not exist")
-        return cfg.load_config(path)
-    except cfg.ConfigError as exc:
-        typer.echo(f"cloudguard audit: invalid config: {exc}", err=True)
-        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
 
 
 def _merge(given: dict[str, Any], from_config: dict[str, Any]) -> dict[str, Any]:

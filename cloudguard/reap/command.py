@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from cloudguard import exit_codes
+from cloudguard.audit import options as opts
 from cloudguard.reap.model import REVERSIBLE, Plan, tag_value
 from cloudguard.reap.plan import PlanError, PlanUsageError
 
@@ -34,8 +35,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-_LIVE = "Live providers"
-_EVIDENCE = "Evidence"
+_EVIDENCE = opts.EVIDENCE
 
 
 def _say(message: str) -> None:
@@ -135,18 +135,9 @@ def apply_command(
             "cloudguard-reap-<UTC timestamp>.jsonl here).",
         ),
     ] = None,
-    credential: Annotated[
-        str | None,
-        typer.Option(metavar="NAME", help="Use this credential (by name).", rich_help_panel=_LIVE),
-    ] = None,
-    management_endpoint: Annotated[
-        str | None,
-        typer.Option(metavar="URL", help="Management endpoint override.", rich_help_panel=_LIVE),
-    ] = None,
-    ca_bundle: Annotated[
-        str | None,
-        typer.Option(metavar="FILE", help="CA bundle for the endpoint.", rich_help_panel=_LIVE),
-    ] = None,
+    credential: opts.Credential = None,
+    management_endpoint: opts.ManagementEndpoint = None,
+    ca_bundle: opts.CaBundle = None,
     controller_home: Annotated[
         str | None,
         typer.Option(
@@ -163,14 +154,7 @@ def apply_command(
             rich_help_panel=_EVIDENCE,
         ),
     ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE",
-            help="Config file whose [audit] table supplies these options "
-            "(default: cloudguard.toml in this directory or a parent).",
-        ),
-    ] = None,
+    config: opts.ConfigFile = None,
 ) -> None:
     """Re-verify each planned item live, one at a time, and (with --yes) act on it.
 
@@ -239,18 +223,7 @@ def apply_command(
 
 def _options(explicit: Path | None, given: dict[str, Any]) -> dict[str, Any]:
     """Command line over the [audit] table of cloudguard.toml (the audit's own config)."""
-    from cloudguard.audit import config as cfg
-
-    path = explicit if explicit is not None else cfg.find_config(Path.cwd())
-    from_config: dict[str, Any] = {}
-    if path is not None:
-        try:
-            if explicit is not None and not explicit.is_file():
-                raise cfg.ConfigError(str(explicit), "--config file does not exist")
-            from_config = cfg.load_config(path)
-        except cfg.ConfigError as exc:
-            _say(f"invalid config: {exc}")
-            raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
+    from_config = opts.config_values(explicit, "reap")
     merged = {key: from_config.get(key) for key in given}
     merged.update({k: v for k, v in given.items() if v is not None})
     return merged

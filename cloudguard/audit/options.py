@@ -1,0 +1,55 @@
+"""Options shared by `cloudguard audit` and `cloudguard reap apply`, and the config they read.
+
+Both commands name a live provider's credential and endpoint the same way and
+read the same `[audit]` table of cloudguard.toml, so an operator configures
+the sweep once and reaps with the same settings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from cloudguard import exit_codes
+from cloudguard.audit import config as cfg
+
+LIVE = "Live providers"
+EVIDENCE = "Evidence"
+REPORT = "Report"
+
+Credential = Annotated[
+    str | None,
+    typer.Option(metavar="NAME", help="Use this credential (by name).", rich_help_panel=LIVE),
+]
+ManagementEndpoint = Annotated[
+    str | None,
+    typer.Option(metavar="URL", help="Management endpoint override.", rich_help_panel=LIVE),
+]
+CaBundle = Annotated[
+    str | None,
+    typer.Option(metavar="FILE", help="CA bundle for the endpoint.", rich_help_panel=LIVE),
+]
+ConfigFile = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE",
+        help="Config file whose [audit] table supplies these options "
+        "(default: cloudguard.toml in this directory or a parent).",
+    ),
+]
+
+
+def config_values(explicit: Path | None, command: str) -> dict[str, Any]:
+    """The validated [audit] table of `explicit` or the nearest cloudguard.toml; 97 if invalid."""
+    path = explicit if explicit is not None else cfg.find_config(Path.cwd())
+    if path is None:
+        return {}
+    try:
+        if explicit is not None and not explicit.is_file():
+            raise cfg.ConfigError(str(explicit), "--config file does not exist")
+        return cfg.load_config(path)
+    except cfg.ConfigError as exc:
+        typer.echo(f"cloudguard {command}: invalid config: {exc}", err=True)
+        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
