@@ -35,7 +35,7 @@ ConfigFile = Annotated[
     Path | None,
     typer.Option(
         metavar="FILE",
-        help="Config file whose [audit] table supplies these options "
+        help="Config file whose \\[audit] table supplies these options "
         "(default: cloudguard.toml in this directory or a parent).",
     ),
 ]
