@@ -1,38 +1,17 @@
-"""Negative controls: break each guard on purpose; the named tests must go red for the right reason.
+"""Negative controls: break each guard on purpose; the named tests must go red for the right
+reason (harness: tests/cloudguard_mutants.py).
 
-Each control copies the `cloudguard` package, applies one mutation to the
-copy, and runs the named tests with the copy first on PYTHONPATH (the shims
-a mutant seal writes import the mutant too). A control passes only when
-every named test fails with the expected message: a guard whose tests stay
-green when it is broken is not tested.
+Each control mutates one guard in a copy of the package: the seal drops
+nothing, the provider is not bound, the guard bin is off PATH, the check sees
+nothing, the refusers record nothing.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-import cloudguard
-
-REPO = Path(__file__).resolve().parents[2]
-PACKAGE = Path(cloudguard.__file__).resolve().parent
-
-
-@dataclass(frozen=True)
-class Mutation:
-    name: str
-    module: str  # file inside the package
-    original: str
-    broken: str
-    tests: tuple[str, ...]  # node ids that must fail
-    reason: str  # text the failure output must contain
-
+from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
 
 MUTATIONS = [
     Mutation(
@@ -90,65 +69,10 @@ MUTATIONS = [
 ]
 
 
-def run_tests(root: Path, tests: list[str] | tuple[str, ...]) -> subprocess.CompletedProcess[str]:
-    """Run `tests` with the package copy at `root` imported first.
-
-    The working directory is `root`, not the repo: `python -m` puts the working
-    directory first on sys.path, and the repo's own package must not win.
-    """
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:xdist",
-            "-q",
-            "--rootdir",
-            str(REPO),
-            "-c",
-            str(REPO / "pyproject.toml"),
-            *(str(REPO / test) for test in tests),
-        ],
-        cwd=root,
-        env=dict(os.environ, PYTHONPATH=str(root), PYTEST_ADDOPTS=""),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-
-
-def mutant(tmp_path: Path, mutation: Mutation) -> Path:
-    root = tmp_path / "mutant"
-    shutil.copytree(PACKAGE, root / "cloudguard", ignore=shutil.ignore_patterns("__pycache__"))
-    target = root / "cloudguard" / mutation.module
-    source = target.read_text()
-    assert source.count(mutation.original) == 1, f"mutation {mutation.name!r} no longer applies"
-    target.write_text(source.replace(mutation.original, mutation.broken))
-    return root
-
-
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
 def test_breaking_the_guard_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
-    root = mutant(tmp_path, mutation)
-    result = run_tests(root, mutation.tests)
-    output = result.stdout + result.stderr
-
-    failed = [line for line in output.splitlines() if line.startswith("FAILED ")]
-    for test in mutation.tests:
-        assert any(test in line for line in failed), (
-            f"{test} stayed green with {mutation.name!r}:\n{output}"
-        )
-    assert mutation.reason in output, f"red for the wrong reason with {mutation.name!r}:\n{output}"
+    assert_turns_red(tmp_path, mutation)
 
 
 def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
-    """The control's control: the same tests, unmutated copy, are green."""
-    root = tmp_path / "copy"
-    shutil.copytree(PACKAGE, root / "cloudguard", ignore=shutil.ignore_patterns("__pycache__"))
-    tests = sorted({t for m in MUTATIONS for t in m.tests})
-    result = run_tests(root, tests)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_green_unmutated(tmp_path, MUTATIONS)

@@ -1,41 +1,20 @@
 """Negative controls: break re-verification on purpose; the named tests must go red, for the
-right reason.
+right reason (harness: tests/cloudguard_mutants.py).
 
-Each control copies the `cloudguard` package, applies one mutation to the
-copy (to `reap/verify.py` or `reap/engine.py`), and runs the named tests with
-the copy first on PYTHONPATH. It passes only when every named test fails
-and the output carries the expected message: a safety check whose tests
-stay green when it is broken is not tested.
+Each control mutates `reap/verify.py` or `reap/engine.py` in a copy of the
+package: a safety check whose tests stay green when it is broken is not tested.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
 
-import cloudguard
-
-REPO = Path(__file__).resolve().parents[2]
-PACKAGE = Path(cloudguard.__file__).resolve().parent
 AZURE = "adapters/azure/tests/test_azure_reaper.py"
 AWS = "adapters/aws/tests/test_aws_reaper.py"
 AZURE_SKIP = f"{AZURE}::test_a_vm_that_changed_since_the_plan_is_skipped_and_left_alone"
-
-
-@dataclass(frozen=True)
-class Mutation:
-    name: str
-    module: str  # file inside the package
-    original: str
-    broken: str
-    tests: tuple[str, ...]  # node ids that must fail
-    reason: str | tuple[str, ...]  # text (every text) the failure output must contain
 
 
 MUTATIONS = [
@@ -115,62 +94,10 @@ MUTATIONS = [
 ]
 
 
-def run_tests(root: Path, tests: list[str] | tuple[str, ...]) -> subprocess.CompletedProcess[str]:
-    """Run `tests` with the package copy at `root` imported first (cwd `root`: `python -m`
-    puts the working directory first on sys.path, and the repo's package must not win)."""
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:xdist",
-            "-q",
-            "--rootdir",
-            str(REPO),
-            "-c",
-            str(REPO / "pyproject.toml"),
-            *(str(REPO / test) for test in tests),
-        ],
-        cwd=root,
-        env=dict(os.environ, PYTHONPATH=str(root), PYTEST_ADDOPTS=""),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-
-
-def mutant(tmp_path: Path, mutation: Mutation) -> Path:
-    root = tmp_path / "mutant"
-    shutil.copytree(PACKAGE, root / "cloudguard", ignore=shutil.ignore_patterns("__pycache__"))
-    target = root / "cloudguard" / mutation.module
-    source = target.read_text()
-    assert source.count(mutation.original) == 1, f"mutation {mutation.name!r} no longer applies"
-    target.write_text(source.replace(mutation.original, mutation.broken))
-    return root
-
-
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
 def test_breaking_re_verification_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
-    result = run_tests(mutant(tmp_path, mutation), mutation.tests)
-    output = result.stdout + result.stderr
-
-    failed = [line for line in output.splitlines() if line.startswith("FAILED ")]
-    for test in mutation.tests:
-        assert any(test in line for line in failed), (
-            f"{test} stayed green with {mutation.name!r}:\n{output}"
-        )
-    reasons = (mutation.reason,) if isinstance(mutation.reason, str) else mutation.reason
-    for reason in reasons:
-        assert reason in output, f"red for the wrong reason with {mutation.name!r}:\n{output}"
+    assert_turns_red(tmp_path, mutation)
 
 
 def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
-    """The control's control: the same tests, against an unmutated copy, are green."""
-    root = tmp_path / "copy"
-    shutil.copytree(PACKAGE, root / "cloudguard", ignore=shutil.ignore_patterns("__pycache__"))
-    result = run_tests(root, sorted({t for m in MUTATIONS for t in m.tests}))
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_green_unmutated(tmp_path, MUTATIONS)
