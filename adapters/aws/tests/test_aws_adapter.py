@@ -2,45 +2,15 @@
 
 from __future__ import annotations
 
-import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
+from aws_helpers import AMI, FAKE_KEYS, ec2, session
 from cloudguard_aws.adapter import AwsAdapter
-from moto.server import ThreadedMotoServer
 
 from cloudguard.audit.inventory_files import parse_inventory
 from cloudguard.audit.model import SweepRequest
-
-FAKE_KEYS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
-AMI = "ami-12c6146b"  # one of moto's bundled images
-
-
-@pytest.fixture(scope="module")
-def moto_endpoint() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@pytest.fixture
-def endpoint(moto_endpoint: str) -> str:
-    """The shared server, emptied: every test starts with no instances."""
-    reset = urllib.request.Request(f"{moto_endpoint}/moto-api/reset", method="POST")
-    urllib.request.urlopen(reset, timeout=10).close()
-    return moto_endpoint
-
-
-def session(_request: SweepRequest) -> Any:
-    return boto3.Session(region_name="us-east-1", **FAKE_KEYS)
-
-
-def ec2(endpoint: str, region: str = "us-east-1") -> Any:
-    return boto3.client("ec2", endpoint_url=endpoint, region_name=region, **FAKE_KEYS)
 
 
 def launch(endpoint: str, region: str, tags: dict[str, str], count: int = 1) -> list[str]:

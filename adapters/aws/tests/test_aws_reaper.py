@@ -9,16 +9,13 @@ code users run.
 from __future__ import annotations
 
 import json
-import urllib.request
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
+from aws_helpers import AMI, ec2, session
 from cloudguard_aws.adapter import AwsAdapter
-from moto.server import ThreadedMotoServer
 
 from cloudguard.audit.cost import bundled_prices
 from cloudguard.audit.engine import EvidenceSources, run_audit
@@ -30,34 +27,8 @@ from cloudguard.reap.log import ReapLog
 from cloudguard.reap.model import Plan
 from cloudguard.reap.plan import build_plan
 
-FAKE_KEYS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
-AMI = "ami-12c6146b"  # one of moto's bundled images
 ORPHAN_TASK = "cloud-noenv-c7"
 KNOWN_TASK = "task-0042"
-
-
-@pytest.fixture(scope="module")
-def moto_endpoint() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@pytest.fixture
-def endpoint(moto_endpoint: str) -> str:
-    reset = urllib.request.Request(f"{moto_endpoint}/moto-api/reset", method="POST")
-    urllib.request.urlopen(reset, timeout=10).close()
-    return moto_endpoint
-
-
-def session(_request: SweepRequest) -> Any:
-    return boto3.Session(region_name="us-east-1", **FAKE_KEYS)
-
-
-def ec2(endpoint: str) -> Any:
-    return boto3.client("ec2", endpoint_url=endpoint, region_name="us-east-1", **FAKE_KEYS)
 
 
 def launch(endpoint: str, tags: dict[str, str]) -> str:
