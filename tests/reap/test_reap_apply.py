@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -24,6 +25,7 @@ from cloudguard.audit import providers
 from cloudguard.audit.evidence import EvidenceError
 from cloudguard.reap.engine import apply_plan
 from cloudguard.reap.log import ReapLog
+from cloudguard.reap.model import Plan
 from cloudguard.reap.plan import build_plan, load_plan, plan_document
 
 
@@ -56,6 +58,24 @@ def apply(setup: dict[str, Path], *extra: str, home: Path | None = None):
         str(setup["log"]),
         *extra,
     )
+
+
+def apply_in_process(
+    plan: Plan, setup: dict[str, Path], tasks: Callable[[], frozenset[str]]
+) -> int:
+    """The engine itself, with controller evidence that changes between reads."""
+    log = ReapLog(setup["log"])
+    try:
+        return apply_plan(
+            plan,
+            plan_path="plan.json",
+            open_reaper=lambda name: cloud.FakeReaper(None),  # type: ignore[arg-type]
+            controller_tasks=tasks,
+            log=log,
+            execute=True,
+        )
+    finally:
+        log.close()
 
 
 def planned_ids(setup: dict[str, Path]) -> list[str]:
@@ -146,16 +166,7 @@ def test_controller_evidence_lost_mid_run_stops_the_rest(setup: dict[str, Path])
         except StopIteration:
             raise EvidenceError("controller home /srv/fleet", "permission denied") from None
 
-    log = ReapLog(setup["log"])
-    code = apply_plan(
-        plan,
-        plan_path="plan.json",
-        open_reaper=lambda name: cloud.FakeReaper(None),  # type: ignore[arg-type]
-        controller_tasks=tasks,
-        log=log,
-        execute=True,
-    )
-    log.close()
+    code = apply_in_process(plan, setup, tasks)
 
     assert code == 75
     assert [a for a, _ in cloud.ACTED] == [plan.items[0].id]
@@ -174,16 +185,7 @@ def test_a_record_that_appears_mid_run_stops_that_item(setup: dict[str, Path]) -
     def tasks() -> frozenset[str]:
         return next(calls, frozenset({target.tags["task-id"]}))
 
-    log = ReapLog(setup["log"])
-    code = apply_plan(
-        plan,
-        plan_path="plan.json",
-        open_reaper=lambda name: cloud.FakeReaper(None),  # type: ignore[arg-type]
-        controller_tasks=tasks,
-        log=log,
-        execute=True,
-    )
-    log.close()
+    code = apply_in_process(plan, setup, tasks)
 
     assert code == 0
     skipped = [e for e in events(setup["log"]) if e["event"] == "skipped"]
