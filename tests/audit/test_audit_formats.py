@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
+from datetime import UTC, datetime
 
 import pytest
 from audit_helpers import azure_vm, controller_home, run_audit_cli, write_json
+
+from cloudguard.audit.cost import bundled_prices
+from cloudguard.audit.engine import EvidenceSources, run_audit
+from cloudguard.audit.findings import Policy
+from cloudguard.audit.formats.table import TableFormat
+from cloudguard.audit.inventory_files import InventoryFile
 
 HOSTILE = "evil\x1b[2J\x1b]0;pwned\x07\nsecond line\r|`<script>\u202e[bold]x[/bold]"
 LONG = "g" * 10_240
@@ -78,3 +86,34 @@ def test_junit_parses_with_failures_for_orphans(hostile):
 
 def test_unknown_format_is_a_usage_error(hostile):
     assert run_audit_cli(*hostile, "--format", "yaml").exit_code == 2
+
+
+def _terminal(hostile_args, monkeypatch, columns):
+    """The table as a terminal of `columns` gets it (color on, width from COLUMNS)."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    inventory, home = hostile_args[1], hostile_args[3]
+    report = run_audit(
+        [InventoryFile(inventory)],
+        EvidenceSources(controller_home=home),
+        Policy(),
+        bundled_prices(),
+        datetime.now(UTC),
+    )
+    return TableFormat().render(report, color=True)
+
+
+@pytest.mark.parametrize("columns", [240, 80])
+def test_a_terminal_gets_its_width_and_tag_values_stay_escaped(hostile, monkeypatch, columns):
+    out = _terminal(hostile, monkeypatch, columns)
+
+    lines = out.splitlines()
+    assert max(len(_plain(line)) for line in lines if "vm-" in line) <= columns
+    assert "\x1b[2J" not in out and "\x1b]0;" not in out and "\x07" not in out
+    assert "evil\\x1b[2J" in _plain(out)
+    cards = [line for line in lines if _plain(line).lstrip().startswith("reasons:")]
+    # Wide: one table row per VM. Narrow: one block per VM, each naming its reasons.
+    assert len(cards) == (0 if columns == 240 else 3)
+
+
+def _plain(text):
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)  # rich's own styling, not tag content
