@@ -132,6 +132,7 @@ class SessionGuard:
         owned_log: bool,
         original_environ: dict[str, str] | None,
         outer_binding: tuple[str | None, Policy | None] | None,
+        nested_in: str | None = None,
     ) -> None:
         self.config = config
         self.log = log
@@ -146,6 +147,13 @@ class SessionGuard:
         # Workers share the log, so only a record naming the test is the test's; a plain
         # process also owns unnamed records made during the test (a child with a scrubbed env).
         self.shared_log = self.worker or bool(os.environ.get("PYTEST_XDIST_WORKER"))
+        # A session started by another session's test, sharing that session's log: the
+        # log also holds the outer session's records (its other workers, its other tests).
+        # This session judges only records naming its own tests; the log's owner judges
+        # the rest.
+        self.nested_in = nested_in
+        self.shared_log = self.shared_log or nested_in is not None
+        self.own_tests: set[str] = set()
         self.window: TestWindow | None = None
         self.expected: list[Record] = []  # reaches the tests declared (cloudguard.expect)
         self.summary: list[tuple[Record, bool]] = []  # (record, expected) for the whole session
@@ -172,6 +180,8 @@ class SessionGuard:
                 owned_log=False,
                 original_environ=None,
                 outer_binding=outer,
+                nested_in=os.environ.get(reach.TEST_VARIABLE)
+                or os.environ.get("PYTEST_CURRENT_TEST"),
             )
         log, start, owned_log = _arm(config.getoption("cloudguard_log"))
         seal = sealing.create_seal(registry)
@@ -215,6 +225,7 @@ class SessionGuard:
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
         os.environ[reach.TEST_VARIABLE] = item.nodeid
+        self.own_tests.add(item.nodeid)
         self.window = TestWindow(item.nodeid, checked=_size(self.log))
         try:
             return (yield)
@@ -273,6 +284,8 @@ class SessionGuard:
             sys.stderr.write(f"cloudguard: {error}: the alarm cannot be read, failing closed\n")
             session.exitstatus = exit_codes.REFUSED_ADMISSION
             return
+        if self.nested_in is not None:
+            records = tuple(r for r in records if r.get("test") in self.own_tests)
         expected = list(self.expected)
         for record in records:
             if record in expected:

@@ -58,12 +58,27 @@ def run_tests(root: Path, tests: Sequence[str]) -> subprocess.CompletedProcess[s
          "--rootdir", str(REPO), "-c", str(REPO / "pyproject.toml"),
          *(str(REPO / test) for test in tests)],
         cwd=root,
-        env=dict(os.environ, PYTHONPATH=str(root), PYTEST_ADDOPTS=""),
+        env=_own_session_env(root),
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )  # fmt: skip
+
+
+def _own_session_env(root: Path) -> dict[str, str]:
+    """The outer session's environment minus its cloudguard binding and xdist identity.
+
+    The inner pytest then seals itself with its own log (the repository's ini
+    enables the plugin): a sibling test's reach in the outer session's shared
+    log must not turn the inner run red.
+    """
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("CLOUDGUARD_", "PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))
+    }
+    return dict(env, PYTHONPATH=str(root), PYTEST_ADDOPTS="")
 
 
 def assert_turns_red(tmp_path: Path, mutation: Mutation) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -25,12 +26,18 @@ def fenced(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest
 
     The outer session's seal and log (when this suite itself runs under cloudguard)
     are removed from the inner runs' environment, so an inner reach is judged by
-    the inner session alone; PYTHONPATH is the fence only, so the inner processes
-    start with the fence beneath everything and no outer guard.
+    the inner session alone; PYTHONPATH starts with the fence and loses the outer
+    guards' sitecustomize, so the inner processes start with the fence beneath
+    everything and no outer guard (a negative control's package copy stays on it).
     """
     for name in (reach.LOG_VARIABLE, seal.SEAL_DIR_VARIABLE, reach.TEST_VARIABLE):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
-    monkeypatch.setenv("PYTHONPATH", str(FENCE))
+    kept = [
+        entry
+        for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if entry and entry != str(seal.SITECUSTOMIZE_DIR)
+    ]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FENCE), *kept]))
     return pytester

@@ -8,7 +8,7 @@ import sys
 
 from inner_runs import SEAL_LINE
 
-from cloudguard import exit_codes, reach
+from cloudguard import exit_codes, reach, seal
 
 REACHING_MODULE = """
 import socket
@@ -163,3 +163,44 @@ def test_an_in_process_session_leaves_the_outer_guards_as_they_were(pytester, mo
 
     result.assert_outcomes(passed=1)
     assert (inprocess.installed(), binding.log, dict(os.environ)) == before
+
+
+SIBLING_MODULE = """
+import os
+from cloudguard import reach
+
+def test_a_sibling_of_the_outer_session_reaches_meanwhile():
+    # What another worker of the outer session writes to the shared log meanwhile.
+    record = reach.reach_record(
+        via="socket", argv=[], target="sts.amazonaws.com:443",
+        environ={"CLOUDGUARD_TEST": "outer.py::test_sibling"},
+    )
+    reach.append(os.environ["CLOUDGUARD_REACH_LOG"], record)
+"""
+
+
+def test_a_session_nested_in_another_sessions_test_judges_only_its_own_tests(
+    fenced, monkeypatch, tmp_path
+):
+    registry = seal.load_registry()
+    outer_seal = seal.create_seal(registry)
+    log = tmp_path / "outer.jsonl"
+    reach.arm(str(log), by="outer session")
+    monkeypatch.setenv(reach.LOG_VARIABLE, str(log))
+    monkeypatch.setenv(seal.SEAL_DIR_VARIABLE, str(outer_seal.root))
+    monkeypatch.setenv(reach.TEST_VARIABLE, "outer.py::test_runs_a_nested_pytest")
+    try:
+        fenced.makepyfile(test_sibling=SIBLING_MODULE)
+        quiet = fenced.runpytest_subprocess("-p", "no:cacheprovider", "test_sibling.py")
+        fenced.makepyfile(test_mod=REACHING_MODULE)
+        red = fenced.runpytest_subprocess("-p", "no:cacheprovider", "test_mod.py")
+    finally:
+        outer_seal.remove()
+
+    # The sibling's record is the outer session's to judge, not the nested one's...
+    assert quiet.ret == exit_codes.CLEAN, quiet.stdout.str()
+    assert [r["test"] for r in reach.read(str(log)).reaches][:1] == ["outer.py::test_sibling"]
+    # ...while a reach by the nested session's own test still fails it (the control).
+    red.assert_outcomes(failed=1, passed=1)
+    assert red.ret == exit_codes.REACH_REFUSED
+    assert "sts.amazonaws.com" not in red.stdout.str()
