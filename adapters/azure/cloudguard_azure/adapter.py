@@ -30,6 +30,16 @@ if TYPE_CHECKING:
     from cloudguard_azure.reaper import AzureReaper
 
 ARM_SCOPE = "https://management.azure.com/.default"
+
+
+def arm_scope(endpoint: str | None) -> str:
+    """The token scope of the management endpoint: sovereign clouds have their own
+    (https://management.chinacloudapi.cn/.default, ...); the public cloud's otherwise."""
+    if not endpoint or credentials.is_loopback(endpoint):
+        return ARM_SCOPE
+    return endpoint.rstrip("/") + "/.default"
+
+
 # Subscription states whose resources can still exist and bill. Disabled and
 # Deleted subscriptions have their VMs deallocated by Azure.
 _READABLE_STATES = {"enabled", "warned", "pastdue"}
@@ -84,7 +94,8 @@ class AzureAdapter:
             except ValueError as exc:  # CredentialChoiceError, or azure-identity's own check
                 return _failed(chosen, f"cannot be used: {exc}")
         try:
-            if owned and (refused := preflight(credential, credential_name)):
+            scope = arm_scope(request.endpoint)
+            if owned and (refused := preflight(credential, credential_name, scope)):
                 return _failed(chosen, refused)
             return self._sweep_with(credential, request)
         finally:
@@ -190,6 +201,7 @@ class AzureAdapter:
         }
         if request.endpoint:
             options["base_url"] = request.endpoint.rstrip("/")
+            options["credential_scopes"] = [arm_scope(request.endpoint)]
             if credentials.is_loopback(request.endpoint):
                 # A loopback endpoint is reached directly: an HTTPS_PROXY from the
                 # environment must not carry it (and its token) off the machine.
@@ -214,16 +226,16 @@ def _filter(request: SweepRequest) -> Callable[[Resource], bool]:
     return keep
 
 
-def preflight(credential: Any, name: str) -> str | None:
+def preflight(credential: Any, name: str, scope: str = ARM_SCOPE) -> str | None:
     """Ask for one ARM token before sweeping: a missing identity is one clear failure
     naming the chain that was tried, not N identical per-subscription failures."""
     from azure.core.exceptions import ClientAuthenticationError
 
     try:
-        credential.get_token(ARM_SCOPE)
+        credential.get_token(scope)
     except ClientAuthenticationError as exc:
         return (
-            f"no token for {ARM_SCOPE}: tried {credentials.describe(name)}: "
+            f"no token for {scope}: tried {credentials.describe(name)}: "
             f"{_first_lines(str(exc), 12)}"
         )
     return None

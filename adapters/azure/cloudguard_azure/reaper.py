@@ -23,7 +23,7 @@ from cloudguard.reap.model import (
     ReaperUnavailable,
 )
 from cloudguard_azure import credentials, normalise
-from cloudguard_azure.adapter import describe_error, preflight
+from cloudguard_azure.adapter import arm_scope, describe_error, preflight
 
 _ID = re.compile(
     r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<group>[^/]+)"
@@ -58,7 +58,7 @@ class AzureReaper:
             except ValueError as exc:
                 raise ReaperUnavailable(source, f"cannot be used: {exc}") from exc
             # One token up front: a missing identity stops the run before any item.
-            if refused := preflight(credential, name):
+            if refused := preflight(credential, name, arm_scope(request.endpoint)):
                 _close(credential)
                 raise ReaperUnavailable(source, refused)
         self._credential = credential

@@ -10,7 +10,7 @@ from importlib.metadata import entry_points
 
 import pytest
 from azure_helpers import SUB_A, SUB_B, SUB_C, adapter, request_for
-from cloudguard_azure.adapter import AzureAdapter
+from cloudguard_azure.adapter import AzureAdapter, arm_scope, preflight
 from cloudguard_azure.fake_arm import FakeArm
 
 
@@ -286,3 +286,25 @@ def test_an_explicit_credential_object_is_used_as_given(arm: FakeArm) -> None:
     result = AzureAdapter(credential).sweep(request_for(arm, credential=None))
     assert len(result.resources) == 1
     assert credential.scopes_requested[0] == ("https://management.azure.com/.default",)
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "scope"),
+    [
+        (None, "https://management.azure.com/.default"),
+        ("https://management.chinacloudapi.cn/", "https://management.chinacloudapi.cn/.default"),
+        ("https://management.usgovcloudapi.net", "https://management.usgovcloudapi.net/.default"),
+        ("https://127.0.0.1:8443", "https://management.azure.com/.default"),  # a local fake
+    ],
+)
+def test_tokens_are_asked_for_the_management_endpoints_own_scope(endpoint, scope) -> None:
+    asked: list[str] = []
+
+    class Recording:
+        def get_token(self, *scopes: str, **_: object) -> object:
+            asked.extend(scopes)
+            return object()
+
+    assert arm_scope(endpoint) == scope
+    assert preflight(Recording(), "recording", arm_scope(endpoint)) is None
+    assert asked == [scope]
