@@ -75,6 +75,7 @@ class SweepRequest:
     task_tag: str = "task-id"
     credential: str | None = None  # a specific credential to use, by name
     concurrency: int = 4
+    retries: int = 10  # the retry budget: retries per request (throttling, 5xx, resets)
     endpoint: str | None = None  # management endpoint override (a local fake)
     ca_bundle: str | None = None  # CA bundle for `endpoint`
 

@@ -9,11 +9,16 @@ Resource-group and region filters are applied client-side: ARM has no
 server-side filter for them on this API, and a per-group listing would
 multiply the calls.
 
-Subscriptions are swept concurrently with a bound. Throttling (429 with
-Retry-After) and transient 5xx are retried by azure-core's RetryPolicy;
-anything still failing makes that subscription a `SourceFailure` (the engine
-exits 75) while the others are reported. Azure SDK imports live inside the
-functions, so importing this module (entry-point discovery) stays cheap.
+Subscriptions are swept concurrently with a bound. Waiting is budgeted
+(cloudguard_azure.retry): one retry budget reaches every azure-core retry
+counter, backoff has full jitter, Retry-After is honoured, the remaining-quota
+headers pace the sweep, and each subscription has a time budget. A page that
+still fails makes the subscription try once more, resuming at that page's
+nextLink (cloudguard_azure.paging); anything still failing makes that
+subscription a `SourceFailure` (the engine exits 75) while the others are
+reported: a subscription is reported whole or not at all. Azure SDK imports
+live inside the functions, so importing this module (entry-point discovery)
+stays cheap.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
 from cloudguard_azure import credentials, normalise
+from cloudguard_azure.budget import Clock, RetrySettings, TimeBudgetExhausted
 
 if TYPE_CHECKING:
     from cloudguard_azure.reaper import AzureReaper
@@ -45,13 +51,11 @@ def arm_scope(endpoint: str | None) -> str:
 _READABLE_STATES = {"enabled", "warned", "pastdue"}
 
 
-@dataclass(frozen=True)
-class RetrySettings:
-    """azure-core RetryPolicy settings; a 429's Retry-After always takes precedence."""
+# A subscription whose page still fails after its retries is tried once more,
+# from that page on; a second failure names it.
+ATTEMPTS_PER_SUBSCRIPTION = 2
 
-    total: int = 4
-    backoff_factor: float = 0.8
-    backoff_max: float = 60.0
+__all__ = ["AzureAdapter", "RetrySettings", "client_options", "describe_error", "preflight"]
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,7 @@ class AzureAdapter:
         # `credential` is for code that holds a TokenCredential already (tests, the
         # demo); the CLI instantiates with no arguments and names one in the request.
         self._credential = credential
-        self._retry = retry or RetrySettings()
+        self._retry = retry  # None: the request's retry budget with the default waits
         self._connection_timeout = connection_timeout
         self._read_timeout = read_timeout
 
@@ -161,54 +165,93 @@ class AzureAdapter:
     ) -> _SubscriptionSweep:
         from azure.mgmt.compute import ComputeManagementClient
 
-        keep = _filter(request)
-        resources: list[Resource] = []
-        stage = "listing VMs (virtualMachines.list_all statusOnly=true)"
-        try:
-            with ComputeManagementClient(
-                credential, subscription, **self._client_options(request)
-            ) as compute:
-                for vm in compute.virtual_machines.list_all(status_only="true"):
-                    resource = normalise.vm_resource(vm, subscription)
-                    if keep(resource):
-                        resources.append(resource)
-                stage = "listing managed disks (disks.list)"
-                for disk in compute.disks.list():
-                    if not normalise.is_unattached(disk):
-                        continue
-                    resource = normalise.disk_resource(disk, subscription)
-                    if keep(resource) and resource.tag(request.task_tag) is not None:
-                        resources.append(resource)
-        except Exception as exc:
-            # Half a subscription is not reported as if it were whole: the sweep of
-            # this subscription did not run, and the engine says so (exit 75).
-            return _SubscriptionSweep(
-                subscription,
-                failure=SourceFailure(
-                    f"azure subscription {subscription}", f"{describe_error(exc)} while {stage}"
-                ),
-            )
-        return _SubscriptionSweep(subscription, tuple(resources))
+        from cloudguard_azure import paging
 
-    def _client_options(self, request: SweepRequest) -> dict[str, Any]:
-        options: dict[str, Any] = {
-            "retry_total": self._retry.total,
-            "retry_backoff_factor": self._retry.backoff_factor,
-            "retry_backoff_max": self._retry.backoff_max,
-            "connection_timeout": self._connection_timeout,
-            "read_timeout": self._read_timeout,
-            "user_agent": "cloudguard-audit",  # visible in the Activity Log's request records
-        }
-        if request.endpoint:
-            options["base_url"] = request.endpoint.rstrip("/")
-            options["credential_scopes"] = [arm_scope(request.endpoint)]
-            if credentials.is_loopback(request.endpoint):
-                # A loopback endpoint is reached directly: an HTTPS_PROXY from the
-                # environment must not carry it (and its token) off the machine.
-                options["use_env_settings"] = False
-        if request.ca_bundle:
-            options["connection_verify"] = request.ca_bundle
-        return options
+        keep = _filter(request)
+        source = f"azure:{subscription}"
+        clock = Clock(self._settings(request))
+
+        def vm(item: dict[str, Any]) -> Resource | None:
+            resource = normalise.vm_from_arm(item, subscription, source)
+            return resource if keep(resource) else None
+
+        def disk(item: dict[str, Any]) -> Resource | None:
+            if not normalise.is_unattached_arm(item):
+                return None
+            resource = normalise.disk_from_arm(item, subscription, source)
+            wanted = keep(resource) and resource.tag(request.task_tag) is not None
+            return resource if wanted else None
+
+        listings = _listings(subscription, vm, disk)
+        with ComputeManagementClient(
+            credential, subscription, **self._client_options(request, clock)
+        ) as compute:
+            for attempt in range(1, ATTEMPTS_PER_SUBSCRIPTION + 1):
+                try:
+                    for listing in listings:
+                        listing.read(compute)
+                    break
+                except Exception as exc:  # every SDK failure is named, never swallowed
+                    stopped = next(x for x in listings if not x.done)
+                    again = attempt < ATTEMPTS_PER_SUBSCRIPTION and paging.is_transient(exc)
+                    if not again:
+                        # Half a subscription is not reported as if it were whole: the
+                        # sweep of this subscription did not run (exit 75), named.
+                        where = f"listing {stopped.name}, page {stopped.pages + 1}"
+                        tries = f" (attempt {attempt} of the subscription)" if attempt > 1 else ""
+                        return _SubscriptionSweep(
+                            subscription,
+                            failure=SourceFailure(
+                                f"azure subscription {subscription}",
+                                f"{describe_error(exc)} while {where}{tries}",
+                            ),
+                        )
+        return _SubscriptionSweep(subscription, tuple(r for x in listings for r in x.resources))
+
+    def _settings(self, request: SweepRequest) -> RetrySettings:
+        if self._retry is not None:
+            return self._retry
+        return RetrySettings(total=request.retries)
+
+    def _client_options(self, request: SweepRequest, clock: Clock | None = None) -> dict[str, Any]:
+        return client_options(
+            request,
+            clock or Clock(self._settings(request)),
+            connection_timeout=self._connection_timeout,
+            read_timeout=self._read_timeout,
+        )
+
+
+def client_options(
+    request: SweepRequest,
+    clock: Clock,
+    *,
+    connection_timeout: float = 10.0,
+    read_timeout: float = 60.0,
+) -> dict[str, Any]:
+    """Keyword arguments for any azure-mgmt client (or ARMPipelineClient) that reads for a
+    sweep: endpoint, CA bundle, timeouts, and the budgeted retry and quota pacing of
+    `clock` (share one clock between the clients of one subscription)."""
+    from cloudguard_azure.retry import BudgetedRetryPolicy, QuotaPacing, fold_sdk_warnings
+
+    fold_sdk_warnings()
+    options: dict[str, Any] = {
+        "retry_policy": BudgetedRetryPolicy(clock),
+        "per_retry_policies": [QuotaPacing(clock)],
+        "connection_timeout": connection_timeout,
+        "read_timeout": read_timeout,
+        "user_agent": "cloudguard-audit",  # visible in the Activity Log's request records
+    }
+    if request.endpoint:
+        options["base_url"] = request.endpoint.rstrip("/")
+        options["credential_scopes"] = [arm_scope(request.endpoint)]
+        if credentials.is_loopback(request.endpoint):
+            # A loopback endpoint is reached directly: an HTTPS_PROXY from the
+            # environment must not carry it (and its token) off the machine.
+            options["use_env_settings"] = False
+    if request.ca_bundle:
+        options["connection_verify"] = request.ca_bundle
+    return options
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -224,6 +267,28 @@ def _filter(request: SweepRequest) -> Callable[[Resource], bool]:
         return not (regions and resource.region.replace(" ", "").casefold() not in regions)
 
     return keep
+
+
+def _listings(
+    subscription: str,
+    vm: Callable[[dict[str, Any]], Resource | None],
+    disk: Callable[[dict[str, Any]], Resource | None],
+) -> list[Any]:
+    """Per subscription: ONE paged VM listing that carries power state, one disk listing.
+    The SDK's own request builders give the paths and api-versions it was generated for."""
+    from azure.mgmt.compute.operations._operations import (
+        build_disks_list_request,
+        build_virtual_machines_list_all_request,
+    )
+
+    from cloudguard_azure.paging import Listing
+
+    vms = build_virtual_machines_list_all_request(subscription_id=subscription, status_only="true")
+    disks = build_disks_list_request(subscription_id=subscription)
+    return [
+        Listing("VMs (virtualMachines.list_all statusOnly=true)", vms.url, vm),
+        Listing("managed disks (disks.list)", disks.url, disk),
+    ]
 
 
 def preflight(credential: Any, name: str, scope: str = ARM_SCOPE) -> str | None:
@@ -243,8 +308,17 @@ def preflight(credential: Any, name: str, scope: str = ARM_SCOPE) -> str | None:
 
 def describe_error(exc: BaseException) -> str:
     """A one-line reason naming the HTTP status and ARM error code where there is one."""
-    from azure.core.exceptions import ClientAuthenticationError, DecodeError
+    from azure.core.exceptions import ClientAuthenticationError, DecodeError, IncompleteReadError
 
+    if isinstance(exc, TimeBudgetExhausted):
+        return f"gave up: {exc}"
+    if isinstance(exc, IncompleteReadError):
+        # azure-core's own text is "IncompleteRead(...)" and a bare "Incomplete download."
+        # warning; say what happened: the connection broke before the page was whole.
+        return (
+            "connection reset mid-response: the page was cut off before its end "
+            f"(retries exhausted; {_first_lines(str(exc), 1)})"
+        )
     status = getattr(exc, "status_code", None)
     error = getattr(exc, "error", None)
     code = getattr(error, "code", None)

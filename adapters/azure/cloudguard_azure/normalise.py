@@ -1,9 +1,12 @@
 """azure-mgmt-compute models -> `Resource` records.
 
-Takes the SDK's deserialized models (attribute access only), so it is as
-strict or lenient as the SDK itself. Mirrors the offline `az vm list`
-reader in cloudguard.audit.inventory_files: the same VM gives the same
-Resource whichever path it came by.
+Two readers of the same fields: the sweep's (`vm_from_arm`, `disk_from_arm`)
+take the REST API's JSON items as listed, without building the SDK's model
+tree (the sweep's CPU cost per VM); the reaper's (`vm_resource`,
+`disk_resource`) take the SDK's deserialized models of one GET. Both mirror
+the offline `az vm list` reader in cloudguard.audit.inventory_files: the
+same VM gives the same Resource whichever path it came by (a test holds
+the two readers to that).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from cloudguard.audit.inventory_files import parse_time
 from cloudguard.audit.model import Resource
 
 _ARM_ID = re.compile(
@@ -103,3 +107,68 @@ def disk_resource(disk: Any, subscription: str) -> Resource:
         tags={str(k): str(v) for k, v in (disk.tags or {}).items()},
         source=f"azure:{subscription}",
     )
+
+
+# -- the sweep's reader: ARM JSON items ------------------------------------------------
+
+
+def vm_from_arm(item: dict[str, Any], subscription: str, source: str) -> Resource:
+    """One item of VirtualMachines_ListAll (statusOnly=true) as a Resource."""
+    arm_id = str(item["id"])
+    properties = item.get("properties") or {}
+    view = properties.get("instanceView") or {}
+    return Resource(
+        provider="azure",
+        account=subscription,
+        region=str(item.get("location") or ""),
+        group=group_of(arm_id),
+        id=arm_id,
+        name=str(item.get("name") or arm_id.rsplit("/", 1)[-1]),
+        kind="vm",
+        size=str((properties.get("hardwareProfile") or {}).get("vmSize") or ""),
+        power_state=_json_power_state(view.get("statuses")),
+        created=parse_time(properties.get("timeCreated")),
+        tags=_json_tags(item.get("tags")),
+        source=source,
+    )
+
+
+def is_unattached_arm(item: dict[str, Any]) -> bool:
+    """As `is_unattached`, for a Disks_List item."""
+    if item.get("managedBy"):
+        return False
+    state = str((item.get("properties") or {}).get("diskState") or "")
+    return state.lower() in ("", "unattached")
+
+
+def disk_from_arm(item: dict[str, Any], subscription: str, source: str) -> Resource:
+    arm_id = str(item["id"])
+    properties = item.get("properties") or {}
+    return Resource(
+        provider="azure",
+        account=subscription,
+        region=str(item.get("location") or ""),
+        group=group_of(arm_id),
+        id=arm_id,
+        name=str(item.get("name") or ""),
+        kind="disk",
+        size=str((item.get("sku") or {}).get("name") or ""),
+        power_state="unknown",
+        created=parse_time(properties.get("timeCreated")),
+        tags=_json_tags(item.get("tags")),
+        source=source,
+    )
+
+
+def _json_power_state(statuses: Any) -> str:
+    for status in statuses or ():
+        prefix, _, value = str(status.get("code") or "").partition("/")
+        if prefix.lower() == "powerstate":
+            return _POWER.get(value.lower(), "unknown")
+    return "unknown"
+
+
+def _json_tags(raw: Any) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        return {}
+    return {str(k): str(v) for k, v in raw.items()}

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from importlib.metadata import entry_points
 
 import pytest
-from azure_helpers import SUB_A, SUB_B, SUB_C, adapter, request_for
+from azure_helpers import FAST_RETRY, SUB_A, SUB_B, SUB_C, adapter, request_for
 from cloudguard_azure.adapter import AzureAdapter, arm_scope, preflight
 from cloudguard_azure.fake_arm import FakeArm
 
@@ -198,7 +198,9 @@ def test_persistent_500_names_the_subscription(arm: FakeArm) -> None:
     (failure,) = result.failures
     assert failure.source == f"azure subscription {SUB_A}"
     assert "HTTP 500" in failure.reason and "list_all" in failure.reason
-    assert arm.faults.requests["GET vm_list_all"] == 4  # 1 + retry_total 3
+    # 1 + 3 retries, twice: the subscription's second attempt resumes at the failed page
+    assert arm.faults.requests["GET vm_list_all"] == 2 * (1 + FAST_RETRY.total)
+    assert "attempt 2 of the subscription" in failure.reason
 
 
 def test_403_for_one_subscription_is_named_and_the_others_reported(arm: FakeArm) -> None:
