@@ -30,6 +30,7 @@ _DEFAULTS: dict[str, Any] = {
     "region": [],
     "credential": None,
     "concurrency": SweepRequest().concurrency,
+    "retries": SweepRequest().retries,
     "management-endpoint": None,
     "ca-bundle": None,
     "task-tag": "task-id",
@@ -99,6 +100,7 @@ def audit(
             min=1, help="Parallel requests per provider (default: 4).", rich_help_panel=_LIVE
         ),
     ] = None,
+    retries: opts.Retries = None,
     management_endpoint: opts.ManagementEndpoint = None,
     ca_bundle: opts.CaBundle = None,
     task_tag: Annotated[
@@ -206,6 +208,7 @@ def audit(
         "region": region or None,
         "credential": credential,
         "concurrency": concurrency,
+        "retries": retries,
         "management-endpoint": management_endpoint,
         "ca-bundle": ca_bundle,
         "task-tag": task_tag,
@@ -333,6 +336,7 @@ def _inventories(options: dict[str, Any]) -> list[Inventory]:
             task_tag=options["task-tag"],
             credential=options["credential"],
             concurrency=options["concurrency"],
+            retries=options["retries"],
             endpoint=options["management-endpoint"],
             ca_bundle=options["ca-bundle"],
         )

@@ -98,6 +98,7 @@ KEYS: dict[str, _Key] = {
     "region": _Key(_string, many=True),
     "credential": _Key(_string),
     "concurrency": _Key(_positive_int),
+    "retries": _Key(_positive_int),
     "management-endpoint": _Key(_string),
     "ca-bundle": _Key(_string, path=True),
     "task-tag": _Key(_string),

@@ -31,6 +31,16 @@ CaBundle = Annotated[
     str | None,
     typer.Option(metavar="FILE", help="CA bundle for the endpoint.", rich_help_panel=LIVE),
 ]
+Retries = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        metavar="N",
+        help="Retry budget: retries per request on throttling (429), 5xx, connection resets "
+        "and timeouts, with backoff; Retry-After is honoured (default: 10).",
+        rich_help_panel=LIVE,
+    ),
+]
 ConfigFile = Annotated[
     Path | None,
     typer.Option(

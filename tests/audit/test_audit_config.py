@@ -60,6 +60,7 @@ def test_command_line_overrides_config(fleet, monkeypatch):
         ('invetory = ["vms.json"]', "audit.invetory"),
         ('grace = "soon"', "audit.grace"),
         ("concurrency = 0", "audit.concurrency"),
+        ('retries = "many"', "audit.retries"),
         ('fail-on = "pending"', "audit.fail-on"),
         ('format = "yaml"', "audit.format"),
         ("inventory = 3", "audit.inventory"),

@@ -43,6 +43,7 @@ def test_request_options_reach_the_adapter(tmp_path):
         "--region", "eastus", "--region", "westus",
         "--credential", "cli",
         "--concurrency", "9",
+        "--retries", "14",
         "--management-endpoint", "https://127.0.0.1:8443",
         "--ca-bundle", str(bundle),
         "--task-tag", "fleet-task",
@@ -55,10 +56,19 @@ def test_request_options_reach_the_adapter(tmp_path):
     assert request.resource_groups == ("pilot",)
     assert request.regions == ("eastus", "westus")
     assert (request.credential, request.concurrency) == ("cli", 9)
+    assert request.retries == 14
     assert (request.endpoint, request.ca_bundle) == ("https://127.0.0.1:8443", str(bundle))
     assert request.task_tag == "fleet-task"
     # The live resource is in the report like any other (not the fleet's under this tag).
     assert json.loads(result.stdout)["summary"]["untagged"] == 1
+
+
+def test_the_retry_budget_comes_from_config_and_defaults_to_10(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run_audit_cli("--provider", "fake").exit_code == 0
+    (tmp_path / "cloudguard.toml").write_text("[audit]\nretries = 25\n")
+    assert run_audit_cli("--provider", "fake").exit_code == 0
+    assert [request.retries for request in audit_fake_adapter.SEEN] == [10, 25]
 
 
 def test_live_resources_are_classified(tmp_path):
