@@ -23,6 +23,7 @@ stays cheap.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -313,12 +314,10 @@ def describe_error(exc: BaseException) -> str:
     if isinstance(exc, TimeBudgetExhausted):
         return f"gave up: {exc}"
     if isinstance(exc, IncompleteReadError):
-        # azure-core's own text is "IncompleteRead(...)" and a bare "Incomplete download."
-        # warning; say what happened: the connection broke before the page was whole.
-        return (
-            "connection reset mid-response: the page was cut off before its end "
-            f"(retries exhausted; {_first_lines(str(exc), 1)})"
-        )
+        # azure-core's text is urllib3's tuple, and its log a bare "Incomplete download.".
+        read = _INCOMPLETE.search(str(exc))
+        detail = f": {read.group(1)} bytes read, {read.group(2)} more expected" if read else ""
+        return f"connection reset mid-response (page cut off{detail}); retries exhausted"
     status = getattr(exc, "status_code", None)
     error = getattr(exc, "error", None)
     code = getattr(error, "code", None)
@@ -330,6 +329,9 @@ def describe_error(exc: BaseException) -> str:
     if isinstance(exc, ClientAuthenticationError):
         return f"authentication failed: {_first_lines(str(exc), 3)}"
     return f"{type(exc).__name__}: {_first_lines(str(exc), 1)}"
+
+
+_INCOMPLETE = re.compile(r"IncompleteRead\((\d+) bytes read, (\d+) more expected\)")
 
 
 def _first_lines(text: str, count: int) -> str:

@@ -3,15 +3,25 @@
 Tests and benchmarks steer the fake only through this object: latency per
 request, N answers of 429/500 for matching paths, a subscription that
 answers 403, long-running operations that end Failed, a page that is not
-JSON, the page size. The counters are how a benchmark states the number of
-HTTP requests a sweep cost.
+JSON, the page size; and, drawn from a seeded random generator, a share of
+429s (with Retry-After) or 500/503s, pages cut off mid-body by a connection
+reset, slow pages, and a read quota that drains (sent in the
+`x-ms-ratelimit-remaining-*` headers, 429 once it is empty). The counters
+and the request log are how a benchmark states the number of HTTP requests
+a sweep cost, and how a test shows which pages were read twice.
 """
 
 from __future__ import annotations
 
+import random
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
+
+# What the fake tells a client about its quota when no draining quota is set:
+# ARM's hourly subscription read allowance, barely touched.
+UNTOUCHED_READS = 11999
 
 
 @dataclass
@@ -19,7 +29,57 @@ class StatusRule:
     status: int  # 429, 500, 503 ...
     times: int  # how many matching requests still get this answer
     match: str = ""  # a substring of the path (case-insensitive); "" matches every request
-    retry_after: int | None = None  # seconds, sent as Retry-After
+    retry_after: float | None = None  # seconds: Retry-After if whole, else retry-after-ms
+
+
+@dataclass
+class RandomRule:
+    share: float  # the chance that a matching request gets one of `statuses`
+    statuses: tuple[int, ...]
+    match: str = ""
+    retry_after: tuple[float, float] | None = None  # drawn from [low, high] seconds
+
+
+@dataclass
+class CutRule:
+    """Answer with the full Content-Length, send half the body, close the connection."""
+
+    times: int = 0  # the next N matching answers
+    share: float = 0.0  # and/or this share of them, at random
+    match: str = ""
+
+
+@dataclass
+class SlowRule:
+    share: float
+    delay: float  # seconds
+    match: str = ""
+
+
+@dataclass
+class Quota:
+    """A read bucket per subscription, as ARM and Compute keep them: each request takes
+    one; it refills continuously; empty means 429 with the wait until the next one."""
+
+    capacity: int
+    refill_per_second: float
+    bucket: str = "Microsoft.Compute/HighCostGet3Min"  # the name Compute's docs show
+    left: dict[str, float] = field(default_factory=dict)
+    updated: dict[str, float] = field(default_factory=dict)
+
+    def take(self, scope: str) -> tuple[int, float | None]:
+        """(calls left after this one, None) or (0, seconds until one is free)."""
+        now = time.monotonic()
+        left = self.left.get(scope, float(self.capacity))
+        left = min(
+            self.capacity, left + (now - self.updated.get(scope, now)) * self.refill_per_second
+        )
+        self.updated[scope] = now
+        if left < 1:
+            self.left[scope] = left
+            return 0, (1 - left) / self.refill_per_second
+        self.left[scope] = left - 1
+        return int(left - 1), None
 
 
 @dataclass
@@ -38,18 +98,57 @@ class Faults:
     forbidden: set[str] = field(default_factory=set)  # casefolded subscription ids answering 403
     malformed: set[tuple[str, int]] = field(default_factory=set)  # (subscription, page index)
     failing_operations: list[OperationFailure] = field(default_factory=list)
+    random_rules: list[RandomRule] = field(default_factory=list)
+    cuts: list[CutRule] = field(default_factory=list)
+    slow: list[SlowRule] = field(default_factory=list)
+    quota: Quota | None = None
+    seed: int = 0  # of the generator every random fault is drawn from
     requests: Counter[str] = field(default_factory=Counter)  # "GET vm_list_all" -> count
+    answered: Counter[str] = field(default_factory=Counter)  # "429", "200", "reset" -> count
+    log: list[str] = field(default_factory=list)  # "GET /subscriptions/...?...$skiptoken=50"
     in_flight: int = 0
     peak_in_flight: int = 0  # the most requests being answered at once: proves a concurrency bound
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _random: random.Random = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._random = random.Random(self.seed)
 
     # -- steering ----------------------------------------------------------------
 
     def inject(
-        self, status: int, *, times: int = 1, match: str = "", retry_after: int | None = None
+        self, status: int, *, times: int = 1, match: str = "", retry_after: float | None = None
     ) -> None:
         with self._lock:
             self.rules.append(StatusRule(status, times, match.casefold(), retry_after))
+
+    def storm(
+        self,
+        share: float,
+        *,
+        statuses: tuple[int, ...] = (429,),
+        retry_after: tuple[float, float] | None = (1, 2),
+        match: str = "",
+    ) -> None:
+        """A `share` of matching requests, at random, answered with one of `statuses`
+        (a 429 storm with Retry-After, or 500/503s with `retry_after=None`)."""
+        with self._lock:
+            self.random_rules.append(RandomRule(share, statuses, match.casefold(), retry_after))
+
+    def cut_pages(self, *, times: int = 0, share: float = 0.0, match: str = "") -> None:
+        """Matching 200 answers are cut off mid-body by a connection reset: the next `times`
+        of them, and/or a random `share`."""
+        with self._lock:
+            self.cuts.append(CutRule(times, share, match.casefold()))
+
+    def slow_pages(self, share: float, delay: float, *, match: str = "") -> None:
+        with self._lock:
+            self.slow.append(SlowRule(share, delay, match.casefold()))
+
+    def drain_quota(self, capacity: int, refill_per_second: float) -> None:
+        """Send a draining read quota per subscription, and 429 when it is empty."""
+        with self._lock:
+            self.quota = Quota(capacity, refill_per_second)
 
     def forbid(self, subscription_id: str) -> None:
         self.forbidden.add(subscription_id.casefold())
@@ -74,13 +173,66 @@ class Faults:
     # -- consulted by the server ---------------------------------------------------
 
     def take_rule(self, path: str) -> StatusRule | None:
+        """`path` with its query, so a rule can name one page (`$skiptoken=50`)."""
         with self._lock:
             folded = path.casefold()
             for rule in self.rules:
                 if rule.times > 0 and rule.match in folded:
                     rule.times -= 1
                     return rule
+            for chance in self.random_rules:
+                if chance.match in folded and self._random.random() < chance.share:
+                    after = chance.retry_after
+                    return StatusRule(
+                        self._random.choice(chance.statuses),
+                        0,
+                        chance.match,
+                        None if after is None else _draw(self._random, after),
+                    )
         return None
+
+    def take_cut(self, path: str) -> bool:
+        with self._lock:
+            folded = path.casefold()
+            for cut in self.cuts:
+                if cut.match not in folded:
+                    continue
+                if cut.times > 0:
+                    cut.times -= 1
+                    return True
+                if cut.share and self._random.random() < cut.share:
+                    return True
+        return False
+
+    def delay_for(self, path: str) -> float:
+        with self._lock:
+            folded = path.casefold()
+            return sum(
+                s.delay for s in self.slow if s.match in folded and self._random.random() < s.share
+            )
+
+    def take_quota(self, scope: str) -> tuple[dict[str, str], float | None]:
+        """The quota headers for one request in `scope` (a subscription, or "" for the
+        tenant), and the Retry-After when the bucket is empty."""
+        with self._lock:
+            if self.quota is None:
+                left, wait = UNTOUCHED_READS, None
+                bucket = "Microsoft.Compute/HighCostGet3Min"
+            else:
+                (left, wait), bucket = self.quota.take(scope), self.quota.bucket
+        headers = {
+            "x-ms-ratelimit-remaining-subscription-reads": str(left),
+            "x-ms-ratelimit-remaining-resource": f"{bucket};{left}",
+        }
+        return headers, wait
+
+    def record(self, method: str, target: str) -> None:
+        with self._lock:
+            self.log.append(f"{method} {target}")
+
+    def answer(self, outcome: str) -> None:
+        with self._lock:
+            self.answered[outcome] += 1
 
     def take_operation_failure(self, path: str) -> tuple[str, str] | None:
         with self._lock:
@@ -112,4 +264,14 @@ class Faults:
     def reset_counts(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.answered.clear()
+            self.log.clear()
             self.peak_in_flight = self.in_flight
+
+
+def _draw(rng: random.Random, bounds: tuple[float, float]) -> float:
+    """Whole seconds stay whole (ARM's Retry-After); sub-second bounds give milliseconds."""
+    low, high = bounds
+    if float(low).is_integer() and float(high).is_integer():
+        return float(rng.randint(int(low), int(high)))
+    return round(rng.uniform(low, high), 3)

@@ -9,6 +9,7 @@ handshake done in that thread, so a slow client never stalls the others.
 
 from __future__ import annotations
 
+import math
 import shutil
 import ssl
 import tempfile
@@ -64,8 +65,10 @@ def handle(ctx: Context, method: str, raw_path: str, headers: Any, host: str) ->
     query = {k.casefold(): v for k, v in parse_qsl(split.query, keep_blank_values=True)}
     resolved = routes.resolve(method, path)
     ctx.faults.count(f"{method} {resolved[0] if resolved else 'unrouted'}")
-    if ctx.faults.latency:
-        time.sleep(ctx.faults.latency)
+    target = unquote(raw_path)  # path and query: a fault can name one page ($skiptoken=50)
+    ctx.faults.record(method, target)
+    if delay := ctx.faults.latency + ctx.faults.delay_for(target):
+        time.sleep(delay)
 
     auth = headers.get("Authorization", "")
     if not auth.startswith("Bearer ") or not auth[len("Bearer ") :].strip():
@@ -82,13 +85,16 @@ def handle(ctx: Context, method: str, raw_path: str, headers: Any, host: str) ->
             "MissingApiVersionParameter",
             "The api-version query parameter (?api-version=) is required for all requests.",
         )
-    if rule := ctx.faults.take_rule(path):
+    if rule := ctx.faults.take_rule(target):
         code, message = _INJECTED.get(rule.status, _INJECTED[500])
         response = arm_error(rule.status, code, message)
         if rule.status == 401:
             response.headers["WWW-Authenticate"] = _CHALLENGE
-        if rule.retry_after is not None:
-            response.headers["Retry-After"] = str(rule.retry_after)
+        if rule.retry_after is not None and float(rule.retry_after).is_integer():
+            response.headers["Retry-After"] = str(int(rule.retry_after))
+        elif rule.retry_after is not None:
+            # Sub-second waits (test-sized) go in the millisecond form azure-core also reads.
+            response.headers["retry-after-ms"] = str(round(rule.retry_after * 1000))
         return response
     parts = path.split("/")
     if len(parts) > 2 and parts[1].casefold() == "subscriptions":
@@ -112,6 +118,12 @@ def handle(ctx: Context, method: str, raw_path: str, headers: Any, host: str) ->
         return handler(ctx, request, **params)
 
 
+def _scope(raw_path: str) -> str:
+    """Whose quota a request draws on: its subscription, or the tenant's ("")."""
+    parts = urlsplit(raw_path).path.split("/")
+    return parts[2].casefold() if len(parts) > 2 and parts[1].casefold() == "subscriptions" else ""
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the SDK's connection pool reuses sockets
     timeout = 30  # an idle keep-alive connection does not hold its thread forever
@@ -124,20 +136,38 @@ class _Handler(BaseHTTPRequestHandler):
         faults = self.server.ctx.faults
         faults.enter()
         try:
-            response = handle(
-                self.server.ctx, self.command, self.path, self.headers, self.headers.get("Host", "")
-            )
+            # ARM counts (and throttles) a read before anything else looks at it.
+            quota, wait = faults.take_quota(_scope(self.path))
+            if wait is not None:
+                code, message = _INJECTED[429]
+                response = arm_error(429, code, message)
+                response.headers["Retry-After"] = str(max(1, math.ceil(wait)))
+            else:
+                response = handle(
+                    self.server.ctx,
+                    self.command,
+                    self.path,
+                    self.headers,
+                    self.headers.get("Host", ""),
+                )
         finally:
             faults.leave()
+        cut = response.status == 200 and bool(response.body) and faults.take_cut(unquote(self.path))
+        faults.answer("reset" if cut else str(response.status))
         self.send_response(response.status)
         request_id = str(uuid.uuid4())
         self.send_header("x-ms-request-id", request_id)
         self.send_header("x-ms-correlation-request-id", request_id)
-        for name, value in response.headers.items():
+        for name, value in {**quota, **response.headers}.items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(response.body)))
         self.end_headers()
-        if response.body:
+        if cut:
+            # A connection reset mid-page: the promised length never arrives.
+            self.wfile.write(response.body[: len(response.body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+        elif response.body:
             self.wfile.write(response.body)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
