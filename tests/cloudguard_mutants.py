@@ -31,16 +31,17 @@ class Mutation:
     broken: str
     tests: tuple[str, ...]  # node ids that must fail
     reason: str | tuple[str, ...]  # text (every text) the failure output must contain
+    package: Path = PACKAGE  # the package mutated: the core, or an adapter's
 
 
-def copy_package(root: Path) -> Path:
-    shutil.copytree(PACKAGE, root / "cloudguard", ignore=shutil.ignore_patterns("__pycache__"))
+def copy_package(root: Path, package: Path = PACKAGE) -> Path:
+    shutil.copytree(package, root / package.name, ignore=shutil.ignore_patterns("__pycache__"))
     return root
 
 
 def mutant(tmp_path: Path, mutation: Mutation) -> Path:
-    root = copy_package(tmp_path / "mutant")
-    target = root / "cloudguard" / mutation.module
+    root = copy_package(tmp_path / "mutant", mutation.package)
+    target = root / mutation.package.name / mutation.module
     source = target.read_text()
     assert source.count(mutation.original) == 1, f"mutation {mutation.name!r} no longer applies"
     target.write_text(source.replace(mutation.original, mutation.broken))

@@ -1,0 +1,55 @@
+"""Negative controls for the sweep's waiting rules: break each in a copy of cloudguard_azure;
+the named tests must go red with their own message (harness: tests/cloudguard_mutants.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cloudguard_azure
+import pytest
+from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+
+AZURE = Path(cloudguard_azure.__file__).resolve().parent
+TESTS = "adapters/azure/tests/test_azure_throttling.py"
+
+MUTATIONS = [
+    Mutation(
+        name="the retry budget stops at azure-core's default status counter",
+        module="retry.py",
+        original="            retry_status=budget.total,\n",
+        broken="",
+        tests=(f"{TESTS}::test_the_retry_budget_reaches_every_azure_core_counter",),
+        reason="the retry budget does not reach every azure-core retry counter",
+        package=AZURE,
+    ),
+    Mutation(
+        name="a second attempt starts the listing over",
+        module="paging.py",
+        original="        while not self.done:\n",
+        broken="        self.next_link, self.pages, self.resources = None, 0, []\n"
+        "        while not self.done:\n",
+        tests=(f"{TESTS}::test_a_page_that_fails_twice_resumes_without_rereading_earlier_pages",),
+        reason="earlier pages were re-read",
+        package=AZURE,
+    ),
+    Mutation(
+        name="the time budget is never kept",
+        module="budget.py",
+        original="if elapsed + seconds > self.budget.time_budget:",
+        broken="if False:",
+        tests=(
+            f"{TESTS}::test_a_subscription_past_its_time_budget_is_named_and_the_audit_did_not_run",
+        ),
+        reason="no subscription was named past its time budget",
+        package=AZURE,
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_a_waiting_rule_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
+    assert_turns_red(tmp_path, mutation)
+
+
+def test_the_same_tests_pass_on_an_unmutated_copy(tmp_path: Path) -> None:
+    assert_green_unmutated(tmp_path, MUTATIONS)
