@@ -96,9 +96,20 @@ def make_client(session: Any, request: SweepRequest, service: str, region: str) 
         region_name=region,
         endpoint_url=request.endpoint,
         verify=request.ca_bundle,
-        # botocore's standard retry mode backs off on RequestLimitExceeded and 5xx.
-        config=Config(retries={"mode": "standard", "max_attempts": 5}),
+        config=Config(retries=retry_config(request)),
     )
+
+
+def retry_config(request: SweepRequest) -> dict[str, Any]:
+    """botocore's adaptive retry mode with the sweep's retry budget (`--retries`).
+
+    Adaptive is standard mode (backoff with full jitter on RequestLimitExceeded,
+    throttling codes and 5xx, x-amz-retry-after honoured) plus a client-side
+    rate limiter that slows the client's sending rate after a throttle, so a
+    region that throttles is read more slowly instead of harder.
+    `total_max_attempts` counts the first request, hence the +1.
+    """
+    return {"mode": "adaptive", "total_max_attempts": request.retries + 1}
 
 
 def _enabled_regions(session: Any, request: SweepRequest, seed: str) -> list[str]:
