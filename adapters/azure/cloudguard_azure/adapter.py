@@ -148,7 +148,8 @@ class AzureAdapter:
         from azure.mgmt.resource.subscriptions import SubscriptionClient
 
         try:
-            with SubscriptionClient(credential, **self._client_options(request)) as client:
+            options = self._client_options(request, Clock(self._settings(request)))
+            with SubscriptionClient(credential, **options) as client:
                 listed = [
                     str(s.subscription_id)
                     for s in client.subscriptions.list()
@@ -184,29 +185,29 @@ class AzureAdapter:
             return resource if wanted else None
 
         listings = _listings(subscription, vm, disk)
-        with ComputeManagementClient(
-            credential, subscription, **self._client_options(request, clock)
-        ) as compute:
-            for attempt in range(1, ATTEMPTS_PER_SUBSCRIPTION + 1):
-                try:
+        for attempt in range(1, ATTEMPTS_PER_SUBSCRIPTION + 1):
+            try:
+                # A fresh client (and connection pool) per attempt; one clock for both.
+                options = self._client_options(request, clock)
+                with ComputeManagementClient(credential, subscription, **options) as compute:
                     for listing in listings:
                         listing.read(compute)
-                    break
-                except Exception as exc:  # every SDK failure is named, never swallowed
-                    stopped = next(x for x in listings if not x.done)
-                    again = attempt < ATTEMPTS_PER_SUBSCRIPTION and paging.is_transient(exc)
-                    if not again:
-                        # Half a subscription is not reported as if it were whole: the
-                        # sweep of this subscription did not run (exit 75), named.
-                        where = f"listing {stopped.name}, page {stopped.pages + 1}"
-                        tries = f" (attempt {attempt} of the subscription)" if attempt > 1 else ""
-                        return _SubscriptionSweep(
-                            subscription,
-                            failure=SourceFailure(
-                                f"azure subscription {subscription}",
-                                f"{describe_error(exc)} while {where}{tries}",
-                            ),
-                        )
+                break
+            except Exception as exc:  # every SDK failure is named, never swallowed
+                stopped = next((x for x in listings if not x.done), listings[-1])
+                if attempt < ATTEMPTS_PER_SUBSCRIPTION and paging.is_transient(exc):
+                    continue
+                # Half a subscription is not reported as if it were whole: the sweep of
+                # this subscription did not run (exit 75), named.
+                where = f"listing {stopped.name}, page {stopped.pages + 1}"
+                tries = f" (attempt {attempt} of the subscription)" if attempt > 1 else ""
+                return _SubscriptionSweep(
+                    subscription,
+                    failure=SourceFailure(
+                        f"azure subscription {subscription}",
+                        f"{describe_error(exc)} while {where}{tries}",
+                    ),
+                )
         return _SubscriptionSweep(subscription, tuple(r for x in listings for r in x.resources))
 
     def _settings(self, request: SweepRequest) -> RetrySettings:
@@ -215,12 +216,25 @@ class AzureAdapter:
         return RetrySettings(total=request.retries)
 
     def _client_options(self, request: SweepRequest, clock: Clock | None = None) -> dict[str, Any]:
-        return client_options(
-            request,
-            clock or Clock(self._settings(request)),
-            connection_timeout=self._connection_timeout,
-            read_timeout=self._read_timeout,
-        )
+        """For ONE client with `clock` (the sweep); without, a dict any number of clients
+        may share (the reaper): azure-core's own RetryPolicy, built by each client from
+        the same budget on all four of its counters, without jitter, pacing or deadline."""
+        timeouts = {
+            "connection_timeout": self._connection_timeout,
+            "read_timeout": self._read_timeout,
+        }
+        if clock is not None:
+            return client_options(request, clock, **timeouts)
+        settings = self._settings(request)
+        return {
+            **_base_options(request, **timeouts),
+            "retry_total": settings.total,
+            "retry_status": settings.total,
+            "retry_read": settings.total,
+            "retry_connect": settings.total,
+            "retry_backoff_factor": settings.backoff_factor,
+            "retry_backoff_max": settings.backoff_max,
+        }
 
 
 def client_options(
@@ -230,15 +244,25 @@ def client_options(
     connection_timeout: float = 10.0,
     read_timeout: float = 60.0,
 ) -> dict[str, Any]:
-    """Keyword arguments for any azure-mgmt client (or ARMPipelineClient) that reads for a
-    sweep: endpoint, CA bundle, timeouts, and the budgeted retry and quota pacing of
-    `clock` (share one clock between the clients of one subscription)."""
+    """Keyword arguments for ONE azure-mgmt client (or ARMPipelineClient) that reads for a
+    sweep: endpoint, CA bundle, timeouts, and the budgeted retry policy and quota pacing
+    of `clock`. Call it once per client: a pipeline links the policy objects it is given
+    into its own chain, so two live clients must not share them. The clients of one
+    subscription share its clock (one deadline, one account of the waits)."""
     from cloudguard_azure.retry import BudgetedRetryPolicy, QuotaPacing, fold_sdk_warnings
 
     fold_sdk_warnings()
-    options: dict[str, Any] = {
+    return {
+        **_base_options(request, connection_timeout=connection_timeout, read_timeout=read_timeout),
         "retry_policy": BudgetedRetryPolicy(clock),
         "per_retry_policies": [QuotaPacing(clock)],
+    }
+
+
+def _base_options(
+    request: SweepRequest, *, connection_timeout: float, read_timeout: float
+) -> dict[str, Any]:
+    options: dict[str, Any] = {
         "connection_timeout": connection_timeout,
         "read_timeout": read_timeout,
         "user_agent": "cloudguard-audit",  # visible in the Activity Log's request records

@@ -59,6 +59,19 @@ def test_the_retry_budget_reaches_every_azure_core_counter() -> None:
     )
 
 
+def test_the_reapers_shared_client_options_carry_the_budget_on_every_counter() -> None:
+    options = AzureAdapter()._client_options(request_for_endpoint(retries=12))
+    assert [options[f"retry_{k}"] for k in ("total", "status", "read", "connect")] == [12] * 4
+    # No policy objects: a pipeline links those into its own chain, so they cannot be shared.
+    assert "retry_policy" not in options and "per_retry_policies" not in options
+
+
+def request_for_endpoint(**overrides: Any) -> Any:
+    from cloudguard.audit.model import SweepRequest
+
+    return SweepRequest(endpoint="https://127.0.0.1:1", **overrides)
+
+
 def test_a_429_past_azure_cores_default_of_3_retries_is_ridden_out(arm: FakeArm) -> None:
     arm.state.add_vm(SUB_A, "pilot", "vm-1")
     arm.faults.inject(429, times=6, match="/virtualMachines", retry_after=0.01)

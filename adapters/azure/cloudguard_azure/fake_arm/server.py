@@ -139,6 +139,8 @@ class _Handler(BaseHTTPRequestHandler):
             # ARM counts (and throttles) a read before anything else looks at it.
             quota, wait = faults.take_quota(_scope(self.path))
             if wait is not None:
+                faults.count(f"{self.command} throttled (quota)")  # a request all the same
+                faults.record(self.command, unquote(self.path))
                 code, message = _INJECTED[429]
                 response = arm_error(429, code, message)
                 response.headers["Retry-After"] = str(max(1, math.ceil(wait)))
