@@ -24,7 +24,8 @@ class RetrySettings:
     """What one sweep may spend on waiting; `total` is the one user-facing setting (`--retries`)."""
 
     total: int = 10  # retries per request: throttling, 5xx, resets, timeouts
-    backoff_factor: float = 0.8  # seconds; the n-th wait is drawn from [0, factor x 2^n]
+    # After n failures, a backoff is drawn from [0, backoff_factor x 2^(n-1)] seconds.
+    backoff_factor: float = 0.8
     backoff_max: float = 60.0  # cap of one backoff (a Retry-After is honoured as given)
     time_budget: float = 1800.0  # seconds per subscription, first request to last page
     quota_low_water: int = 20  # pace when a remaining-quota header falls below this
@@ -74,6 +75,6 @@ class Clock:
 
     def summary(self) -> str:
         return (
-            f"{self.retried} retries ({self.throttled} throttled, {self.resets} connection "
-            f"resets), {self.paced} paced requests, {self.waited:.1f} s waited"
+            f"{self.retried} failed attempts ({self.throttled} throttled, {self.resets} "
+            f"connection resets), {self.paced} paced requests, {self.waited:.1f} s waited"
         )
