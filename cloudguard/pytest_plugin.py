@@ -184,7 +184,7 @@ class SessionGuard:
                 or os.environ.get("PYTEST_CURRENT_TEST"),
             )
         log, start, owned_log = _arm(config.getoption("cloudguard_log"))
-        seal = sealing.create_seal(registry)
+        seal = sealing.create_seal(registry, log=log)
         env, dropped = sealing.sealed_environment(os.environ, registry, seal, log)
         # Inherited from an outer pytest (this session is some test's subprocess): they name
         # that test, not ours, and would attribute our reaches outside any test to it.

@@ -96,7 +96,20 @@ def _hint(via: str, tool: str, policy: Policy) -> str:
     )
 
 
-def main(*, via: str, tool: str, policy: Policy, argv: Sequence[str] | None = None) -> None:
+def _logs(baked: str | None, environ: Mapping[str, str]) -> list[str]:
+    """Where to record: the log baked in when the seal was made (a child that scrubs its
+    environment cannot lose it), and the environment's when it names another (a nested run)."""
+    return list(dict.fromkeys(log for log in (baked, environ.get(reach.LOG_VARIABLE)) if log))
+
+
+def main(
+    *,
+    via: str,
+    tool: str,
+    policy: Policy,
+    argv: Sequence[str] | None = None,
+    log: str | None = None,
+) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     environ = os.environ
     record = reach.reach_record(
@@ -106,7 +119,7 @@ def main(*, via: str, tool: str, policy: Policy, argv: Sequence[str] | None = No
         identity_vars=policy.identity_vars(environ),
     )
     shown = " ".join(record["argv"])  # type: ignore[arg-type]
-    status = reach.record_status(environ.get(reach.LOG_VARIABLE, ""), record)
+    status = "; ".join(reach.record_status(path, record) for path in _logs(log, environ) or [""])
     test = record["test"]
     sys.stderr.write(
         f"cloudguard: refused `{shown}` ({via}): {_hint(via, tool, policy)}\n"

@@ -288,8 +288,12 @@ class Seal:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def create_seal(registry: Registry, *, python: str | None = None) -> Seal:
-    """Make a seal directory with the refusing shims, the provider and empty stores."""
+def create_seal(registry: Registry, *, python: str | None = None, log: str | None = None) -> Seal:
+    """Make a seal directory with the refusing shims, the provider and empty stores.
+
+    `log`, when given, is written into every refuser: a child that scrubs its
+    environment still records there.
+    """
     seal = Seal(Path(tempfile.mkdtemp(prefix="cloudguard-seal-")))
     for store in ("bin", "azure", "aws", "gcloud"):
         (seal.root / store).mkdir(mode=0o700)
@@ -297,8 +301,10 @@ def create_seal(registry: Registry, *, python: str | None = None) -> Seal:
         (seal.root / "aws" / empty).write_bytes(b"")
     rules = policy(registry, seal)
     for tool in registry.shims:
-        _write_refuser(seal.bin_dir / tool, python, via=f"{tool}-shim", tool=tool, policy=rules)
-    _write_refuser(seal.provider, python, via="provider", tool="provider", policy=rules)
+        _write_refuser(
+            seal.bin_dir / tool, python, via=f"{tool}-shim", tool=tool, policy=rules, log=log
+        )
+    _write_refuser(seal.provider, python, via="provider", tool="provider", policy=rules, log=log)
     return seal
 
 
@@ -313,7 +319,9 @@ def policy(registry: Registry, seal: Seal) -> Policy:
     )
 
 
-def _write_refuser(path: Path, python: str | None, *, via: str, tool: str, policy: Policy) -> None:
+def _write_refuser(
+    path: Path, python: str | None, *, via: str, tool: str, policy: Policy, log: str | None = None
+) -> None:
     package_parent = str(Path(__file__).resolve().parent.parent)
     # -I -S: no site, no user site, no PYTHON* variables; starts about as fast as bare python.
     script = (
@@ -324,10 +332,14 @@ def _write_refuser(path: Path, python: str | None, *, via: str, tool: str, polic
         "import sys\n"
         f"sys.path.append({package_parent!r})\n"
         "from cloudguard.refuse import Policy, main\n"
-        f"main(via={via!r}, tool={tool!r}, policy={policy!r})\n"
+        f"main(via={via!r}, tool={tool!r}, policy={policy!r}, log={_absolute(log)!r})\n"
     )
     path.write_text(script, encoding="utf-8")
     path.chmod(0o755)
+
+
+def _absolute(log: str | None) -> str | None:
+    return os.path.abspath(log) if log else None
 
 
 def sealed_environment(

@@ -66,6 +66,16 @@ MUTATIONS = [
         ),
         reason="run did not go red on a reach",
     ),
+    Mutation(
+        name="shims do not know their log",
+        module="seal.py",
+        original="log={_absolute(log)!r})",
+        broken="log=None)",
+        tests=(
+            "tests/guard/test_refusers.py::test_a_shim_made_for_a_log_records_there_with_a_scrubbed_environment",
+        ),
+        reason="NOT recorded",
+    ),
 ]
 
 

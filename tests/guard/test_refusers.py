@@ -110,6 +110,26 @@ def test_a_deleted_log_refuses_and_check_fails_closed(seal: Seal, armed_log: Pat
     assert cloudguard("check", "--log", str(armed_log)).returncode == 97
 
 
+def test_a_shim_made_for_a_log_records_there_with_a_scrubbed_environment(
+    armed_log: Path,
+) -> None:
+    made = create_seal(load_registry(), log=str(armed_log))
+    try:
+        result = subprocess.run(
+            ["env", "-i", str(made.bin_dir / "az"), "account", "show"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    finally:
+        made.remove()
+
+    assert result.returncode == 98
+    assert b"NOT recorded" not in result.stderr, result.stderr
+    (record,) = reaches(armed_log)
+    assert record["target"] == "az account show", "a scrubbed environment lost the record"
+
+
 def test_no_armed_log_still_refuses_and_says_it_is_not_recorded(seal: Seal) -> None:
     result = subprocess.run(
         [str(seal.bin_dir / "aws"), "sts", "get-caller-identity"],
