@@ -46,9 +46,18 @@ SITECUSTOMIZE_DIR = Path(__file__).with_name("_sitecustomize")
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SHIM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_TOP_LEVEL = {"seal", "provider", "shims", "audit"}  # [audit] is read by cloudguard.audit.config
+_TOP_LEVEL = {
+    "seal",
+    "provider",
+    "shims",
+    "audit",
+    "hard",
+}  # [audit] is read by cloudguard.audit.config
 _SEAL_KEYS = {"names", "prefixes", "exempt_prefixes"}
 _PROVIDER_KEYS = {"variables"}
+_HARD_KEYS = {"masked_homes", "forward"}
+# A masked credential home: under the invoking user's HOME, no `..`, no trailing slash.
+_HOME_ENTRY = re.compile(r"^~/(?!\.\.?(/|$))[A-Za-z0-9._-]+(/(?!\.\.?(/|$))[A-Za-z0-9._-]+)*$")
 
 
 class RegistryError(Exception):
@@ -63,6 +72,8 @@ class Registry:
     provider_variables: tuple[str, ...]
     shims: tuple[str, ...]
     files: tuple[str, ...] = ()
+    masked_homes: tuple[str, ...] = ()  # [hard.masked_homes]: empty and read-only under --hard
+    forward_ports: tuple[int, ...] = ()  # [hard] forward: host-loopback ports --hard relays
 
     def covers(self, name: str) -> bool:
         """True when `name` is sealed: listed or under a prefix, and not exempt."""
@@ -81,6 +92,8 @@ class _Declared:
     exempt: dict[str, int] = field(default_factory=dict)
     provider_variables: dict[str, int] = field(default_factory=dict)
     shims: dict[str, int] = field(default_factory=dict)
+    masked_homes: dict[str, int] = field(default_factory=dict)
+    forward_ports: dict[int, int] = field(default_factory=dict)
 
 
 def find_project_file(start: Path) -> Path | None:
@@ -109,6 +122,8 @@ def load_registry(project_file: Path | None = None, *, search_from: Path | None 
         provider_variables=tuple(dict.fromkeys(v for f in files for v in f.provider_variables)),
         shims=tuple(dict.fromkeys(s for f in files for s in f.shims)),
         files=tuple(f.path for f in files),
+        masked_homes=tuple(dict.fromkeys(h for f in files for h in f.masked_homes)),
+        forward_ports=tuple(dict.fromkeys(p for f in files for p in f.forward_ports)),
     )
 
 
@@ -200,7 +215,22 @@ class _RegistryFile:
                 )
             declared.provider_variables[variable] = self.line("provider", "variables")
         declared.shims = self.entries(self.table(data, "shims"), "shims", _SHIM)
+        self.hard(data, declared)
         return declared
+
+    def hard(self, data: Mapping[str, object], declared: _Declared) -> None:
+        """[hard]: credential homes to mask (each with a reason) and host ports to forward."""
+        hard = self.table(data, "hard")
+        self.known_keys(hard, "hard", _HARD_KEYS)
+        homes = self.table(hard, "masked_homes", "hard")
+        declared.masked_homes = self.entries(homes, "hard.masked_homes", _HOME_ENTRY)
+        ports = hard.get("forward", [])
+        if not isinstance(ports, list):
+            raise self.fail("hard", "forward", "[hard] forward must be a list of port numbers")
+        for port in ports:
+            if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+                raise self.fail("hard", "forward", f"[hard] forward: {port!r} is not a port number")
+            declared.forward_ports[port] = self.line("hard", "forward")
 
     def no_duplicates(self, declared: _Declared) -> None:
         """A name under a prefix of the same file, or a prefix under another, is a duplicate."""

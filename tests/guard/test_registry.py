@@ -32,6 +32,7 @@ PINNED_NAMES = {
 }
 PINNED_PREFIXES = ("FM_AZURE_", "AZURE_", "ARM_", "AWS_", "GOOGLE_", "CLOUDSDK_", "GCE_METADATA_")
 PINNED_SHIMS = ("az", "azd", "azcopy", "aws", "gcloud", "gsutil", "bq")
+PINNED_MASKED_HOMES = ("~/.aws", "~/.azure", "~/.azd", "~/.config/gcloud", "~/.IdentityService")
 
 
 def test_shipped_registry_is_exactly_the_pinned_set() -> None:
@@ -42,6 +43,8 @@ def test_shipped_registry_is_exactly_the_pinned_set() -> None:
     assert registry.shims == PINNED_SHIMS
     assert registry.provider_variables == ("FM_WORKER_PROVIDER_COMMAND",)
     assert registry.exempt_prefixes == ()
+    assert registry.masked_homes == PINNED_MASKED_HOMES
+    assert registry.forward_ports == ()
 
 
 @pytest.mark.parametrize(
@@ -99,6 +102,17 @@ task_tag = "task-id"
     assert registry.covers("AZURE_CLIENT_ID"), "a project file never removes a shipped entry"
 
 
+def test_a_project_file_adds_masked_homes_and_forwarded_ports(tmp_path: Path) -> None:
+    project = write(
+        tmp_path,
+        '[hard]\nforward = [4566, 10000]\n\n[hard.masked_homes]\n"~/.vault-token" = "Vault"\n',
+    )
+    registry = load_registry(project)
+    assert registry.masked_homes[-1] == "~/.vault-token"
+    assert registry.masked_homes[:-1] == PINNED_MASKED_HOMES
+    assert registry.forward_ports == (4566, 10000)
+
+
 def test_the_nearest_cloudguard_toml_is_found_from_a_subdirectory(tmp_path: Path) -> None:
     write(tmp_path, '[seal.names]\nVAULT_TOKEN = "secret store"\n')
     nested = tmp_path / "a" / "b"
@@ -121,6 +135,12 @@ def test_the_nearest_cloudguard_toml_is_found_from_a_subdirectory(tmp_path: Path
         ('[seal.exempt_prefixes]\nFM_WORKER_ = "no"\n', 2, "would unseal 'FM_WORKER_PROVIDER"),
         ('[provider]\nvariables = ["OK", "OK"]\n', 2, "duplicate provider variable"),
         ('[shims]\n"bad shim" = "space"\n', 2, "malformed entry 'bad shim'"),
+        ('[hard.masked_homes]\n"/etc/x" = "not home"\n', 2, "malformed entry '/etc/x'"),
+        ('[hard.masked_homes]\n"~/../x" = "escapes"\n', 2, "malformed entry '~/../x'"),
+        ('[hard.masked_homes]\n"~/.vault" = ""\n', 2, "needs a reason"),
+        ("[hard]\nforward = [0]\n", 2, "0 is not a port number"),
+        ('[hard]\nforward = "5432"\n', 2, "must be a list of port numbers"),
+        ("[hard]\nforwards = [1]\n", 2, "unknown key 'forwards' in [hard]"),
     ],
 )
 def test_bad_registries_are_refused_naming_the_line(
