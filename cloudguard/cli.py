@@ -71,10 +71,34 @@ def run(
         typer.Option("--log", help="Reach log to arm (default: a temporary one, kept when red)."),
     ] = None,
     registry: RegistryOption = None,
+    hard: Annotated[
+        bool,
+        typer.Option(
+            "--hard",
+            help="Run CMD in new user, network and mount namespaces whose only way out is "
+            "cloudguard's recording sink (Linux). 75 when they cannot be made here.",
+        ),
+    ] = False,
+    forward: Annotated[
+        list[int] | None,
+        typer.Option(
+            "--forward",
+            help="With --hard: make the host's 127.0.0.1:PORT reachable inside (repeatable; "
+            "also [hard] forward in cloudguard.toml).",
+            min=1,
+            max=65535,
+            metavar="PORT",
+        ),
+    ] = None,
 ) -> None:
     from cloudguard import runner
 
-    raise typer.Exit(runner.run(command, registry=_registry(registry), log=log))
+    if forward and not hard:
+        typer.echo("cloudguard: --forward needs --hard", err=True)
+        raise typer.Exit(exit_codes.USAGE)
+    raise typer.Exit(
+        runner.run(command, registry=_registry(registry), log=log, hard=hard, forward=forward or ())
+    )
 
 
 @app.command(
@@ -103,8 +127,12 @@ def check(
 @app.command(help="Assert that the seal holds in this process; 97 with each reason otherwise.")
 def doctor(registry: RegistryOption = None) -> None:
     from cloudguard.doctor import problems
+    from cloudguard.hard.requirements import missing
 
     found = list(problems(os.environ, _registry(registry)))
+    unavailable = missing()
+    hard_mode = f"not available here: {unavailable}" if unavailable else "available here"
+    typer.echo(f"cloudguard doctor: hard seal (run --hard) {hard_mode}", err=True)
     for problem in found:
         typer.echo(f"cloudguard doctor: {problem}", err=True)
     if found:

@@ -63,19 +63,53 @@ def check(log: ArmedLog, err: TextIO) -> int:
 
 
 def run(
-    command: Sequence[str], *, registry: Registry, log: str | None, err: TextIO = sys.stderr
+    command: Sequence[str],
+    *,
+    registry: Registry,
+    log: str | None,
+    err: TextIO = sys.stderr,
+    hard: bool = False,
+    forward: Sequence[int] = (),
 ) -> int:
+    from cloudguard.hard import launch  # stdlib only; its system calls load when used
+
+    if hard:  # before anything is armed or made: a host that cannot seal hard runs nothing
+        try:
+            launch.check_requirements()
+        except launch.HardSealError as error:
+            err.write(f"cloudguard: --hard: {error}\n")
+            return error.exit_code
+    ports = tuple(dict.fromkeys((*registry.forward_ports, *forward)))
     try:
         armed = arm_log(log, os.environ)
     except (reach.ReachLogError, OSError) as error:
         err.write(f"cloudguard: cannot arm the reach log: {error}\n")
         return exit_codes.REFUSED_ADMISSION
-    seal = create_seal(registry)
+    seal = create_seal(registry, log=armed.path)
     try:
         env, dropped = sealed_environment(os.environ, registry, seal, armed.path)
-        err.write(seal_line(dropped) + "\n")
+        err.write(seal_line(dropped) + (launch.seal_line_suffix(ports) if hard else "") + "\n")
         err.flush()
-        code = _spawn(command, env, err)
+        if hard:
+            try:
+                code = launch.run_inside(
+                    command,
+                    env,
+                    seal_root=seal.root,
+                    log=armed.path,
+                    masked_homes=registry.masked_homes,
+                    ports=ports,
+                    spawn=_spawn,
+                )
+            except launch.HardSealError as error:
+                err.write(f"cloudguard: --hard: {error}\n")
+                if error.exit_code == exit_codes.DID_NOT_RUN and armed.owned:
+                    Path(armed.path).unlink(missing_ok=True)  # nothing ran: no evidence to keep
+                elif error.exit_code != exit_codes.DID_NOT_RUN:
+                    check(armed, err)  # what was recorded before the sink failed is still shown
+                return error.exit_code
+        else:
+            code = _spawn(command, env, err)
         verdict = check(armed, err)
     finally:
         seal.remove()
@@ -87,9 +121,11 @@ def run(
     return verdict or code
 
 
-def _spawn(command: Sequence[str], env: dict[str, str], err: TextIO) -> int:
+def _spawn(
+    command: Sequence[str], env: dict[str, str], err: TextIO, pass_fds: Sequence[int] = ()
+) -> int:
     try:
-        child = subprocess.Popen(list(command), env=env)
+        child = subprocess.Popen(list(command), env=env, pass_fds=tuple(pass_fds))
     except FileNotFoundError:
         err.write(f"cloudguard: command not found: {command[0]}\n")
         return COMMAND_NOT_FOUND

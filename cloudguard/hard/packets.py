@@ -1,0 +1,143 @@
+"""IP packets read from the sink's TUN device: parse the first header, build the refusal.
+
+Stdlib only. A TCP SYN is answered with a reset (the caller's connect fails
+with ECONNREFUSED at once); a UDP datagram with ICMP port unreachable.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import struct
+from dataclasses import dataclass
+
+TCP = 6
+UDP = 17
+ICMP = 1
+ICMPV6 = 58
+PROTOCOL_NAMES = {TCP: "tcp", UDP: "udp", ICMP: "icmp", ICMPV6: "icmpv6"}
+TCP_SYN = 0x02
+TCP_RST = 0x04
+TCP_ACK = 0x10
+
+
+@dataclass(frozen=True)
+class Packet:
+    version: int
+    protocol: int
+    source: str
+    destination: str
+    source_port: int  # 0 when the protocol has no ports
+    destination_port: int
+    tcp_flags: int
+    tcp_seq: int
+    header: bytes  # the IP header as received
+    transport: bytes  # everything after the IP header
+
+    @property
+    def protocol_name(self) -> str:
+        return PROTOCOL_NAMES.get(self.protocol, f"ip-proto-{self.protocol}")
+
+    @property
+    def is_syn(self) -> bool:
+        return self.protocol == TCP and (self.tcp_flags & (TCP_SYN | TCP_ACK)) == TCP_SYN
+
+    @property
+    def payload(self) -> bytes:
+        """UDP payload (a DNS query sent straight to a resolver, say); empty otherwise."""
+        return self.transport[8:] if self.protocol == UDP else b""
+
+    def is_local_noise(self) -> bool:
+        """The kernel's own multicast chatter (IPv6 router solicitations, MLD reports).
+
+        Link-local unicast is not noise: 169.254.169.254 is every cloud's metadata service.
+        """
+        return ipaddress.ip_address(self.destination).is_multicast
+
+
+def parse(raw: bytes) -> Packet | None:
+    """The packet's addresses, ports and TCP flags; None for anything too short to be IP."""
+    if len(raw) < 20:
+        return None
+    version = raw[0] >> 4
+    if version == 4:
+        header_length = (raw[0] & 0x0F) * 4
+        protocol = raw[9]
+        source = str(ipaddress.IPv4Address(raw[12:16]))
+        destination = str(ipaddress.IPv4Address(raw[16:20]))
+    elif version == 6 and len(raw) >= 40:
+        header_length = 40
+        protocol = raw[6]  # extension headers are not followed: such packets count as "other"
+        source = str(ipaddress.IPv6Address(raw[8:24]))
+        destination = str(ipaddress.IPv6Address(raw[24:40]))
+    else:
+        return None
+    header, transport = raw[:header_length], raw[header_length:]
+    ports = (0, 0)
+    flags = seq = 0
+    if protocol in (TCP, UDP) and len(transport) >= 8:
+        ports = struct.unpack("!HH", transport[:4])
+    if protocol == TCP and len(transport) >= 14:
+        seq = struct.unpack("!I", transport[4:8])[0]
+        flags = transport[13]
+    return Packet(version, protocol, source, destination, *ports, flags, seq, header, transport)
+
+
+def _checksum(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def _pseudo_header(packet: Packet, protocol: int, length: int) -> bytes:
+    """The reply's pseudo-header: the request's addresses swapped."""
+    source = ipaddress.ip_address(packet.destination).packed
+    destination = ipaddress.ip_address(packet.source).packed
+    if packet.version == 4:
+        return source + destination + struct.pack("!BBH", 0, protocol, length)
+    return source + destination + struct.pack("!IxxxB", length, protocol)
+
+
+def _ip_reply(packet: Packet, protocol: int, body: bytes) -> bytes:
+    source = ipaddress.ip_address(packet.destination).packed
+    destination = ipaddress.ip_address(packet.source).packed
+    if packet.version == 4:
+        header = struct.pack("!BBHHHBBH", 0x45, 0, 20 + len(body), 0, 0, 64, protocol, 0)
+        header += source + destination
+        header = header[:10] + struct.pack("!H", _checksum(header)) + header[12:]
+        return header + body
+    return struct.pack("!IHBB", 6 << 28, len(body), protocol, 64) + source + destination + body
+
+
+def tcp_reset(packet: Packet) -> bytes:
+    """RST+ACK for a SYN: acknowledges its sequence number, so the kernel accepts it."""
+    segment = struct.pack(
+        "!HHIIBBHHH",
+        packet.destination_port,
+        packet.source_port,
+        0,
+        (packet.tcp_seq + 1) & 0xFFFFFFFF,
+        5 << 4,
+        TCP_RST | TCP_ACK,
+        0,
+        0,
+        0,
+    )
+    checksum = _checksum(_pseudo_header(packet, TCP, len(segment)) + segment)
+    segment = segment[:16] + struct.pack("!H", checksum) + segment[18:]
+    return _ip_reply(packet, TCP, segment)
+
+
+def port_unreachable(packet: Packet) -> bytes:
+    """ICMP (v4: type 3 code 3; v6: type 1 code 4) quoting the datagram, as a host would."""
+    quoted = (packet.header + packet.transport)[: 576 - 48 if packet.version == 4 else 1232]
+    if packet.version == 4:
+        message = struct.pack("!BBHI", 3, 3, 0, 0) + quoted
+        message = message[:2] + struct.pack("!H", _checksum(message)) + message[4:]
+        return _ip_reply(packet, ICMP, message)
+    message = struct.pack("!BBHI", 1, 4, 0, 0) + quoted
+    checksum = _checksum(_pseudo_header(packet, ICMPV6, len(message)) + message)
+    message = message[:2] + struct.pack("!H", checksum) + message[4:]
+    return _ip_reply(packet, ICMPV6, message)

@@ -1,0 +1,184 @@
+"""Runs inside the hard seal: makes the namespaces, starts the command, serves the sink.
+
+Started by `cloudguard run --hard` as `python -I -S` with a spec file and
+the command. Steps, in order (any failure before the command starts is a
+setup error: the host exits 75 naming it, and the command never runs):
+
+1. new user (root mapped to the invoking user), network and mount namespaces;
+2. a TUN device as the default route for IPv4 and IPv6, loopback up;
+3. the resolver: /etc/resolv.conf bind-mounted to name 127.0.0.53, where the
+   sink answers; resolver sockets outside the namespace masked;
+4. credential homes masked;
+5. the command, in a further user namespace mapped back to the invoking user
+   (it is not root over the mounts or the network, so it can neither unmount
+   a mask nor reroute around the sink);
+6. the sink until the command exits.
+
+Progress goes to a status pipe only the host holds, as JSON lines:
+`{"started": true}`, then `{"code": N, "recorded": N, "lost": null}`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+
+from cloudguard.hard import forward, linux, masks
+from cloudguard.hard.sink import RESOLVER, Sink
+
+TUN_NAME = "cg0"
+TUNSETIFF = 0x400454CA
+IFF_TUN = 0x0001
+IFF_NO_PI = 0x1000
+# The TUN's own addresses: the IPv4 dummy address (RFC 7600) and one from the IPv6
+# discard-only prefix (RFC 6666); neither is a destination anything needs to reach.
+TUN_SOURCE_V4 = "192.0.0.8/32"
+TUN_SOURCE_V6 = "100::8/128"
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+COMMAND_NOT_FOUND = 127
+COMMAND_NOT_EXECUTABLE = 126
+
+
+class SetupError(Exception):
+    """The seal could not be made; the message is the one-line cause."""
+
+
+def _status(fd: int, **fields: object) -> None:
+    os.write(fd, (json.dumps(fields) + "\n").encode())
+
+
+def enter_namespaces(uid: int, gid: int) -> None:
+    try:
+        linux.unshare(linux.CLONE_NEWUSER | linux.CLONE_NEWNET | linux.CLONE_NEWNS)
+    except OSError as error:
+        raise SetupError(
+            f"unshare(user, net, mount) was refused ({error.strerror}): unprivileged user "
+            "namespaces are blocked here (a container needs seccomp/AppArmor to allow "
+            "`unshare`, e.g. docker --security-opt seccomp=unconfined)"
+        ) from None
+    linux.map_single_ids(0, uid, 0, gid)
+    # Nothing mounted here may propagate back to the host.
+    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+
+
+def make_tun(ip_tool: str, batch_file: str) -> int:
+    try:
+        tun = os.open("/dev/net/tun", os.O_RDWR)
+    except OSError as error:
+        raise SetupError(
+            f"cannot open /dev/net/tun ({error.strerror}): load the tun module "
+            "(`modprobe tun`) or pass the device to the container (`--device /dev/net/tun`)"
+        ) from None
+    import fcntl
+
+    try:
+        fcntl.ioctl(tun, TUNSETIFF, struct.pack("16sH", TUN_NAME.encode(), IFF_TUN | IFF_NO_PI))
+    except OSError as error:
+        raise SetupError(
+            f"/dev/net/tun refused to make a TUN device ({error.strerror}): it is not the "
+            "kernel's tun driver, or the container withholds it (`--device /dev/net/tun`)"
+        ) from None
+    commands = [
+        "link set lo up",
+        f"link set {TUN_NAME} up",
+        f"addr add {TUN_SOURCE_V4} dev {TUN_NAME}",
+        f"route add default dev {TUN_NAME}",
+    ]
+    if os.path.exists("/proc/net/if_inet6"):  # a kernel without IPv6 has no IPv6 to escape by
+        commands += [
+            f"addr add {TUN_SOURCE_V6} dev {TUN_NAME} nodad",
+            f"route add ::/0 dev {TUN_NAME}",
+        ]
+    with open(batch_file, "w") as handle:
+        handle.write("\n".join(commands) + "\n")
+    pid = os.posix_spawn(ip_tool, [ip_tool, "-batch", batch_file], os.environ)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SetupError(f"`{ip_tool} -batch` could not route the namespace through the sink")
+    return tun
+
+
+def point_resolver(seal_root: str) -> socket.socket:
+    resolver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    resolver.bind(RESOLVER)
+    conf = os.path.join(seal_root, "resolv.conf")
+    with open(conf, "w") as handle:
+        handle.write(f"nameserver {RESOLVER[0]}\noptions attempts:1\n")
+    if not os.path.exists("/etc/resolv.conf"):
+        # Without the file the C library asks 127.0.0.1:53, which the sink does not own.
+        raise SetupError(
+            "/etc/resolv.conf does not exist, so lookups could not be pointed at the sink: "
+            "create it (any content)"
+        )
+    linux.mount(conf, "/etc/resolv.conf", None, linux.MS_BIND)
+    empty = os.path.join(seal_root, "empty")
+    for directory in masks.RESOLVER_SOCKET_DIRS:
+        masks.mask(directory, empty)
+    return resolver
+
+
+def start_command(command: list[str], uid: int, gid: int) -> int:
+    """Fork the command into a user namespace of its own, as the invoking user."""
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        linux.unshare(linux.CLONE_NEWUSER)
+        linux.map_single_ids(uid, 0, gid, 0)
+        os.execvp(command[0], command)
+    except FileNotFoundError:
+        sys.stderr.write(f"cloudguard: command not found: {command[0]}\n")
+        os._exit(COMMAND_NOT_FOUND)
+    except PermissionError:
+        sys.stderr.write(f"cloudguard: command not executable: {command[0]}\n")
+        os._exit(COMMAND_NOT_EXECUTABLE)
+    except BaseException as error:  # never return into the supervisor's loop
+        sys.stderr.write(f"cloudguard: cannot start {command[0]}: {error}\n")
+        os._exit(COMMAND_NOT_FOUND)
+    raise AssertionError("unreachable")
+
+
+def main(argv: list[str]) -> int:
+    spec_path, separator, *command = argv
+    assert separator == "--" and command, "usage: supervisor SPEC -- CMD..."
+    with open(spec_path) as handle:
+        spec = json.load(handle)
+    status = spec["status_fd"]
+    os.set_inheritable(status, False)  # the command must not be able to speak for the seal
+    root = spec["seal"]
+    try:
+        enter_namespaces(spec["uid"], spec["gid"])
+        tun = make_tun(spec["ip"], os.path.join(root, "routes.batch"))
+        resolver = point_resolver(root)
+        empty = os.path.join(root, "empty")
+        masked = [path for path in spec["masks"] if masks.mask(path, empty)]
+        forwards = [
+            (forward.inside_listener(port), forward.socket_path(root, port))
+            for port in spec["forward"]
+        ]
+    except SetupError as error:
+        _status(status, setup_error=str(error))
+        return 75
+    except OSError as error:
+        _status(status, setup_error=f"{error.strerror or error} ({error.filename or 'setup'})")
+        return 75
+    _status(status, started=True, masked=masked)
+    child = start_command(command, spec["uid"], spec["gid"])
+
+    def forward_signal(signum: int, _frame: object) -> None:
+        os.kill(child, signum)
+
+    for sig in FORWARDED_SIGNALS:
+        signal.signal(sig, forward_signal)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the command too
+    sink = Sink(tun=tun, resolver=resolver, log=spec["log"], forwards=forwards)
+    sink.serve(until=os.pidfd_open(child))
+    _, wait_status = os.waitpid(child, 0)
+    code = os.waitstatus_to_exitcode(wait_status)
+    code = 128 - code if code < 0 else code
+    _status(status, code=code, recorded=sink.recorded, lost=sink.lost)
+    return code

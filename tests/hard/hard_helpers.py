@@ -1,0 +1,102 @@
+"""Run `cloudguard run --hard` as a user would, inside a network namespace the test makes.
+
+Every run is wrapped in an outer `unshare -rn` (loopback only): whatever the
+hard seal does or fails to do, nothing a test sends can leave the machine.
+The outer namespace plays the host: its loopback is "the host's loopback".
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cloudguard import reach
+
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+IP_TOOL = shutil.which("ip", path=SYSTEM_PATH) or "ip"
+
+
+@dataclass(frozen=True)
+class HardRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    log: Path
+
+    def reaches(self) -> tuple[Mapping[str, object], ...]:
+        return reach.read(str(self.log)).reaches
+
+    def targets(self, via: str) -> list[str]:
+        return [str(r["target"]) for r in self.reaches() if r["via"] == via]
+
+    @property
+    def output(self) -> str:
+        return f"exit {self.returncode}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
+
+
+def hard_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {"PATH": SYSTEM_PATH, "HOME": str(home), "LANG": "C.UTF-8"}
+    pythonpath = os.environ.get("PYTHONPATH")  # the negative controls run us from a mutant copy
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    env.update(extra)
+    return env
+
+
+def hard_run(
+    tmp_path: Path,
+    *command: str,
+    options: Sequence[str] = ("--hard",),
+    host_setup: str = "",
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60,
+) -> HardRun:
+    """`cloudguard run OPTIONS --log LOG -- COMMAND` in a fresh loopback-only namespace.
+
+    `host_setup` is shell run first in that namespace (a server on "the host's" loopback);
+    a background job it starts must set S to its pid, to be stopped after the run.
+    """
+    log = tmp_path / f"reach-{len(list(tmp_path.glob('reach-*')))}.jsonl"
+    stop = '[ -z "$S" ] || kill $S'
+    outer = f'{IP_TOOL} link set lo up && {host_setup} "$@"; code=$?; {stop}; exit $code'
+    argv = [
+        *("unshare", "-rn", "sh", "-c", outer, "sh"),
+        *(sys.executable, "-m", "cloudguard", "run", *options, "--log", str(log), "--"),
+        *command,
+    ]
+    result = subprocess.run(
+        argv,
+        env=dict(env or hard_env(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    return HardRun(result.returncode, result.stdout, result.stderr, log)
+
+
+def python_child(*flags: str, code: str) -> list[str]:
+    return [sys.executable, *flags, "-c", code]
+
+
+def connect(host: str, port: int, family: str = "") -> str:
+    """Python source that tries one TCP connection and swallows the error (exit 0)."""
+    if family == "6":
+        return (
+            "import socket\ns = socket.socket(socket.AF_INET6)\ns.settimeout(5)\n"
+            f"try:\n    s.connect(({host!r}, {port}))\n"
+            "except OSError as e:\n    print('refused', e)\n"
+        )
+    return (
+        "import socket\n"
+        f"try:\n    socket.create_connection(({host!r}, {port}), timeout=5)\n"
+        "except OSError as e:\n    print('refused', e)\n"
+    )

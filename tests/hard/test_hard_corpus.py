@@ -1,0 +1,205 @@
+"""The corpus: distinct ways a suite reaches a cloud, each under `cloudguard run --hard`.
+
+Every technique must be recorded (with what it reached) and turn the run red,
+whether or not it goes through Python, PATH, the environment or the C library.
+The ones marked "sink" escape the soft seal entirely: only the hard seal's
+sink sees them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hard_helpers import connect, hard_env, hard_run, python_child
+
+RESOLV = "/etc/resolv.conf"
+FAKE_AZ = """#!/bin/sh
+# A stand-in for the installed Azure CLI's launcher: Python with -I, by absolute path.
+exec {python} -I -c "import socket; socket.create_connection(('management.azure.com', 443), 5)"
+"""
+STATIC_CONNECT_C = r"""
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/socket.h>
+int main(void) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(443);
+    inet_pton(AF_INET, "20.190.128.1", &a.sin_addr);
+    if (connect(s, (struct sockaddr *)&a, sizeof a) != 0) perror("connect");
+    return 0;
+}
+"""
+
+
+def fake_az(tmp_path: Path) -> list[str]:
+    script = tmp_path / "opt-az" / "bin" / "az"
+    script.parent.mkdir(parents=True)
+    script.write_text(FAKE_AZ.format(python=sys.executable))
+    script.chmod(0o755)
+    return [str(script), "account", "get-access-token"]
+
+
+def static_program(tmp_path: Path) -> list[str]:
+    compiler = shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler (cc) here: the statically linked technique cannot be built")
+    source = tmp_path / "connect.c"
+    source.write_text(STATIC_CONNECT_C)
+    binary = tmp_path / "static-connect"
+    built = subprocess.run(
+        [compiler, "-static", "-o", str(binary), str(source)], capture_output=True, check=False
+    )
+    if built.returncode != 0:
+        pytest.skip(f"cc -static cannot link here: {built.stderr.decode()[-200:]}")
+    return [str(binary)]
+
+
+Technique = Callable[[Path], list[str]]
+# (id, command, via, target): each must be recorded with that via and target, and the run red.
+CORPUS: list[tuple[str, Technique, str, str]] = [
+    ("az-on-path", lambda _: ["az", "vm", "list"], "az-shim", "az vm list"),
+    ("aws-on-path", lambda _: ["aws", "s3", "ls"], "aws-shim", "aws s3 ls"),
+    ("az-by-absolute-path", fake_az, "hard-tcp", "management.azure.com:443"),
+    (
+        "curl",
+        lambda _: ["curl", "-sS", "-m", "5", "https://login.microsoftonline.com/"],
+        "hard-tcp",
+        "login.microsoftonline.com:443",
+    ),
+    (
+        "bash-dev-tcp",
+        lambda _: ["bash", "-c", "exec 3<>/dev/tcp/s3.amazonaws.com/443; exit 0"],
+        "hard-tcp",
+        "s3.amazonaws.com:443",
+    ),
+    ("getent-lookup", lambda _: ["getent", "hosts", "sts.amazonaws.com"], "hard-dns",
+     "sts.amazonaws.com"),
+    (
+        "python-isolated-imds",
+        lambda _: python_child("-I", code=connect("169.254.169.254", 80)),
+        "hard-tcp",
+        "169.254.169.254:80",
+    ),
+    (
+        "python-no-site",
+        lambda _: python_child("-S", code=connect("management.azure.com", 443)),
+        "hard-tcp",
+        "management.azure.com:443",
+    ),
+    (
+        "python-scrubbed-environment",
+        lambda _: ["env", "-i", *python_child(code=connect("ec2.us-east-1.amazonaws.com", 443))],
+        "hard-tcp",
+        "ec2.us-east-1.amazonaws.com:443",
+    ),
+    (
+        "raw-ipv6-literal",
+        lambda _: python_child("-I", code=connect("2603:1030::1", 443, family="6")),
+        "hard-tcp",
+        "[2603:1030::1]:443",
+    ),
+    (
+        "udp-datagram",
+        lambda _: python_child(
+            "-I",
+            code="import socket\n"
+            "socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('203.0.113.9', 4789))",
+        ),
+        "hard-udp",
+        "203.0.113.9:4789",
+    ),
+    ("static-c-program", static_program, "hard-tcp", "20.190.128.1:443"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("technique", "via", "target"), [c[1:] for c in CORPUS],
+                         ids=[c[0] for c in CORPUS])  # fmt: skip
+def test_every_technique_is_recorded_and_red_under_the_hard_seal(
+    tmp_path: Path, technique: Technique, via: str, target: str
+) -> None:
+    run = hard_run(tmp_path, *technique(tmp_path))
+
+    assert run.returncode == 98, f"the run did not go red:\n{run.output}"
+    recorded = run.targets(via)
+    assert target in recorded, f"{via} {target} was not recorded (got {recorded}):\n{run.output}"
+
+
+def test_a_connection_is_attributed_to_the_name_it_was_resolved_from(tmp_path: Path) -> None:
+    run = hard_run(tmp_path, *python_child("-I", code=connect("vault.azure.net", 443)))
+
+    (lookup, *_) = [r for r in run.reaches() if r["via"] == "hard-dns"] or [None]
+    tcp = [r for r in run.reaches() if r["via"] == "hard-tcp"]
+    assert lookup is not None and lookup["name"] == "vault.azure.net", run.output
+    assert tcp, (
+        f"no connection reached the sink: the DNS answer gave it nowhere to go\n{run.output}"
+    )
+    assert {r["name"] for r in tcp} == {"vault.azure.net"}, (
+        f"the connection was not attributed to vault.azure.net: {tcp}"
+    )
+    assert all(r["address"].startswith(("198.18.", "198.19.", "2001:2:")) for r in tcp)
+
+
+def test_a_record_names_the_program_and_the_test_that_was_running(tmp_path: Path) -> None:
+    env = hard_env(tmp_path, CLOUDGUARD_TEST="tests/test_x.py::test_swallows_the_error")
+    run = hard_run(tmp_path, "curl", "-sS", "-m", "5", "http://198.51.100.7:8080/", env=env)
+
+    (record,) = [r for r in run.reaches() if r["via"] == "hard-tcp"]
+    assert record["test"] == "tests/test_x.py::test_swallows_the_error", run.output
+    assert record["argv"][:1] == ["curl"] and record["protocol"] == "tcp", record
+    assert record["port"] == 8080 and record["address"] == "198.51.100.7"
+
+
+def test_loopback_servers_inside_keep_working_and_the_run_stays_clean(tmp_path: Path) -> None:
+    code = (
+        "import socket, threading\n"
+        "server = socket.create_server(('127.0.0.1', 0))\n"
+        "answer = lambda: server.accept()[0].sendall(b'pong')\n"
+        "threading.Thread(target=answer, daemon=True).start()\n"
+        "client = socket.create_connection(server.getsockname(), timeout=5)\n"
+        "print(client.recv(4).decode())\n"
+    )
+    run = hard_run(tmp_path, *python_child("-I", code=code))
+
+    assert run.returncode == 0, run.output
+    assert run.stdout.strip() == "pong"
+    assert run.reaches() == ()
+
+
+def test_the_command_runs_as_the_invoking_user_and_cannot_unmount_or_reroute(
+    tmp_path: Path,
+) -> None:
+    script = (
+        "id -u; "
+        "ip route replace default dev lo 2>/dev/null && echo REROUTED; "
+        f"umount {RESOLV} 2>/dev/null && echo UNMOUNTED; exit 0"
+    )
+    run = hard_run(tmp_path, "sh", "-c", script)
+    # The control: as root of its own namespaces the same script can do both.
+    control = subprocess.run(
+        [
+            "unshare",
+            "-rnm",
+            "sh",
+            "-c",
+            f"ip link set lo up; mount --bind {os.devnull} {RESOLV}; {script}",
+        ],
+        env=hard_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+    assert "REROUTED" in control.stdout and "UNMOUNTED" in control.stdout, control
+    assert run.returncode == 0, run.output
+    assert run.stdout.split()[0] == str(os.getuid()), run.output
+    assert "REROUTED" not in run.stdout and "UNMOUNTED" not in run.stdout, run.output
