@@ -1,0 +1,83 @@
+"""Negative controls for the hard seal: break the sink's recording, the DNS answer, the masks or
+the fail-closed checks in a copy of the package; the named tests must go red for that reason
+(harness: tests/cloudguard_mutants.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+
+CORPUS = (
+    "tests/hard/test_hard_corpus.py::test_every_technique_is_recorded_and_red_under_the_hard_seal"
+)
+MUTATIONS = [
+    Mutation(
+        name="the sink records nothing",
+        module="hard/sink.py",
+        original="            reach.append(self.log, entry)\n",
+        broken="            pass\n",
+        tests=(f"{CORPUS}[curl]", f"{CORPUS}[getent-lookup]", f"{CORPUS}[python-isolated-imds]"),
+        reason="the run did not go red",  # nothing recorded: the check sees a clean run
+    ),
+    Mutation(
+        name="the resolver answers no address",
+        module="hard/dns.py",
+        original="    if query.query_type in (A, AAAA):\n",
+        broken="    if False:\n",
+        tests=(
+            "tests/hard/test_hard_corpus.py::test_a_connection_is_attributed_to_the_name_it_was_resolved_from",
+        ),
+        reason="the DNS answer gave it nowhere to go",
+    ),
+    Mutation(
+        name="no credential home is masked",
+        module="hard/supervisor.py",
+        original='masked = [path for path in spec["masks"] if masks.mask(path, empty)]',
+        broken="masked: list[str] = []",
+        tests=(
+            "tests/hard/test_hard_masks.py::test_planted_credentials_are_invisible_inside_and_untouched_after",
+        ),
+        reason="the planted credential_process ran inside",
+    ),
+    Mutation(
+        name="the host check ignores disabled user namespaces",
+        module="hard/requirements.py",
+        original='if _sysctl("user.max_user_namespaces") == "0":',
+        broken="if False:",
+        tests=(
+            "tests/hard/test_hard_fail_closed.py::test_no_user_namespaces_is_75_naming_the_sysctl_and_nothing_runs",
+        ),
+        reason="the cause was not named",
+    ),
+    Mutation(
+        name="a setup failure is not reported as one",
+        module="hard/launch.py",
+        original='    if "setup_error" in merged:\n',
+        broken="    if False:\n",
+        tests=(
+            "tests/hard/test_hard_fail_closed.py::test_a_device_that_is_not_a_tun_is_75_naming_it_and_nothing_runs",
+        ),
+        reason="the cause was not named",
+    ),
+    Mutation(
+        name="a dead sink is not noticed",
+        module="hard/launch.py",
+        original='    if "code" not in merged:\n',
+        broken='    if "code" not in merged:\n        return code\n    if False:\n',
+        tests=(
+            "tests/hard/test_hard_fail_closed.py::test_a_sink_killed_before_the_command_ends_is_97",
+        ),
+        reason="exit 137",  # the killed supervisor's own code instead of 97
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_the_hard_seal_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
+    assert_turns_red(tmp_path, mutation)
+
+
+def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
+    assert_green_unmutated(tmp_path, MUTATIONS)
