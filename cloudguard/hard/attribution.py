@@ -1,9 +1,14 @@
 """Which process sent a packet: its socket in /proc/net, the process holding it, its test.
 
-The sink runs in the same network namespace as the command, so
-/proc/net/{tcp,udp}{,6} list the sending socket (matched by its local
-port), and /proc/PID/fd names the process that holds it. Best effort: a
-process that already exited leaves the record without argv and pid.
+The sink runs in the same network namespace as the command, so sock_diag
+finds the sending socket's inode by its addresses (`diag`), and
+/proc/PID/fd names the process that holds it. Only the
+supervisor's descendants are searched (it is their subreaper, so orphans
+stay in the tree): a host's thousands of processes are never scanned on
+the refusal's path. A `Snapshot` reads each process's descriptors at most
+once for a whole batch of packets, and searches the processes that sent recently
+first, stopping at the holder. Best effort: a process that already exited leaves the record
+without argv and pid.
 """
 
 from __future__ import annotations
@@ -11,7 +16,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from cloudguard.hard.diag import SocketTable
+
 TEST_VARIABLES = (b"CLOUDGUARD_TEST=", b"PYTEST_CURRENT_TEST=")
+RECENT = 32
 
 
 @dataclass(frozen=True)
@@ -23,39 +31,6 @@ class Sender:
     test: str = ""
 
 
-def _socket_inode(protocol: str, local_port: int, remote_port: int) -> str | None:
-    wanted = f":{local_port:04X}"
-    for table in (protocol, protocol + "6"):
-        try:
-            with open(f"/proc/net/{table}", "rb") as handle:
-                lines = handle.read().decode("ascii", "replace").splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            columns = line.split()
-            if len(columns) < 10 or not columns[1].endswith(wanted):
-                continue
-            remote = int(columns[2].rpartition(":")[2], 16)
-            if remote in (remote_port, 0):
-                return columns[9]
-    return None
-
-
-def _holder(inode: str) -> int | None:
-    link = f"socket:[{inode}]"
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        directory = f"/proc/{entry}/fd"
-        try:
-            for fd in os.listdir(directory):
-                if os.readlink(f"{directory}/{fd}") == link:
-                    return int(entry)
-        except OSError:
-            continue
-    return None
-
-
 def _read(path: str) -> bytes:
     try:
         with open(path, "rb") as handle:
@@ -64,19 +39,48 @@ def _read(path: str) -> bytes:
         return b""
 
 
-def sender(protocol: str, local_port: int, remote_port: int) -> Sender:
-    """The process that owns the socket `protocol` local_port -> remote_port, if it still lives."""
-    inode = _socket_inode(protocol, local_port, remote_port)
-    pid = _holder(inode) if inode and inode != "0" else None
-    if pid is None:
-        return Sender()
-    argv = [arg for arg in _read(f"/proc/{pid}/cmdline").split(b"\0")[:-1]]
+def _descendants(root: int) -> list[int]:
+    found: list[int] = []
+    pending = [root]
+    while pending:
+        pid = pending.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            children = [int(child) for child in _read(f"/proc/{pid}/task/{task}/children").split()]
+            found.extend(children)
+            pending.extend(children)
+    return found
+
+
+def _sockets_of(pid: int) -> list[str]:
+    """The socket inodes `pid` holds open."""
+    directory = f"/proc/{pid}/fd"
+    try:
+        descriptors = os.listdir(directory)
+    except OSError:
+        return []
+    inodes = []
+    for fd in descriptors:
+        try:
+            link = os.readlink(f"{directory}/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.append(link[8:-1])
+    return inodes
+
+
+def _describe(pid: int) -> Sender:
+    argv = _read(f"/proc/{pid}/cmdline").split(b"\0")[:-1]
     test = ""
     for variable in _read(f"/proc/{pid}/environ").split(b"\0"):
         if variable.startswith(TEST_VARIABLES):
             test = variable.partition(b"=")[2].decode("utf-8", "backslashreplace")
             if variable.startswith(TEST_VARIABLES[0]):
-                break
+                break  # CLOUDGUARD_TEST names the test; PYTEST_CURRENT_TEST adds its phase
     stat = _read(f"/proc/{pid}/stat").rpartition(b")")[2].split()
     try:
         cwd = os.readlink(f"/proc/{pid}/cwd")
@@ -84,3 +88,42 @@ def sender(protocol: str, local_port: int, remote_port: int) -> Sender:
         cwd = "<unknown>"
     ppid = int(stat[1]) if len(stat) > 1 else None
     return Sender(pid=pid, ppid=ppid, argv=argv, cwd=cwd, test=test)
+
+
+class Snapshot:
+    """/proc as it is now, read lazily, at most once per table, for one batch of packets."""
+
+    def __init__(self, table: SocketTable, recent: list[int], root: int | None = None) -> None:
+        self.table = table
+        self.root = root or os.getpid()
+        self.recent = recent  # pids that sent lately, newest first; updated here
+        self._holders: dict[str, int] = {}
+        self._unscanned: list[int] | None = None
+        self._senders: dict[int, Sender] = {}
+
+    def _holder(self, inode: str) -> int | None:
+        if self._unscanned is None:
+            living = list(reversed(_descendants(self.root)))  # newest first
+            recent = [pid for pid in self.recent if pid in living]  # never a reused pid
+            self._unscanned = [*recent, *(pid for pid in living if pid not in recent)]
+        while inode not in self._holders and self._unscanned:
+            scanned = self._unscanned.pop(0)
+            for held in _sockets_of(scanned):
+                self._holders.setdefault(held, scanned)
+        holder = self._holders.get(inode)
+        if holder is not None:
+            if holder in self.recent:
+                self.recent.remove(holder)
+            self.recent.insert(0, holder)
+            del self.recent[RECENT:]
+        return holder
+
+    def sender(self, protocol: int, local: tuple[str, int], remote: tuple[str, int]) -> Sender:
+        """The process that owns the socket local -> remote, if it still lives."""
+        inode = self.table.inode(protocol, local, remote)
+        pid = self._holder(str(inode)) if inode else None
+        if pid is None:
+            return Sender()
+        if pid not in self._senders:
+            self._senders[pid] = _describe(pid)
+        return self._senders[pid]

@@ -22,6 +22,7 @@ MS_REMOUNT = 0x20
 MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
+PR_SET_CHILD_SUBREAPER = 36
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -49,3 +50,8 @@ def map_single_ids(inside_uid: int, outside_uid: int, inside_gid: int, outside_g
 def mount(source: str | None, target: str, kind: str | None, flags: int, data: str = "") -> None:
     encoded = [None if v is None else os.fsencode(v) for v in (source, target, kind, data)]
     _check(_libc.mount(*encoded[:3], ctypes.c_ulong(flags), encoded[3]), f"mount {target}")
+
+
+def become_subreaper() -> None:
+    """Orphaned descendants are re-parented to this process, not to the host's init."""
+    _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(PR_SET_CHILD_SUBREAPER)")

@@ -7,6 +7,7 @@ with ECONNREFUSED at once); a UDP datagram with ICMP port unreachable.
 from __future__ import annotations
 
 import ipaddress
+import socket
 import struct
 from dataclasses import dataclass
 
@@ -62,13 +63,13 @@ def parse(raw: bytes) -> Packet | None:
     if version == 4:
         header_length = (raw[0] & 0x0F) * 4
         protocol = raw[9]
-        source = str(ipaddress.IPv4Address(raw[12:16]))
-        destination = str(ipaddress.IPv4Address(raw[16:20]))
+        source = socket.inet_ntop(socket.AF_INET, raw[12:16])
+        destination = socket.inet_ntop(socket.AF_INET, raw[16:20])
     elif version == 6 and len(raw) >= 40:
         header_length = 40
         protocol = raw[6]  # extension headers are not followed: such packets count as "other"
-        source = str(ipaddress.IPv6Address(raw[8:24]))
-        destination = str(ipaddress.IPv6Address(raw[24:40]))
+        source = socket.inet_ntop(socket.AF_INET6, raw[8:24])
+        destination = socket.inet_ntop(socket.AF_INET6, raw[24:40])
     else:
         return None
     header, transport = raw[:header_length], raw[header_length:]
@@ -91,18 +92,23 @@ def _checksum(data: bytes) -> int:
     return ~total & 0xFFFF
 
 
+def _addresses(packet: Packet) -> tuple[bytes, bytes]:
+    """The reply's (source, destination): the request's, swapped, as raw bytes."""
+    if packet.version == 4:
+        return packet.header[16:20], packet.header[12:16]
+    return packet.header[24:40], packet.header[8:24]
+
+
 def _pseudo_header(packet: Packet, protocol: int, length: int) -> bytes:
     """The reply's pseudo-header: the request's addresses swapped."""
-    source = ipaddress.ip_address(packet.destination).packed
-    destination = ipaddress.ip_address(packet.source).packed
+    source, destination = _addresses(packet)
     if packet.version == 4:
         return source + destination + struct.pack("!BBH", 0, protocol, length)
     return source + destination + struct.pack("!IxxxB", length, protocol)
 
 
 def _ip_reply(packet: Packet, protocol: int, body: bytes) -> bytes:
-    source = ipaddress.ip_address(packet.destination).packed
-    destination = ipaddress.ip_address(packet.source).packed
+    source, destination = _addresses(packet)
     if packet.version == 4:
         header = struct.pack("!BBHHHBBH", 0x45, 0, 20 + len(body), 0, 0, 64, protocol, 0)
         header += source + destination

@@ -16,10 +16,11 @@ import socket
 from collections.abc import Callable, Sequence
 
 from cloudguard import reach
-from cloudguard.hard import attribution, dns, forward, packets
+from cloudguard.hard import attribution, diag, dns, forward, packets
 
 RESOLVER = ("127.0.0.53", 53)
 MAX_PACKET = 65536
+BATCH = 64  # packets read before any is answered: their records share one look at /proc
 
 
 class Sink:
@@ -38,6 +39,9 @@ class Sink:
         self.pool = dns.Pool()
         self.lost: str | None = None  # why a record could not be written, if one could not
         self.recorded = 0
+        self.recent_senders: list[int] = []
+        self.sockets = diag.SocketTable()
+        self.snapshot = attribution.Snapshot(self.sockets, self.recent_senders)
         os.set_blocking(tun, False)
         resolver.setblocking(False)
 
@@ -62,24 +66,37 @@ class Sink:
                 key.data(key.fileobj) if key.data == self._accept_forward else key.data()
 
     def drain_tun(self) -> None:
+        """Everything queued, as one batch: one look at /proc, every record, then every reply."""
         while True:
-            try:
-                raw = os.read(self.tun, MAX_PACKET)
-            except BlockingIOError:
+            batch = []
+            for _ in range(BATCH):
+                try:
+                    batch.append(os.read(self.tun, MAX_PACKET))
+                except BlockingIOError:
+                    break
+            if not batch:
                 return
-            reply = self.handle_packet(raw)
-            if reply:
-                os.write(self.tun, reply)
+            self.snapshot = attribution.Snapshot(self.sockets, self.recent_senders)
+            replies = [self.handle_packet(raw) for raw in batch]
+            for reply in replies:
+                if reply:
+                    os.write(self.tun, reply)
 
     def drain_resolver(self) -> None:
         while True:
-            try:
-                message, peer = self.resolver.recvfrom(MAX_PACKET)
-            except BlockingIOError:
+            batch = []
+            for _ in range(BATCH):
+                try:
+                    batch.append(self.resolver.recvfrom(MAX_PACKET))
+                except BlockingIOError:
+                    break
+            if not batch:
                 return
-            reply = self.handle_query(message, peer[1])
-            if reply:
-                self.resolver.sendto(reply, peer)
+            self.snapshot = attribution.Snapshot(self.sockets, self.recent_senders)
+            replies = [(self.handle_query(message, peer), peer) for message, peer in batch]
+            for reply, peer in replies:
+                if reply:
+                    self.resolver.sendto(reply, peer)
 
     def _accept_forward(self, listener: socket.socket) -> None:
         inside, _ = listener.accept()
@@ -110,15 +127,22 @@ class Sink:
             extra["query"] = query.name  # a lookup sent straight to an outside resolver
         target = f"{host}:{packet.destination_port}" if packet.destination_port else host
         via = {packets.TCP: "hard-tcp", packets.UDP: "hard-udp"}.get(packet.protocol, "hard-ip")
-        self.record(via, target, packet.protocol_name, packet.source_port, packet.destination_port,
-                    extra)  # fmt: skip
+        local = (packet.source, packet.source_port)
+        self.record(
+            via,
+            target,
+            packet.protocol,
+            local,
+            (packet.destination, packet.destination_port),
+            extra,
+        )
         if packet.protocol == packets.TCP:
             return packets.tcp_reset(packet)
         if packet.protocol == packets.UDP:
             return packets.port_unreachable(packet)
         return None
 
-    def handle_query(self, message: bytes, source_port: int) -> bytes | None:
+    def handle_query(self, message: bytes, peer: tuple[str, int]) -> bytes | None:
         query = dns.parse_query(message)
         if query is None:
             return None
@@ -127,19 +151,23 @@ class Sink:
             "name": query.name,
             "query_type": query.type_name,
         }
-        self.record("hard-dns", query.name, "udp", source_port, RESOLVER[1], extra)
+        self.record("hard-dns", query.name, packets.UDP, peer, RESOLVER, extra)
         return dns.answer(query, self.pool)
 
     def record(
         self,
         via: str,
         target: str,
-        protocol: str,
-        local_port: int,
-        remote_port: int,
+        protocol: int,
+        local: tuple[str, int],
+        remote: tuple[str, int],
         extra: dict[str, object],
     ) -> None:
-        sender = attribution.sender(protocol, local_port, remote_port)
+        sender = (
+            self.snapshot.sender(protocol, local, remote)
+            if protocol in (packets.TCP, packets.UDP)
+            else attribution.Sender()  # ICMP and others: no socket to look up by address
+        )
         environ = {reach.TEST_VARIABLE: sender.test} if sender.test else {}
         entry = reach.reach_record(via=via, argv=sender.argv, target=target, environ=environ)
         entry.update(extra, pid=sender.pid, ppid=sender.ppid, cwd=sender.cwd)

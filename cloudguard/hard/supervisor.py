@@ -167,6 +167,7 @@ def main(argv: list[str]) -> int:
         _status(status, setup_error=f"{error.strerror or error} ({error.filename or 'setup'})")
         return 75
     _status(status, started=True, masked=masked)
+    linux.become_subreaper()  # orphans stay our descendants: attribution searches only those
     child = start_command(command, spec["uid"], spec["gid"])
 
     def forward_signal(signum: int, _frame: object) -> None:
