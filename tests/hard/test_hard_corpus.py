@@ -203,3 +203,32 @@ def test_the_command_runs_as_the_invoking_user_and_cannot_unmount_or_reroute(
     assert run.returncode == 0, run.output
     assert run.stdout.split()[0] == str(os.getuid()), run.output
     assert "REROUTED" not in run.stdout and "UNMOUNTED" not in run.stdout, run.output
+
+
+INNER_SUITE = """
+import subprocess
+
+
+def test_calls_curl_and_swallows_the_failure():
+    subprocess.run(["curl", "-sS", "-m", "5", "https://management.azure.com/"], check=False)
+
+
+def test_stays_local():
+    pass
+"""
+
+
+def test_under_pytest_a_record_names_the_test_that_was_running(tmp_path: Path) -> None:
+    suite = tmp_path / "suite" / "test_inner.py"
+    suite.parent.mkdir()
+    suite.write_text(INNER_SUITE)
+
+    run = hard_run(tmp_path, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                   "-p", "no:randomly", str(suite))  # fmt: skip
+
+    tcp = [r for r in run.reaches() if r["via"] == "hard-tcp"]
+    assert tcp, f"curl's connection was not recorded:\n{run.output}"
+    assert {r["test"] for r in tcp} == {
+        "test_inner.py::test_calls_curl_and_swallows_the_failure"
+    }, f"the record does not name the running test: {[r['test'] for r in tcp]}\n{run.output}"
+    assert run.returncode == 98, run.output
