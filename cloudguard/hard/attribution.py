@@ -14,7 +14,6 @@ without argv and pid.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 from cloudguard.hard.diag import SocketTable
 
@@ -22,13 +21,20 @@ TEST_VARIABLES = (b"CLOUDGUARD_TEST=", b"PYTEST_CURRENT_TEST=")
 RECENT = 32
 
 
-@dataclass(frozen=True)
 class Sender:
-    pid: int | None = None
-    ppid: int | None = None
-    argv: list[bytes] = field(default_factory=list)
-    cwd: str = "<unknown>"
-    test: str = ""
+    """The sending process as recorded; a plain class (dataclasses would import inspect)."""
+
+    __slots__ = ("argv", "cwd", "pid", "ppid", "test")
+
+    def __init__(
+        self,
+        pid: int | None = None,
+        ppid: int | None = None,
+        argv: list[bytes] | None = None,
+        cwd: str = "<unknown>",
+        test: str = "",
+    ) -> None:
+        self.pid, self.ppid, self.argv, self.cwd, self.test = pid, ppid, argv or [], cwd, test
 
 
 def _read(path: str) -> bytes:

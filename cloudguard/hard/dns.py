@@ -8,25 +8,24 @@ which name it was resolved from. Other query types get an empty answer.
 
 from __future__ import annotations
 
-import ipaddress
+import socket
 import struct
-from dataclasses import dataclass
 
 A = 1
 AAAA = 28
 QUERY_TYPE_NAMES = {A: "A", AAAA: "AAAA", 5: "CNAME", 15: "MX", 16: "TXT", 33: "SRV", 65: "HTTPS"}
-V4_POOL = ipaddress.IPv4Network("198.18.0.0/15")
-V6_POOL = ipaddress.IPv6Network("2001:2::/48")
+V4_POOL = int.from_bytes(socket.inet_pton(socket.AF_INET, "198.18.0.0"), "big")  # /15
+V6_POOL = int.from_bytes(socket.inet_pton(socket.AF_INET6, "2001:2::"), "big")  # /48
+POOL_SIZE = 2**17 - 2  # the v4 pool's usable addresses; the v6 pool is far larger
 TTL = 1  # short: a name's address is only meaningful for this run
 
 
-@dataclass(frozen=True)
 class Query:
-    ident: int
-    flags: int
-    name: str
-    query_type: int
-    question: bytes  # the question section, echoed in the answer
+    __slots__ = ("flags", "ident", "name", "query_type", "question")
+
+    def __init__(self, ident: int, flags: int, name: str, query_type: int, question: bytes):
+        self.ident, self.flags, self.name, self.query_type = ident, flags, name, query_type
+        self.question = question  # the question section, echoed in the answer
 
     @property
     def type_name(self) -> str:
@@ -68,21 +67,20 @@ class Pool:
         return self._index[name]
 
     def address(self, name: str, query_type: int) -> bytes:
-        index = self.index(name) % (V4_POOL.num_addresses - 2) or 1
+        index = self.index(name) % POOL_SIZE or POOL_SIZE
         if query_type == AAAA:
-            return (V6_POOL.network_address + index).packed
-        return (V4_POOL.network_address + index).packed
+            return (V6_POOL + index).to_bytes(16, "big")
+        return (V4_POOL + index).to_bytes(4, "big")
 
     def name_of(self, address: str) -> str | None:
         """The name a synthetic address was handed out for; None for any other address."""
-        parsed = ipaddress.ip_address(address)
-        if parsed in V4_POOL:
-            index = int(parsed) - int(V4_POOL.network_address)
-        elif parsed in V6_POOL:
-            index = int(parsed) - int(V6_POOL.network_address)
-        else:
+        six = ":" in address
+        value = int.from_bytes(socket.inet_pton(socket.AF_INET6 if six else socket.AF_INET,
+                                                address), "big")  # fmt: skip
+        index = value - (V6_POOL if six else V4_POOL)
+        if not 0 < index <= min(len(self._names), POOL_SIZE):
             return None
-        return self._names[index - 1] if 0 < index <= len(self._names) else None
+        return self._names[index - 1]
 
 
 def answer(query: Query, pool: Pool) -> bytes:

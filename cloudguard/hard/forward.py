@@ -13,12 +13,11 @@ import os
 import socket
 import threading
 from collections.abc import Iterable
-from pathlib import Path
 
 LOOPBACK = "127.0.0.1"
 
 
-def socket_path(seal_root: str | Path, port: int) -> str:
+def socket_path(seal_root: str | os.PathLike[str], port: int) -> str:
     return os.path.join(seal_root, "forward", f"{port}.sock")
 
 
@@ -64,7 +63,7 @@ def connect_unix(path: str) -> socket.socket:
 class HostForwarders:
     """The host side: one unix listener per named port, each relaying to 127.0.0.1:PORT."""
 
-    def __init__(self, seal_root: str | Path, ports: Iterable[int]) -> None:
+    def __init__(self, seal_root: str | os.PathLike[str], ports: Iterable[int]) -> None:
         self.listeners: list[socket.socket] = []
         ports = list(ports)
         if ports:

@@ -12,7 +12,6 @@ command inside cannot forge it). Its verdicts, failing closed:
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -20,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cloudguard import exit_codes, private_files
-from cloudguard.hard import forward, masks, requirements
+from cloudguard.hard import forward, masks, protocol, requirements
 
 SUPERVISOR = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
@@ -60,18 +59,23 @@ def run_inside(
     ip_tool = shutil.which("ip", path=env.get("PATH")) or "ip"
     private_files.write_private(seal_root / "empty", b"")
     status_read, status_write = os.pipe()
-    spec = {
-        "seal": str(seal_root),
-        "log": os.path.abspath(log),
-        "uid": os.getuid(),
-        "gid": os.getgid(),
-        "ip": ip_tool,
-        "masks": masks.expand(masked_homes, os.path.expanduser("~")),
-        "forward": list(ports),
-        "status_fd": status_write,
-    }
-    spec_path = seal_root / "hard.json"
-    private_files.write_private(spec_path, json.dumps(spec))
+    spec: list[tuple[str, object]] = [
+        ("seal", seal_root),
+        ("log", os.path.abspath(log)),
+        ("uid", os.getuid()),
+        ("gid", os.getgid()),
+        ("ip", ip_tool),
+        ("status_fd", status_write),
+        *(("mask", home) for home in masks.expand(masked_homes, os.path.expanduser("~"))),
+        *(("forward", port) for port in ports),
+    ]
+    spec_path = seal_root / "hard.spec"
+    try:
+        private_files.write_private(spec_path, protocol.encode(spec))
+    except ValueError as error:
+        os.close(status_read)
+        os.close(status_write)
+        raise HardSealError(str(error), exit_codes.DID_NOT_RUN) from None
     package_parent = str(Path(__file__).resolve().parents[2])
     argv = [sys.executable, "-I", "-S", "-c", SUPERVISOR, package_parent, str(spec_path), "--"]
     relays = forward.HostForwarders(seal_root, ports)
@@ -81,19 +85,16 @@ def run_inside(
         relays.close()
         os.close(status_write)
     with os.fdopen(status_read, "rb") as handle:
-        lines = [json.loads(line) for line in handle.read().splitlines() if line.strip()]
-    return _verdict(lines, code)
+        status = protocol.decode(handle.read().decode("utf-8", "replace"))
+    return _verdict(status, code)
 
 
-def _verdict(lines: list[dict[str, object]], code: int) -> int:
-    merged: dict[str, object] = {}
-    for line in lines:
-        merged.update(line)
+def _verdict(merged: dict[str, str | list[str]], code: int) -> int:
     if "setup_error" in merged:
         raise HardSealError(
             f"the hard seal cannot be made here: {merged['setup_error']}", exit_codes.DID_NOT_RUN
         )
-    if not merged.get("started"):
+    if "started" not in merged:
         raise HardSealError(
             f"the hard seal supervisor exited {code} before the namespaces were made",
             exit_codes.DID_NOT_RUN,
@@ -109,4 +110,4 @@ def _verdict(lines: list[dict[str, object]], code: int) -> int:
             f"the sink could not record a reach: {merged['lost']}: failing closed",
             exit_codes.REFUSED_ADMISSION,
         )
-    return int(merged["code"])  # type: ignore[call-overload]
+    return int(str(merged["code"]))

@@ -1,15 +1,15 @@
 """IP packets read from the sink's TUN device: parse the first header, build the refusal.
 
-Stdlib only. A TCP SYN is answered with a reset (the caller's connect fails
-with ECONNREFUSED at once); a UDP datagram with ICMP port unreachable.
+Stdlib only, and only cheap modules (no ipaddress, no dataclasses): the
+supervisor that imports this starts on `run --hard`'s budget. A TCP SYN is
+answered with a reset (the caller's connect fails with ECONNREFUSED at
+once); a UDP datagram with ICMP port unreachable.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import struct
-from dataclasses import dataclass
 
 TCP = 6
 UDP = 17
@@ -21,18 +21,30 @@ TCP_RST = 0x04
 TCP_ACK = 0x10
 
 
-@dataclass(frozen=True)
 class Packet:
-    version: int
-    protocol: int
-    source: str
-    destination: str
-    source_port: int  # 0 when the protocol has no ports
-    destination_port: int
-    tcp_flags: int
-    tcp_seq: int
-    header: bytes  # the IP header as received
-    transport: bytes  # everything after the IP header
+    __slots__ = (
+        *("destination", "destination_port", "header", "protocol", "source"),
+        *("source_port", "tcp_flags", "tcp_seq", "transport", "version"),
+    )
+
+    def __init__(
+        self,
+        version: int,
+        protocol: int,
+        source: str,
+        destination: str,
+        source_port: int,  # 0 when the protocol has no ports
+        destination_port: int,
+        tcp_flags: int,
+        tcp_seq: int,
+        header: bytes,  # the IP header as received
+        transport: bytes,  # everything after the IP header
+    ) -> None:
+        self.version, self.protocol = version, protocol
+        self.source, self.destination = source, destination
+        self.source_port, self.destination_port = source_port, destination_port
+        self.tcp_flags, self.tcp_seq = tcp_flags, tcp_seq
+        self.header, self.transport = header, transport
 
     @property
     def protocol_name(self) -> str:
@@ -52,7 +64,9 @@ class Packet:
 
         Link-local unicast is not noise: 169.254.169.254 is every cloud's metadata service.
         """
-        return ipaddress.ip_address(self.destination).is_multicast
+        if self.version == 4:
+            return 224 <= self.header[16] <= 239  # 224.0.0.0/4
+        return self.header[24] == 0xFF  # ff00::/8
 
 
 def parse(raw: bytes) -> Packet | None:

@@ -14,20 +14,20 @@ setup error: the host exits 75 naming it, and the command never runs):
    a mask nor reroute around the sink);
 6. the sink until the command exits.
 
-Progress goes to a status pipe only the host holds, as JSON lines:
-`{"started": true}`, then `{"code": N, "recorded": N, "lost": null}`.
+Progress goes to a status pipe only the host holds (`protocol` lines):
+`started`, then `code`, `recorded` and, if a record could not be written,
+`lost`; or `setup_error` with the cause.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
 import struct
 import sys
 
-from cloudguard.hard import forward, linux, masks
+from cloudguard.hard import linux, masks, protocol
 from cloudguard.hard.sink import RESOLVER, Sink
 
 TUN_NAME = "cg0"
@@ -48,7 +48,7 @@ class SetupError(Exception):
 
 
 def _status(fd: int, **fields: object) -> None:
-    os.write(fd, (json.dumps(fields) + "\n").encode())
+    os.write(fd, protocol.encode(fields.items()).encode("utf-8", "backslashreplace"))
 
 
 def enter_namespaces(uid: int, gid: int) -> None:
@@ -146,29 +146,32 @@ def main(argv: list[str]) -> int:
     spec_path, separator, *command = argv
     assert separator == "--" and command, "usage: supervisor SPEC -- CMD..."
     with open(spec_path) as handle:
-        spec = json.load(handle)
-    status = spec["status_fd"]
+        spec = protocol.decode(handle.read())
+    status = int(str(spec["status_fd"]))
     os.set_inheritable(status, False)  # the command must not be able to speak for the seal
-    root = spec["seal"]
+    root = str(spec["seal"])
+    uid, gid = int(str(spec["uid"])), int(str(spec["gid"]))
     try:
-        enter_namespaces(spec["uid"], spec["gid"])
-        tun = make_tun(spec["ip"], os.path.join(root, "routes.batch"))
+        enter_namespaces(uid, gid)
+        tun = make_tun(str(spec["ip"]), os.path.join(root, "routes.batch"))
         resolver = point_resolver(root)
         empty = os.path.join(root, "empty")
-        masked = [path for path in spec["masks"] if masks.mask(path, empty)]
-        forwards = [
-            (forward.inside_listener(port), forward.socket_path(root, port))
-            for port in spec["forward"]
-        ]
+        masked = [path for path in spec["mask"] if masks.mask(path, empty)]
+        forwards = []
+        if spec["forward"]:
+            from cloudguard.hard import forward  # threads and relays: only when asked for
+
+            for port in map(int, spec["forward"]):
+                forwards.append((forward.inside_listener(port), forward.socket_path(root, port)))
     except SetupError as error:
         _status(status, setup_error=str(error))
         return 75
     except OSError as error:
         _status(status, setup_error=f"{error.strerror or error} ({error.filename or 'setup'})")
         return 75
-    _status(status, started=True, masked=masked)
+    _status(status, started=len(masked))
     linux.become_subreaper()  # orphans stay our descendants: attribution searches only those
-    child = start_command(command, spec["uid"], spec["gid"])
+    child = start_command(command, uid, gid)
 
     def forward_signal(signum: int, _frame: object) -> None:
         os.kill(child, signum)
@@ -176,10 +179,10 @@ def main(argv: list[str]) -> int:
     for sig in FORWARDED_SIGNALS:
         signal.signal(sig, forward_signal)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the command too
-    sink = Sink(tun=tun, resolver=resolver, log=spec["log"], forwards=forwards)
+    sink = Sink(tun=tun, resolver=resolver, log=str(spec["log"]), forwards=forwards)
     sink.serve(until=os.pidfd_open(child))
     _, wait_status = os.waitpid(child, 0)
     code = os.waitstatus_to_exitcode(wait_status)
     code = 128 - code if code < 0 else code
-    _status(status, code=code, recorded=sink.recorded, lost=sink.lost)
+    _status(status, code=code, recorded=sink.recorded, **({"lost": sink.lost} if sink.lost else {}))
     return code

@@ -34,7 +34,7 @@ MUTATIONS = [
     Mutation(
         name="no credential home is masked",
         module="hard/supervisor.py",
-        original='masked = [path for path in spec["masks"] if masks.mask(path, empty)]',
+        original='masked = [path for path in spec["mask"] if masks.mask(path, empty)]',
         broken="masked: list[str] = []",
         tests=(
             "tests/hard/test_hard_masks.py::test_planted_credentials_are_invisible_inside_and_untouched_after",
