@@ -71,9 +71,9 @@ def run(
     hard: bool = False,
     forward: Sequence[int] = (),
 ) -> int:
-    from cloudguard.hard import launch  # stdlib only; its system calls load when used
-
     if hard:  # before anything is armed or made: a host that cannot seal hard runs nothing
+        from cloudguard.hard import launch
+
         try:
             launch.check_requirements()
         except launch.HardSealError as error:

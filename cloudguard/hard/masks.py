@@ -13,8 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from cloudguard.hard import linux
-
 # Where a resolver outside the namespace could be asked over a unix socket (systemd-resolved's
 # varlink/D-Bus socket, nscd): masked like a credential home so every lookup meets the sink.
 RESOLVER_SOCKET_DIRS = ("/run/systemd/resolve", "/run/nscd", "/var/run/nscd")
@@ -27,6 +25,8 @@ def expand(homes: Iterable[str], home: str) -> list[str]:
 
 def mask(path: str, empty_file: str) -> bool:
     """Cover `path` with an empty read-only view. False when there is nothing at `path`."""
+    from cloudguard.hard import linux  # ctypes: inside the supervisor only, never on the host
+
     if os.path.isdir(path):
         flags = linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
         linux.mount("cloudguard-mask", path, "tmpfs", flags, "size=4k,mode=0555")
