@@ -34,6 +34,7 @@ import pytest
 
 from cloudguard import exit_codes, inprocess, reach
 from cloudguard import seal as sealing
+from cloudguard.hard import running
 from cloudguard.inprocess.refusal import binding
 from cloudguard.refuse import Policy
 
@@ -225,6 +226,7 @@ class SessionGuard:
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
         os.environ[reach.TEST_VARIABLE] = item.nodeid
+        running.mark(item.nodeid)  # under `run --hard`: the sink names this process's test
         self.own_tests.add(item.nodeid)
         self.window = TestWindow(item.nodeid, checked=_size(self.log))
         try:
@@ -232,6 +234,7 @@ class SessionGuard:
         finally:
             self.window = None
             os.environ.pop(reach.TEST_VARIABLE, None)
+            running.mark(None)
 
     # tryfirst on a wrapper: outermost, so it sees the report after xfail/skip handling
     # and a reach in an xfail test is still a failure.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 
+from cloudguard.hard import running
 from cloudguard.hard.diag import SocketTable
 
 TEST_VARIABLES = (b"CLOUDGUARD_TEST=", b"PYTEST_CURRENT_TEST=")
@@ -79,10 +80,11 @@ def _sockets_of(pid: int) -> list[str]:
     return inodes
 
 
-def _describe(pid: int) -> Sender:
+def _describe(pid: int, seal_root: str) -> Sender:
     argv = _read(f"/proc/{pid}/cmdline").split(b"\0")[:-1]
-    test = ""
-    for variable in _read(f"/proc/{pid}/environ").split(b"\0"):
+    test = running.test_of(seal_root, pid) if seal_root else ""  # a pytest process's own test
+    environ = b"" if test else _read(f"/proc/{pid}/environ")
+    for variable in environ.split(b"\0"):
         if variable.startswith(TEST_VARIABLES):
             test = variable.partition(b"=")[2].decode("utf-8", "backslashreplace")
             if variable.startswith(TEST_VARIABLES[0]):
@@ -99,8 +101,11 @@ def _describe(pid: int) -> Sender:
 class Snapshot:
     """/proc as it is now, read lazily, at most once per table, for one batch of packets."""
 
-    def __init__(self, table: SocketTable, recent: list[int], root: int | None = None) -> None:
+    def __init__(
+        self, table: SocketTable, recent: list[int], seal_root: str = "", root: int | None = None
+    ) -> None:
         self.table = table
+        self.seal_root = seal_root
         self.root = root or os.getpid()
         self.recent = recent  # pids that sent lately, newest first; updated here
         self._holders: dict[str, int] = {}
@@ -131,5 +136,5 @@ class Snapshot:
         if pid is None:
             return Sender()
         if pid not in self._senders:
-            self._senders[pid] = _describe(pid)
+            self._senders[pid] = _describe(pid, self.seal_root)
         return self._senders[pid]

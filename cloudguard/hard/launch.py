@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cloudguard import exit_codes, private_files
-from cloudguard.hard import forward, masks, protocol, requirements
+from cloudguard.hard import forward, masks, protocol, requirements, running
 
 SUPERVISOR = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
@@ -58,6 +58,7 @@ def run_inside(
     check_requirements(env.get("PATH"))
     ip_tool = shutil.which("ip", path=env.get("PATH")) or "ip"
     private_files.write_private(seal_root / "empty", b"")
+    os.mkdir(running.running_dir(str(seal_root)), 0o700)  # where pytest names its running test
     status_read, status_write = os.pipe()
     spec: list[tuple[str, object]] = [
         ("seal", seal_root),

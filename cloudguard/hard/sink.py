@@ -30,18 +30,20 @@ class Sink:
         tun: int,
         resolver: socket.socket,
         log: str,
+        seal_root: str = "",
         forwards: Sequence[tuple[socket.socket, str]] = (),
     ) -> None:
         self.tun = tun
         self.resolver = resolver
         self.log = log
+        self.seal_root = seal_root
         self.forwards = dict(forwards)  # inside listener -> the host relay's unix socket
         self.pool = dns.Pool()
         self.lost: str | None = None  # why a record could not be written, if one could not
         self.recorded = 0
         self.recent_senders: list[int] = []
         self.sockets = diag.SocketTable()
-        self.snapshot = attribution.Snapshot(self.sockets, self.recent_senders)
+        self.snapshot = attribution.Snapshot(self.sockets, self.recent_senders, self.seal_root)
         os.set_blocking(tun, False)
         resolver.setblocking(False)
 
@@ -76,7 +78,7 @@ class Sink:
                     break
             if not batch:
                 return
-            self.snapshot = attribution.Snapshot(self.sockets, self.recent_senders)
+            self.snapshot = attribution.Snapshot(self.sockets, self.recent_senders, self.seal_root)
             replies = [self.handle_packet(raw) for raw in batch]
             for reply in replies:
                 if reply:
@@ -92,7 +94,7 @@ class Sink:
                     break
             if not batch:
                 return
-            self.snapshot = attribution.Snapshot(self.sockets, self.recent_senders)
+            self.snapshot = attribution.Snapshot(self.sockets, self.recent_senders, self.seal_root)
             replies = [(self.handle_query(message, peer), peer) for message, peer in batch]
             for reply, peer in replies:
                 if reply:

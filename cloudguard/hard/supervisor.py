@@ -179,7 +179,7 @@ def main(argv: list[str]) -> int:
     for sig in FORWARDED_SIGNALS:
         signal.signal(sig, forward_signal)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the command too
-    sink = Sink(tun=tun, resolver=resolver, log=str(spec["log"]), forwards=forwards)
+    sink = Sink(tun=tun, resolver=resolver, log=str(spec["log"]), seal_root=root, forwards=forwards)
     sink.serve(until=os.pidfd_open(child))
     _, wait_status = os.waitpid(child, 0)
     code = os.waitstatus_to_exitcode(wait_status)

@@ -32,6 +32,16 @@ MUTATIONS = [
         reason="the DNS answer gave it nowhere to go",
     ),
     Mutation(
+        name="pytest does not tell the sink its running test",
+        module="hard/running.py",
+        original="    if not seal_root:\n        return\n",
+        broken="    if True:\n        return\n",
+        tests=(
+            "tests/hard/test_hard_corpus.py::test_under_pytest_a_record_names_the_test_that_was_running",
+        ),
+        reason="the records do not name the running tests",
+    ),
+    Mutation(
         name="no credential home is masked",
         module="hard/supervisor.py",
         original='masked = [path for path in spec["mask"] if masks.mask(path, empty)]',

@@ -1,0 +1,51 @@
+"""Which test a pytest process is running, told to the hard seal's sink through the seal dir.
+
+The sink reads a sender's test from its environment (`CLOUDGUARD_TEST`,
+inherited by every subprocess a test starts). The pytest process itself
+sets that variable after it started, which /proc/PID/environ does not show,
+so under the hard seal the plugin also keeps `<seal>/running/<pid>` naming
+its current test (one file per process: each xdist worker its own). Outside
+the hard seal (no `running/` directory in the seal) marking costs one
+cached lookup. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import os
+
+from cloudguard import private_files
+
+RUNNING = "running"
+_SEAL_DIR_VARIABLE = "CLOUDGUARD_SEAL_DIR"  # cloudguard.seal.SEAL_DIR_VARIABLE (not imported)
+_hard: dict[str, bool] = {}  # seal dir -> whether it is a hard seal's (looked up once)
+
+
+def running_dir(seal_root: str) -> str:
+    return os.path.join(seal_root, RUNNING)
+
+
+def mark(nodeid: str | None) -> None:
+    """Name (or, with None, clear) the test this process is running. Never raises."""
+    seal_root = os.environ.get(_SEAL_DIR_VARIABLE, "")
+    if not seal_root:
+        return
+    if seal_root not in _hard:
+        _hard[seal_root] = os.path.isdir(running_dir(seal_root))
+    if not _hard[seal_root]:
+        return
+    path = os.path.join(running_dir(seal_root), str(os.getpid()))
+    try:
+        if nodeid is None:
+            os.unlink(path)
+        else:
+            private_files.write_private(path, nodeid)
+    except OSError:
+        pass  # attribution is best effort; the record itself does not depend on it
+
+
+def test_of(seal_root: str, pid: int) -> str:
+    try:
+        with open(os.path.join(running_dir(seal_root), str(pid)), encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return ""
