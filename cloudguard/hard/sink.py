@@ -20,7 +20,7 @@ from cloudguard.hard import attribution, diag, dns, forward, packets
 
 RESOLVER = ("127.0.0.53", 53)
 MAX_PACKET = 65536
-BATCH = 64  # packets read before any is answered: their records share one look at /proc
+BATCH = 64  # packets read together: their records share one look at /proc
 
 
 class Sink:
@@ -68,7 +68,8 @@ class Sink:
                 key.data(key.fileobj) if key.data == self._accept_forward else key.data()
 
     def drain_tun(self) -> None:
-        """Everything queued, as one batch: one look at /proc, every record, then every reply."""
+        """Everything queued, as one batch sharing one look at /proc; each packet is recorded,
+        then answered at once (the first one's refusal does not wait for the last's record)."""
         while True:
             batch = []
             for _ in range(BATCH):
@@ -79,8 +80,8 @@ class Sink:
             if not batch:
                 return
             self.snapshot = attribution.Snapshot(self.sockets, self.recent_senders, self.seal_root)
-            replies = [self.handle_packet(raw) for raw in batch]
-            for reply in replies:
+            for raw in batch:
+                reply = self.handle_packet(raw)
                 if reply:
                     os.write(self.tun, reply)
 
@@ -95,8 +96,8 @@ class Sink:
             if not batch:
                 return
             self.snapshot = attribution.Snapshot(self.sockets, self.recent_senders, self.seal_root)
-            replies = [(self.handle_query(message, peer), peer) for message, peer in batch]
-            for reply, peer in replies:
+            for message, peer in batch:
+                reply = self.handle_query(message, peer)
                 if reply:
                     self.resolver.sendto(reply, peer)
 
