@@ -246,3 +246,34 @@ def test_under_pytest_a_record_names_the_test_that_was_running(tmp_path: Path) -
         "198.51.100.7:8080": "test_inner.py::test_connects_in_process_and_swallows_the_failure",
     }, f"the records do not name the running tests: {tests}\n{run.output}"
     assert run.returncode == 98, run.output
+
+
+XDIST_SUITE = """
+import socket
+
+import pytest
+
+
+@pytest.mark.parametrize("n", range(4))
+def test_connects_in_process(n):
+    try:
+        socket.create_connection(("198.51.100.%d" % (10 + n), 8080), timeout=5)
+    except OSError:
+        pass
+"""
+
+
+def test_under_xdist_each_record_names_its_own_workers_test(tmp_path: Path) -> None:
+    suite = tmp_path / "suite" / "test_workers.py"
+    suite.parent.mkdir()
+    suite.write_text(XDIST_SUITE)
+
+    run = hard_run(tmp_path, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                   "-p", "no:randomly", "-n", "2", str(suite))  # fmt: skip
+
+    records = [r for r in run.reaches() if r["via"] == "hard-tcp"]
+    named = {str(r["address"]): str(r["test"]).rpartition("::")[2] for r in records}
+    assert named == {f"198.51.100.{10 + n}": f"test_connects_in_process[{n}]" for n in range(4)}, (
+        f"a record does not name its own test: {named}\n{run.output}"
+    )
+    assert run.returncode == 98, run.output

@@ -38,8 +38,9 @@ MUTATIONS = [
         broken="    if True:\n        return\n",
         tests=(
             "tests/hard/test_hard_corpus.py::test_under_pytest_a_record_names_the_test_that_was_running",
+            "tests/hard/test_hard_corpus.py::test_under_xdist_each_record_names_its_own_workers_test",
         ),
-        reason="the records do not name the running tests",
+        reason=("the records do not name the running tests", "a record does not name its own test"),
     ),
     Mutation(
         name="no credential home is masked",
