@@ -46,13 +46,7 @@ SITECUSTOMIZE_DIR = Path(__file__).with_name("_sitecustomize")
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SHIM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_TOP_LEVEL = {
-    "seal",
-    "provider",
-    "shims",
-    "audit",
-    "hard",
-}  # [audit] is read by cloudguard.audit.config
+_TOP_LEVEL = {"seal", "provider", "shims", "audit", "hard"}  # [audit]: cloudguard.audit.config
 _SEAL_KEYS = {"names", "prefixes", "exempt_prefixes"}
 _PROVIDER_KEYS = {"variables"}
 _HARD_KEYS = {"masked_homes", "forward"}
