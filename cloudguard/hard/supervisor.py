@@ -65,6 +65,14 @@ def enter_namespaces(uid: int, gid: int) -> None:
     linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
 
 
+def _ipv6_enabled() -> bool:
+    try:
+        with open("/proc/sys/net/ipv6/conf/default/disable_ipv6") as handle:
+            return handle.read().strip() == "0"
+    except OSError:
+        return False  # a kernel built without IPv6
+
+
 def make_tun(ip_tool: str, batch_file: str) -> int:
     try:
         tun = os.open("/dev/net/tun", os.O_RDWR)
@@ -88,7 +96,7 @@ def make_tun(ip_tool: str, batch_file: str) -> int:
         f"addr add {TUN_SOURCE_V4} dev {TUN_NAME}",
         f"route add default dev {TUN_NAME}",
     ]
-    if os.path.exists("/proc/net/if_inet6"):  # a kernel without IPv6 has no IPv6 to escape by
+    if _ipv6_enabled():  # where IPv6 is off, no IPv6 packet can leave either
         commands += [
             f"addr add {TUN_SOURCE_V6} dev {TUN_NAME} nodad",
             f"route add ::/0 dev {TUN_NAME}",

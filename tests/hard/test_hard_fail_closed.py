@@ -69,3 +69,11 @@ def test_doctor_says_whether_hard_mode_is_available_and_why_not(tmp_path: Path) 
     assert "hard seal (run --hard) not available here: user namespaces are disabled" in (
         unavailable
     ), unavailable
+
+
+def test_a_reach_the_sink_cannot_record_fails_the_run_closed(tmp_path: Path) -> None:
+    script = 'rm "$CLOUDGUARD_REACH_LOG"; curl -sS -m 5 http://198.51.100.7/; exit 0'
+    run = hard_run(tmp_path, "sh", "-c", script)
+
+    assert run.returncode == 97, run.output
+    assert "the sink could not record a reach" in run.stderr, run.output

@@ -73,6 +73,16 @@ MUTATIONS = [
         reason="the cause was not named",
     ),
     Mutation(
+        name="a record the sink could not write is not reported",
+        module="hard/launch.py",
+        original='    if merged.get("lost"):\n',
+        broken="    if False:\n",
+        tests=(
+            "tests/hard/test_hard_fail_closed.py::test_a_reach_the_sink_cannot_record_fails_the_run_closed",
+        ),
+        reason="assert 'the sink could not record a reach' in",
+    ),
+    Mutation(
         name="a dead sink is not noticed",
         module="hard/launch.py",
         original='    if "code" not in merged:\n',
