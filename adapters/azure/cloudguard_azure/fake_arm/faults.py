@@ -19,6 +19,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from cloudguard_azure.fake_arm.graph_faults import GraphFaults
+
 # What the fake tells a client about its quota when no draining quota is set:
 # ARM's hourly subscription read allowance, barely touched.
 UNTOUCHED_READS = 11999
@@ -108,6 +110,7 @@ class Faults:
     log: list[str] = field(default_factory=list)  # "GET /subscriptions/...?...$skiptoken=50"
     in_flight: int = 0
     peak_in_flight: int = 0  # the most requests being answered at once: proves a concurrency bound
+    graph: GraphFaults = field(default_factory=GraphFaults)  # Resource Graph's quota and faults
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _random: random.Random = field(init=False, repr=False)
 

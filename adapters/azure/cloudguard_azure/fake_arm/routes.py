@@ -25,6 +25,7 @@ class Request:
     path: str
     query: dict[str, str]  # keys casefolded: ARM accepts `$skipToken` and `$skiptoken`
     base_url: str  # scheme://host:port as the client addressed us, for nextLink and LRO URLs
+    body: bytes = b""  # the request's content (Resource Graph queries are POSTed)
 
 
 @dataclass

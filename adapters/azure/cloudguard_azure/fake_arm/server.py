@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from cloudguard_azure.fake_arm import resource_graph as _resource_graph_routes  # noqa: F401
 from cloudguard_azure.fake_arm import routes
 from cloudguard_azure.fake_arm.credential import StaticTokenCredential
 from cloudguard_azure.fake_arm.faults import Faults
@@ -58,7 +59,9 @@ _INJECTED = {
 }
 
 
-def handle(ctx: Context, method: str, raw_path: str, headers: Any, host: str) -> Response:
+def handle(
+    ctx: Context, method: str, raw_path: str, headers: Any, host: str, body: bytes = b""
+) -> Response:
     """Answer one request: count it, delay it, check auth, apply faults, route it."""
     split = urlsplit(raw_path)
     path = unquote(split.path)
@@ -113,7 +116,7 @@ def handle(ctx: Context, method: str, raw_path: str, headers: Any, host: str) ->
     if resolved is None:
         return arm_error(404, "NotFound", f"No route for {method} {path} in the fake ARM.")
     _, handler, params = resolved
-    request = Request(method, path, query, f"https://{host}")
+    request = Request(method, path, query, f"https://{host}", body)
     with ctx.state.lock:  # state reads and LRO transitions see one consistent world
         return handler(ctx, request, **params)
 
@@ -131,8 +134,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
+        body = self.rfile.read(length) if length else b""
         faults = self.server.ctx.faults
         faults.enter()
         try:
@@ -151,6 +153,7 @@ class _Handler(BaseHTTPRequestHandler):
                     self.path,
                     self.headers,
                     self.headers.get("Host", ""),
+                    body,
                 )
         finally:
             faults.leave()

@@ -1,0 +1,222 @@
+"""Microsoft.ResourceGraph in the fake ARM: `POST /providers/Microsoft.ResourceGraph/resources`.
+
+The fake does not run KQL. It answers exactly the query shapes cloudguard's
+Resource Graph engine sends (compared with whitespace folded) and refuses
+anything else with 400 and ARM's error shape, so a change to a query the
+fake has not learned is a failing test, not a silently wrong answer. The
+request body is checked the same way: the subscriptions (1 to 1,000), `$top`
+(1 to 1,000), `resultFormat: objectArray`, a `$skipToken` the fake issued.
+
+Like the real service, it leaves out subscriptions the caller cannot read
+(`Faults.forbid`) or that do not exist, without an error; it pages by an
+opaque `$skipToken`; and every answer carries the per-user quota headers
+(`graph_faults.GraphFaults`), with 429 once the quota is spent.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+from cloudguard_azure.fake_arm import wire
+from cloudguard_azure.fake_arm.routes import Context, Request, Response, json_response, route
+from cloudguard_azure.fake_arm.state import ManagedDisk, VirtualMachine
+
+MAX_SUBSCRIPTIONS = 1000
+MAX_TOP = 1000
+_ALLOWED_BODY = {"subscriptions", "query", "options"}
+_ALLOWED_OPTIONS = {"$top", "$skipToken", "$skip", "resultFormat", "allowPartialScopes"}
+
+Row = dict[str, Any]
+
+
+def _shape(query: str) -> str:
+    return " ".join(query.split())
+
+
+def _subscription_rows(ctx: Context, subs: set[str]) -> list[Row]:
+    return [{"subscriptionId": sub.id} for sub in ctx.state.subscriptions.values()
+            if sub.id.casefold() in subs]  # fmt: skip
+
+
+def _vm_row(vm: VirtualMachine) -> Row:
+    return {
+        "id": vm.id,
+        "name": vm.name,
+        "location": vm.location,
+        "subscriptionId": vm.subscription.lower(),  # Resource Graph's ids are lower-case
+        "tags": dict(vm.tags),
+        "vmSize": vm.size,
+        "timeCreated": wire.arm_time(vm.time_created),
+        "powerState": f"PowerState/{vm.power_state}" if vm.power_state else "",
+    }
+
+
+def _vm_rows(ctx: Context, subs: set[str]) -> list[Row]:
+    return [_vm_row(vm) for vm in ctx.state.vms.values() if vm.subscription.casefold() in subs]
+
+
+def _disk_row(disk: ManagedDisk) -> Row:
+    return {
+        "id": disk.id,
+        "name": disk.name,
+        "location": disk.location,
+        "subscriptionId": disk.subscription.lower(),
+        "tags": dict(disk.tags),
+        "skuName": disk.sku,
+        "diskState": disk.disk_state,
+        "timeCreated": wire.arm_time(disk.time_created),
+    }
+
+
+def _disk_rows(ctx: Context, subs: set[str]) -> list[Row]:
+    return [
+        _disk_row(d)
+        for d in ctx.state.disks.values()
+        if d.subscription.casefold() in subs and not d.managed_by
+    ]
+
+
+# The shapes the fake answers: the engine's queries, learned here on purpose (not imported).
+SHAPES: dict[str, tuple[str, Callable[[Context, set[str]], list[Row]], str]] = {
+    _shape(text): (name, rows, order)
+    for name, text, rows, order in [
+        (
+            "subscriptions",
+            "resourcecontainers | where type =~ 'microsoft.resources/subscriptions' "
+            "| project subscriptionId | order by subscriptionId asc",
+            _subscription_rows,
+            "subscriptionId",
+        ),
+        (
+            "vms",
+            "resources | where type =~ 'microsoft.compute/virtualmachines' "
+            "| project id, name, location, subscriptionId, tags, "
+            "vmSize = tostring(properties.hardwareProfile.vmSize), "
+            "timeCreated = tostring(properties.timeCreated), "
+            "powerState = tostring(properties.extended.instanceView.powerState.code) "
+            "| order by id asc",
+            _vm_rows,
+            "id",
+        ),
+        (
+            "disks",
+            "resources | where type =~ 'microsoft.compute/disks' | where isempty(managedBy) "
+            "| project id, name, location, subscriptionId, tags, "
+            "skuName = tostring(sku.name), diskState = tostring(properties.diskState), "
+            "timeCreated = tostring(properties.timeCreated) | order by id asc",
+            _disk_rows,
+            "id",
+        ),
+    ]
+}
+
+
+def _bad_request(message: str, headers: dict[str, str]) -> Response:
+    body = {
+        "error": {
+            "code": "BadRequest",
+            "message": "Please provide below info when asking for support: "
+            "timestamp = 2026-01-05T09:00:00Z, correlationId = fake.",
+            "details": [{"code": "InvalidQuery", "message": message}],
+        }
+    }
+    return json_response(400, body, headers)
+
+
+def _token(shape: str, offset: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps([shape, offset]).encode()).decode()
+
+
+def _offset(token: str, shape: str) -> int | None:
+    try:
+        issued_for, offset = json.loads(base64.urlsafe_b64decode(token.encode()))
+    except (ValueError, TypeError):
+        return None
+    if issued_for != shape or not isinstance(offset, int) or offset < 0:
+        return None
+    return offset
+
+
+@route("POST", "resource_graph", r"/providers/Microsoft\.ResourceGraph/resources")
+def query(ctx: Context, req: Request) -> Response:
+    graph = ctx.faults.graph
+    quota = graph.admit()
+    headers = quota.headers()
+    if not quota.admitted:
+        throttled = {
+            "error": {
+                "code": "RateLimiting",
+                "message": "Please provide below info when asking for support: "
+                "timestamp = 2026-01-05T09:00:00Z, correlationId = fake. "
+                "Too many requests. Please retry.",
+            }
+        }
+        return json_response(429, throttled, headers)
+    try:
+        body = json.loads(req.body or b"null")
+    except ValueError:
+        return _bad_request("The request content is not valid JSON.", headers)
+    problem = _check(body)
+    if problem:
+        return _bad_request(problem, headers)
+    name, rows_of, order = SHAPES[_shape(body["query"])]
+    options = body.get("options") or {}
+    offset = 0
+    if token := options.get("$skipToken"):
+        found = _offset(token, name)
+        if found is None:
+            return _bad_request(f"Invalid $skipToken {token!r}.", headers)
+        offset = found
+    readable = {
+        s.casefold() for s in body["subscriptions"] if s.casefold() not in ctx.faults.forbidden
+    }
+    rows = sorted(rows_of(ctx, readable), key=lambda row: str(row[order]).casefold())
+    size = min(int(options.get("$top", MAX_TOP)), graph.page_size or MAX_TOP)
+    chunk = rows[offset : offset + size]
+    more = offset + size < len(rows)
+    answer: dict[str, Any] = {
+        "totalRecords": len(rows),
+        "count": len(chunk),
+        "data": chunk,
+        "facets": [],
+        "resultTruncated": "false",
+    }
+    if more and graph.take_truncation():
+        answer["resultTruncated"] = "true"  # cut short, and nothing to continue from
+    elif more:
+        answer["$skipToken"] = _token(name, offset + size)
+    return json_response(200, answer, headers)
+
+
+def _check(body: Any) -> str | None:
+    """Why the body is not one the engine sends, or None."""
+    if not isinstance(body, dict):
+        return "The request content must be a JSON object."
+    if unknown := set(body) - _ALLOWED_BODY:
+        return f"Unsupported request properties: {sorted(unknown)}."
+    subs = body.get("subscriptions")
+    if not isinstance(subs, list) or not subs or not all(isinstance(s, str) for s in subs):
+        return "subscriptions must be a non-empty list of subscription ids."
+    if len(subs) > MAX_SUBSCRIPTIONS:
+        return f"At most {MAX_SUBSCRIPTIONS} subscriptions may be queried at once."
+    query_text = body.get("query")
+    if not isinstance(query_text, str) or _shape(query_text) not in SHAPES:
+        return f"Query is invalid (the fake answers only cloudguard's shapes): {query_text!r}."
+    options = body.get("options") or {}
+    if not isinstance(options, dict):
+        return "options must be an object."
+    if unknown := set(options) - _ALLOWED_OPTIONS:
+        return f"Unsupported options: {sorted(unknown)}."
+    top = options.get("$top", MAX_TOP)
+    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP:
+        return f"$top must be between 1 and {MAX_TOP}."
+    if options.get("$skip", 0) != 0:
+        return "$skip is not used with $skipToken paging."
+    if options.get("resultFormat", "objectArray") != "objectArray":
+        return "resultFormat must be objectArray."
+    if options.get("allowPartialScopes", False) is not False:
+        return "allowPartialScopes is not used."
+    return None
