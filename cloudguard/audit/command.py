@@ -33,6 +33,9 @@ _DEFAULTS: dict[str, Any] = {
     "retries": SweepRequest().retries,
     "management-endpoint": None,
     "ca-bundle": None,
+    "engine": "auto",
+    "accounts-from": None,
+    "assume-role": None,
     "task-tag": "task-id",
     "generation-tag": "repository-generation",
     "controller-home": None,
@@ -103,6 +106,9 @@ def audit(
     retries: opts.Retries = None,
     management_endpoint: opts.ManagementEndpoint = None,
     ca_bundle: opts.CaBundle = None,
+    engine: opts.Engine = None,
+    accounts_from: opts.AccountsFrom = None,
+    assume_role: opts.AssumeRole = None,
     task_tag: Annotated[
         str | None,
         typer.Option(
@@ -211,6 +217,9 @@ def audit(
         "retries": retries,
         "management-endpoint": management_endpoint,
         "ca-bundle": ca_bundle,
+        "engine": engine,
+        "accounts-from": accounts_from,
+        "assume-role": assume_role,
         "task-tag": task_tag,
         "generation-tag": generation_tag,
         "controller-home": controller_home,
@@ -226,6 +235,11 @@ def audit(
     }
     options = _merge(given, opts.config_values(config, "audit"))
     _from_cli(options, given, "format", cfg.parse_choice(cfg.FORMATS))
+    options["engine"] = _from_cli(options, given, "engine", cfg.parse_choice(cfg.ENGINES))
+    options["accounts-from"] = _from_cli(
+        options, given, "accounts-from", cfg.parse_choice(cfg.ACCOUNTS_FROM)
+    )
+    opts.check_accounts_from(options["accounts-from"], options["assume-role"])
     policy = _policy(options, given)
     inventories = _inventories(options)
     if not inventories:
@@ -339,6 +353,9 @@ def _inventories(options: dict[str, Any]) -> list[Inventory]:
             retries=options["retries"],
             endpoint=options["management-endpoint"],
             ca_bundle=options["ca-bundle"],
+            engine=options["engine"],
+            accounts_from=options["accounts-from"],
+            assume_role=options["assume-role"],
         )
         inventories += [ProviderInventory(name, ep, request) for name, ep in entry_points.items()]
     return inventories

@@ -20,6 +20,8 @@ from typing import Any
 CONFIG_NAME = "cloudguard.toml"
 FORMATS = ("table", "json", "markdown", "junit")
 FAIL_ON = ("orphan", "suspect")
+ENGINES = ("auto", "arm", "resource-graph")  # how the Azure adapter sweeps
+ACCOUNTS_FROM = ("organizations",)  # where the AWS adapter finds more accounts
 
 
 class ConfigError(Exception):
@@ -101,6 +103,9 @@ KEYS: dict[str, _Key] = {
     "retries": _Key(_positive_int),
     "management-endpoint": _Key(_string),
     "ca-bundle": _Key(_string, path=True),
+    "engine": _Key(parse_choice(ENGINES)),
+    "accounts-from": _Key(parse_choice(ACCOUNTS_FROM)),
+    "assume-role": _Key(_string),
     "task-tag": _Key(_string),
     "generation-tag": _Key(_string),
     "controller-home": _Key(_string, path=True),

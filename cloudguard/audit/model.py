@@ -78,6 +78,9 @@ class SweepRequest:
     retries: int = 10  # the retry budget: retries per request (throttling, 5xx, resets)
     endpoint: str | None = None  # management endpoint override (a local fake)
     ca_bundle: str | None = None  # CA bundle for `endpoint`
+    engine: str = "auto"  # Azure: arm | resource-graph | auto (by subscription count)
+    accounts_from: str | None = None  # AWS: "organizations" sweeps every active member account
+    assume_role: str | None = None  # AWS: the role NAME assumed in each member account
 
 
 @dataclass(frozen=True)

@@ -63,3 +63,44 @@ def config_values(explicit: Path | None, command: str) -> dict[str, Any]:
     except cfg.ConfigError as exc:
         typer.echo(f"cloudguard {command}: invalid config: {exc}", err=True)
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
+
+
+Engine = Annotated[
+    str | None,
+    typer.Option(
+        metavar="auto|arm|resource-graph",
+        help="Azure: sweep with per-subscription ARM listings or with Resource Graph "
+        "(default auto: Resource Graph above 100 subscriptions).",
+        rich_help_panel=LIVE,
+    ),
+]
+AccountsFrom = Annotated[
+    str | None,
+    typer.Option(
+        metavar="organizations",
+        help="AWS: sweep every active account of the organization (needs --assume-role).",
+        rich_help_panel=LIVE,
+    ),
+]
+AssumeRole = Annotated[
+    str | None,
+    typer.Option(
+        metavar="NAME",
+        help="AWS: role assumed in each member account (arn:aws:iam::<id>:role/NAME).",
+        rich_help_panel=LIVE,
+    ),
+]
+
+
+def check_accounts_from(accounts_from: str | None, assume_role: str | None) -> None:
+    """--accounts-from and --assume-role go together; either alone is a usage error (2)."""
+    if accounts_from is not None and not assume_role:
+        raise typer.BadParameter(
+            "--accounts-from organizations needs --assume-role NAME: the role to assume in "
+            "each member account",
+            param_hint="--assume-role",
+        )
+    if assume_role and accounts_from is None:
+        raise typer.BadParameter(
+            "--assume-role is used with --accounts-from organizations", param_hint="--assume-role"
+        )

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
-from cloudguard_azure import credentials, normalise
+from cloudguard_azure import credentials, normalise, resource_graph
 from cloudguard_azure.budget import Clock, RetrySettings, TimeBudgetExhausted
 
 if TYPE_CHECKING:
@@ -128,6 +128,11 @@ class AzureAdapter:
                     )
                 )
             return SweepResult((), tuple(failures))
+        if resource_graph.uses_resource_graph(request.engine, len(subscriptions)):
+            swept_by_graph = resource_graph.sweep(
+                credential, request, subscriptions, self._client_options(request), _filter(request)
+            )
+            return SweepResult(swept_by_graph.resources, (*failures, *swept_by_graph.failures))
         workers = max(1, min(request.concurrency, len(subscriptions)))
         with ThreadPoolExecutor(workers, thread_name_prefix="cloudguard-azure") as pool:
             swept = list(
