@@ -46,6 +46,10 @@ class AwsAdapter:
         from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
         session = self._session_factory(request)
+        if request.accounts_from == "organizations":
+            from cloudguard_aws import organizations
+
+            return organizations.sweep(session, request, _region_resources)
         try:
             if session.get_credentials() is None:
                 raise NoCredentialsError()
