@@ -114,11 +114,11 @@ def test_every_active_account_is_entered_with_its_role_and_swept_in_its_regions(
 
     done = audit_organization(url, "--concurrency", "4")
 
-    assert done.exit_code == 0, done.output  # launched a moment ago: pending, within grace
-    assert found(done) == {in_dev: (dev, "eu-west-1"), in_prod: (prod, "us-east-1")}
     assert sorted(refusals.assumed) == sorted(
         f"arn:aws:iam::{account}:role/{ROLE}" for account in (MANAGEMENT, dev, prod)
     ), "a suspended account was entered, or an active one skipped"
+    assert done.exit_code == 0, done.output  # launched a moment ago: pending, within grace
+    assert found(done) == {in_dev: (dev, "eu-west-1"), in_prod: (prod, "us-east-1")}
 
 
 def test_an_account_whose_role_cannot_be_assumed_is_named_and_the_run_is_75(

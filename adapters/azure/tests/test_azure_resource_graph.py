@@ -224,8 +224,8 @@ def test_a_spent_quota_is_waited_for_before_the_next_query(arm: FakeArm) -> None
         arm.credential(), request, [SUB_A], adapter()._client_options(request), lambda r: True, gate
     )
 
-    assert result.failures == () and len(result.resources) == 10
     assert arm.faults.graph.early == 0, "queries sent while the quota was spent"
+    assert result.failures == () and len(result.resources) == 10
     assert gate.waited >= 2
 
 
@@ -235,9 +235,9 @@ def test_a_429_with_the_quota_drained_waits_for_the_announced_reset(arm: FakeArm
 
     result = adapter().sweep(graph_request(arm))
 
+    assert arm.faults.graph.early == 0, "queries sent while the quota was spent"
     assert result.failures == () and [r.name for r in result.resources] == ["vm-a"]
     assert arm.faults.graph.throttled == 1
-    assert arm.faults.graph.early == 0, "queries sent while the quota was spent"
 
 
 @pytest.mark.parametrize(
