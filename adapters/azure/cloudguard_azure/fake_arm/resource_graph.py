@@ -18,11 +18,12 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from cloudguard_azure.fake_arm import wire
 from cloudguard_azure.fake_arm.routes import Context, Request, Response, json_response, route
-from cloudguard_azure.fake_arm.state import ManagedDisk, VirtualMachine
+from cloudguard_azure.fake_arm.state import ManagedDisk, Subscription, VirtualMachine
 
 MAX_SUBSCRIPTIONS = 1000
 MAX_TOP = 1000
@@ -36,9 +37,16 @@ def _shape(query: str) -> str:
     return " ".join(query.split())
 
 
-def _subscription_rows(ctx: Context, subs: set[str]) -> list[Row]:
-    return [{"subscriptionId": sub.id} for sub in ctx.state.subscriptions.values()
-            if sub.id.casefold() in subs]  # fmt: skip
+def _subscriptions(ctx: Context, subs: set[str]) -> list[Subscription]:
+    return [s for s in ctx.state.subscriptions.values() if s.id.casefold() in subs]
+
+
+def _subscription_row(sub: Subscription) -> Row:
+    return {"subscriptionId": sub.id}
+
+
+def _vms(ctx: Context, subs: set[str]) -> list[VirtualMachine]:
+    return [vm for vm in ctx.state.vms.values() if vm.subscription.casefold() in subs]
 
 
 def _vm_row(vm: VirtualMachine) -> Row:
@@ -54,8 +62,12 @@ def _vm_row(vm: VirtualMachine) -> Row:
     }
 
 
-def _vm_rows(ctx: Context, subs: set[str]) -> list[Row]:
-    return [_vm_row(vm) for vm in ctx.state.vms.values() if vm.subscription.casefold() in subs]
+def _unattached_disks(ctx: Context, subs: set[str]) -> list[ManagedDisk]:
+    return [
+        d
+        for d in ctx.state.disks.values()
+        if d.subscription.casefold() in subs and not d.managed_by
+    ]
 
 
 def _disk_row(disk: ManagedDisk) -> Row:
@@ -71,44 +83,38 @@ def _disk_row(disk: ManagedDisk) -> Row:
     }
 
 
-def _disk_rows(ctx: Context, subs: set[str]) -> list[Row]:
-    return [
-        _disk_row(d)
-        for d in ctx.state.disks.values()
-        if d.subscription.casefold() in subs and not d.managed_by
-    ]
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    select: Callable[[Context, set[str]], list[Any]]  # the matching records
+    order: Callable[[Any], str]  # the query's `order by`
+    render: Callable[[Any], Row]  # its `project`
 
 
 # The shapes the fake answers: the engine's queries, learned here on purpose (not imported).
-SHAPES: dict[str, tuple[str, Callable[[Context, set[str]], list[Row]], str]] = {
-    _shape(text): (name, rows, order)
-    for name, text, rows, order in [
+SHAPES: dict[str, Shape] = {
+    _shape(text): shape
+    for text, shape in [
         (
-            "subscriptions",
             "resourcecontainers | where type =~ 'microsoft.resources/subscriptions' "
             "| project subscriptionId | order by subscriptionId asc",
-            _subscription_rows,
-            "subscriptionId",
+            Shape("subscriptions", _subscriptions, lambda s: s.id.casefold(), _subscription_row),
         ),
         (
-            "vms",
             "resources | where type =~ 'microsoft.compute/virtualmachines' "
             "| project id, name, location, subscriptionId, tags, "
             "vmSize = tostring(properties.hardwareProfile.vmSize), "
             "timeCreated = tostring(properties.timeCreated), "
             "powerState = tostring(properties.extended.instanceView.powerState.code) "
             "| order by id asc",
-            _vm_rows,
-            "id",
+            Shape("vms", _vms, lambda vm: vm.id.casefold(), _vm_row),
         ),
         (
-            "disks",
             "resources | where type =~ 'microsoft.compute/disks' | where isempty(managedBy) "
             "| project id, name, location, subscriptionId, tags, "
             "skuName = tostring(sku.name), diskState = tostring(properties.diskState), "
             "timeCreated = tostring(properties.timeCreated) | order by id asc",
-            _disk_rows,
-            "id",
+            Shape("disks", _unattached_disks, lambda d: d.id.casefold(), _disk_row),
         ),
     ]
 }
@@ -162,23 +168,23 @@ def query(ctx: Context, req: Request) -> Response:
     problem = _check(body)
     if problem:
         return _bad_request(problem, headers)
-    name, rows_of, order = SHAPES[_shape(body["query"])]
+    shape = SHAPES[_shape(body["query"])]
     options = body.get("options") or {}
     offset = 0
     if token := options.get("$skipToken"):
-        found = _offset(token, name)
+        found = _offset(token, shape.name)
         if found is None:
             return _bad_request(f"Invalid $skipToken {token!r}.", headers)
         offset = found
     readable = {
         s.casefold() for s in body["subscriptions"] if s.casefold() not in ctx.faults.forbidden
     }
-    rows = sorted(rows_of(ctx, readable), key=lambda row: str(row[order]).casefold())
+    records = sorted(shape.select(ctx, readable), key=shape.order)
     size = min(int(options.get("$top", MAX_TOP)), graph.page_size or MAX_TOP)
-    chunk = rows[offset : offset + size]
-    more = offset + size < len(rows)
+    chunk = [shape.render(record) for record in records[offset : offset + size]]
+    more = offset + size < len(records)
     answer: dict[str, Any] = {
-        "totalRecords": len(rows),
+        "totalRecords": len(records),
         "count": len(chunk),
         "data": chunk,
         "facets": [],
@@ -187,7 +193,7 @@ def query(ctx: Context, req: Request) -> Response:
     if more and graph.take_truncation():
         answer["resultTruncated"] = "true"  # cut short, and nothing to continue from
     elif more:
-        answer["$skipToken"] = _token(name, offset + size)
+        answer["$skipToken"] = _token(shape.name, offset + size)
     return json_response(200, answer, headers)
 
 
