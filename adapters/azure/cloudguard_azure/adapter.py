@@ -128,7 +128,11 @@ class AzureAdapter:
                     )
                 )
             return SweepResult((), tuple(failures))
-        if resource_graph.uses_resource_graph(request.engine, len(subscriptions)):
+        try:
+            by_graph = resource_graph.uses_resource_graph(request.engine, len(subscriptions))
+        except ValueError as exc:
+            return _failed("azure engine", str(exc))
+        if by_graph:
             swept_by_graph = resource_graph.sweep(
                 credential, request, subscriptions, self._client_options(request), _filter(request)
             )

@@ -38,10 +38,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from cloudguard.audit.config import ENGINES
 from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
 from cloudguard_azure import normalise
 
-ENGINES = ("auto", "arm", "resource-graph")
 # `--engine auto` (the default) switches to Resource Graph above this many subscriptions:
 # below it the ARM engine's per-subscription listings are few and never lag.
 AUTO_ABOVE_SUBSCRIPTIONS = 100
@@ -71,6 +71,8 @@ DISKS_QUERY = """resources
 
 
 def uses_resource_graph(engine: str, subscriptions: int) -> bool:
+    if engine not in ENGINES:
+        raise ValueError(f"unknown --engine {engine!r} (choose one of: {', '.join(ENGINES)})")
     if engine == "resource-graph":
         return True
     return engine == "auto" and subscriptions > AUTO_ABOVE_SUBSCRIPTIONS
@@ -108,9 +110,10 @@ class QuotaGate:
         while True:
             with self._lock:
                 delay = self._not_before - time.monotonic()
+                if delay > 0:
+                    self.waited += 1
             if delay <= 0:
                 return
-            self.waited += 1
             self._sleep(delay)
 
     def observe(self, headers: Mapping[str, str]) -> None:

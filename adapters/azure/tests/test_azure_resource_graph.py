@@ -130,6 +130,36 @@ def test_auto_engine_switches_to_resource_graph_above_the_threshold(
     assert arm.faults.requests == {GRAPH: 3}
 
 
+def test_the_engine_can_be_chosen_in_the_config_file(
+    arm: FakeArm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cloudguard.toml").write_text('[audit]\nengine = "resource-graph"\n')
+    arm.state.add_vm(SUB_A, "pilot", "vm-1", tags={"owner": "ci"})
+
+    done = cli(*live(arm), "--subscription", SUB_A)
+
+    assert done.exit_code == 0, done.output
+    assert arm.faults.requests == {GRAPH: 3}
+
+
+@pytest.mark.parametrize(
+    ("where", "code"), [("cli", 2), ("config", 97)], ids=["command-line", "config-file"]
+)
+def test_an_unknown_engine_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, code: int
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    extra = ["--engine", "graph"] if where == "cli" else []
+    if where == "config":
+        (tmp_path / "cloudguard.toml").write_text('[audit]\nengine = "graph"\n')
+
+    done = cli("--provider", "azure", "--subscription", SUB_A, *extra)
+
+    assert done.exit_code == code, done.output
+    assert "'graph' is not one of auto, arm, resource-graph" in done.output
+
+
 def test_every_skip_token_page_is_followed(arm: FakeArm) -> None:
     arm.faults.graph.page_size = 7
     made = arm.state.seed_fleet([SUB_A, SUB_B], groups_per_subscription=5, vms_per_group=10)
