@@ -25,6 +25,7 @@ from typing import Any
 from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
 
 SESSION_NAME = "cloudguard-audit"  # shows in each member account's CloudTrail
+LIST_ACCOUNTS_PAGE = 20  # ListAccounts' largest page (MaxResults)
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,9 @@ def active_accounts(session: Any, request: SweepRequest, region: str) -> list[Me
     client = make_client(session, request, "organizations", region)
     return [
         MemberAccount(str(account["Id"]), str(account.get("Name") or ""))
-        for page in client.get_paginator("list_accounts").paginate()
+        for page in client.get_paginator("list_accounts").paginate(
+            PaginationConfig={"PageSize": LIST_ACCOUNTS_PAGE}
+        )
         for account in page.get("Accounts", [])
         if account.get("Status") == "ACTIVE"
     ]

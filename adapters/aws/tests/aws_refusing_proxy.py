@@ -15,6 +15,7 @@ from __future__ import annotations
 import http.client
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ class Refusals:
     # access key id -> account; moto's own test key is the management account's
     key_accounts: dict[str, str] = field(default_factory=lambda: {"testing": "123456789012"})
     assumed: list[str] = field(default_factory=list)  # every RoleArn asked for
+    actions: Counter[str] = field(default_factory=Counter)  # every call seen, by Action
     in_flight: int = 0
     peak_in_flight: int = 0  # the most calls being answered at once: proves a concurrency bound
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -86,6 +88,8 @@ class _Handler(BaseHTTPRequestHandler):
         key, region = (scope.group(1), scope.group(2)) if scope else ("", "")
         refusals = self.server.refusals
         action = form.get("Action", "")
+        with refusals.lock:
+            refusals.actions[action or self.headers.get("X-Amz-Target", "")] += 1
         if action == "AssumeRole":
             arn = form.get("RoleArn", "")
             with refusals.lock:

@@ -14,6 +14,7 @@ import pytest
 import typer
 from aws_helpers import AMI, FAKE_KEYS
 from aws_refusing_proxy import Refusals, refusing_proxy
+from cloudguard_aws import organizations
 from typer.testing import CliRunner
 
 from cloudguard.audit.command import audit
@@ -158,16 +159,18 @@ def test_a_region_that_cannot_be_read_is_named_and_the_run_is_75(
     assert found(done) == {in_east: (dev, "us-east-1")}
 
 
-def test_calls_in_flight_stay_within_the_concurrency_bound(
-    endpoint: str, proxy: tuple[str, Refusals]
+def test_every_page_of_accounts_is_read_and_calls_stay_within_the_concurrency_bound(
+    endpoint: str, proxy: tuple[str, Refusals], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url, refusals = proxy
     organization(endpoint, *(f"member-{n}" for n in range(6)))
+    monkeypatch.setattr(organizations, "LIST_ACCOUNTS_PAGE", 2)  # 7 accounts: 4 pages
 
     done = audit_organization(url, "--concurrency", "2", "--region", "us-east-1")
 
     assert done.exit_code == 0, done.output
-    assert len(refusals.assumed) == 7
+    assert refusals.actions["AWSOrganizationsV20161128.ListAccounts"] == 4
+    assert len(set(refusals.assumed)) == 7
     assert refusals.peak_in_flight <= 2
 
 

@@ -23,6 +23,15 @@ MUTATIONS = [
         reason="an account that could not be entered was not named",
     ),
     Mutation(
+        name="a region that cannot be read is dropped silently",
+        module="organizations.py",
+        original='return _failed(f"{member.account.source} region {region}", '
+        "describe_error(error))",
+        broken="return SweepResult(())",
+        tests=(f"{TESTS}::test_a_region_that_cannot_be_read_is_named_and_the_run_is_75",),
+        reason="an unreadable region was not named",
+    ),
+    Mutation(
         name="suspended accounts are entered too",
         module="organizations.py",
         original='        if account.get("Status") == "ACTIVE"\n',
