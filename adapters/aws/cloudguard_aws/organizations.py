@@ -5,7 +5,8 @@ delegated administrator) account, `organizations:ListAccounts` (paged) names
 the member accounts; each ACTIVE one is entered with `sts:AssumeRole` into
 `arn:aws:iam::<id>:role/<NAME>`, and swept in the regions enabled for that
 account (`ec2:DescribeRegions` with its own credentials), or in `--region`s.
-Suspended and closing accounts are skipped: AWS stops their resources.
+Suspended, closing and closed accounts (`State`, which replaced `Status` in
+September 2026) are skipped: AWS stops their resources.
 
 Concurrency is bounded by `--concurrency` across the whole organization: the
 accounts are entered with at most that many calls in flight, then every
@@ -63,8 +64,15 @@ def active_accounts(session: Any, request: SweepRequest, region: str) -> list[Me
             PaginationConfig={"PageSize": LIST_ACCOUNTS_PAGE}
         )
         for account in page.get("Accounts", [])
-        if account.get("Status") == "ACTIVE"
+        if is_active(account)
     ]
+
+
+def is_active(account: dict[str, Any]) -> bool:
+    """`State` ACTIVE (`Status` before AWS retired it in September 2026). An account that
+    says neither is swept anyway: skipping what cannot be classified could hide a VM."""
+    state = account.get("State") or account.get("Status")
+    return state is None or state == "ACTIVE"
 
 
 def sweep(session: Any, request: SweepRequest, sweep_region: RegionSweep) -> SweepResult:
@@ -89,9 +97,13 @@ def sweep(session: Any, request: SweepRequest, sweep_region: RegionSweep) -> Swe
     if not accounts:
         return _failed("aws organization", "ListAccounts named no active account to sweep")
 
+    from cloudguard_aws.adapter import make_client
+
+    # One STS client for every AssumeRole: clients are thread-safe, creating them is not.
+    sts = make_client(session, request, "sts", seed)
     workers = max(1, request.concurrency)
     with ThreadPoolExecutor(workers, thread_name_prefix="cloudguard-aws-org") as pool:
-        entered = list(pool.map(lambda a: _enter(session, request, a, seed), accounts))
+        entered = list(pool.map(lambda a: _enter(sts, request, a, seed), accounts))
         pairs = [(e, region) for e in entered if e.failure is None for region in e.regions]
 
         def one(pair: tuple[_Entered, str]) -> SweepResult:
@@ -108,17 +120,16 @@ def sweep(session: Any, request: SweepRequest, sweep_region: RegionSweep) -> Swe
     return SweepResult(tuple(r for result in results for r in result.resources), tuple(failures))
 
 
-def _enter(session: Any, request: SweepRequest, account: MemberAccount, seed: str) -> _Entered:
+def _enter(sts: Any, request: SweepRequest, account: MemberAccount, seed: str) -> _Entered:
     """Assume the role in `account` and list its regions; a failure names the account."""
     import boto3
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from cloudguard_aws.adapter import _enabled_regions, describe_error, make_client
+    from cloudguard_aws.adapter import _enabled_regions, describe_error
 
     arn = role_arn(account.id, request.assume_role or "")
     stage = f"assuming {arn}"
     try:
-        sts = make_client(session, request, "sts", seed)
         credentials = sts.assume_role(RoleArn=arn, RoleSessionName=SESSION_NAME)["Credentials"]
         member = boto3.Session(
             aws_access_key_id=credentials["AccessKeyId"],

@@ -186,6 +186,23 @@ def test_no_account_to_sweep_is_named_not_reported_clean(
 
 
 @pytest.mark.parametrize(
+    ("account", "swept"),
+    [
+        ({"State": "ACTIVE"}, True),
+        ({"State": "SUSPENDED", "Status": "SUSPENDED"}, False),
+        ({"State": "PENDING_CLOSURE"}, False),
+        ({"State": "CLOSED"}, False),
+        ({"State": "PENDING_ACTIVATION"}, False),
+        ({"Status": "ACTIVE"}, True),  # before State existed
+        ({"Status": "SUSPENDED"}, False),
+        ({}, True),  # neither: swept, not silently skipped
+    ],
+)
+def test_which_accounts_are_swept(account: dict[str, str], swept: bool) -> None:
+    assert organizations.is_active(account) is swept
+
+
+@pytest.mark.parametrize(
     "options",
     [("--accounts-from", "organizations"), ("--assume-role", ROLE), ("--accounts-from", "ou")],
 )

@@ -34,8 +34,8 @@ MUTATIONS = [
     Mutation(
         name="suspended accounts are entered too",
         module="organizations.py",
-        original='        if account.get("Status") == "ACTIVE"\n',
-        broken="",
+        original='    return state is None or state == "ACTIVE"',
+        broken="    return True",
         tests=(
             f"{TESTS}::test_every_active_account_is_entered_with_its_role_and_swept_in_its_regions",
         ),
