@@ -134,7 +134,12 @@ class AzureAdapter:
             return _failed("azure engine", str(exc))
         if by_graph:
             swept_by_graph = resource_graph.sweep(
-                credential, request, subscriptions, self._client_options(request), _filter(request)
+                credential,
+                request,
+                subscriptions,
+                # The ARM engine's own construction, one clock (deadline) per batch's client.
+                lambda: self._client_options(request, Clock(self._settings(request))),
+                _filter(request),
             )
             return SweepResult(swept_by_graph.resources, (*failures, *swept_by_graph.failures))
         workers = max(1, min(request.concurrency, len(subscriptions)))

@@ -22,8 +22,9 @@ subscription in it: never a partial clean.
 Resource Graph's per-user quota is obeyed: every response carries
 `x-ms-user-quota-remaining` and `x-ms-user-quota-resets-after` (hh:mm:ss), and
 when the quota is spent no query is sent before it resets. Throttled and
-failed requests are retried by the sweep's own RetryPolicy (same client
-options, same retry budget as the ARM engine). Resource Graph lags ARM by
+failed requests are retried by the sweep's own retry policy: the client is
+built by the ARM engine's construction (same retry budget, jitter and time
+budget, here one per batch). Resource Graph lags ARM by
 seconds to minutes: the reaper re-reads every resource with ARM GET before it
 acts, whichever engine found it.
 """
@@ -152,15 +153,14 @@ def sweep(
     credential: Any,
     request: SweepRequest,
     subscriptions: list[str],
-    client_options: dict[str, Any],
+    client_options: Callable[[], dict[str, Any]],
     keep: Callable[[Resource], bool],
     gate: QuotaGate | None = None,
 ) -> SweepResult:
-    """Sweep `subscriptions` in batches; `client_options` are the ARM engine's own
-    (endpoint, CA, retry budget, timeouts), so both engines retry alike."""
+    """Sweep `subscriptions` in batches. `client_options()` is the ARM engine's own client
+    construction (endpoint, CA, timeouts, the budgeted retry policy and its deadline),
+    called once per client, so both engines retry and give up alike."""
     gate = gate or QuotaGate()
-    options = dict(client_options)
-    options["per_retry_policies"] = [*options.get("per_retry_policies", ()), quota_policy(gate)]
     batches = [
         subscriptions[start : start + BATCH_SUBSCRIPTIONS]
         for start in range(0, len(subscriptions), BATCH_SUBSCRIPTIONS)
@@ -168,6 +168,11 @@ def sweep(
     workers = max(1, min(request.concurrency, len(batches)))
 
     def one(batch: list[str]) -> SweepResult:
+        options = client_options()
+        options["per_retry_policies"] = [
+            *options.get("per_retry_policies", ()),
+            quota_policy(gate),
+        ]
         return _sweep_batch(credential, request, batch, options, keep)
 
     with ThreadPoolExecutor(workers, thread_name_prefix="cloudguard-resource-graph") as pool:

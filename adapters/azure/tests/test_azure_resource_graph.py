@@ -13,8 +13,9 @@ import typer
 from azure.core.exceptions import HttpResponseError
 from azure.mgmt.resourcegraph import ResourceGraphClient
 from azure.mgmt.resourcegraph.models import QueryRequest, QueryRequestOptions
-from azure_helpers import SUB_A, SUB_B, SUB_C, adapter, request_for, sdk_options
+from azure_helpers import FAST_RETRY, SUB_A, SUB_B, SUB_C, adapter, request_for, sdk_options
 from cloudguard_azure import demo, resource_graph
+from cloudguard_azure.budget import Clock
 from cloudguard_azure.fake_arm import FakeArm
 from typer.testing import CliRunner
 
@@ -250,9 +251,10 @@ def test_a_spent_quota_is_waited_for_before_the_next_query(arm: FakeArm) -> None
     gate = resource_graph.QuotaGate()
     request = graph_request(arm)
 
-    result = resource_graph.sweep(
-        arm.credential(), request, [SUB_A], adapter()._client_options(request), lambda r: True, gate
-    )
+    def options() -> dict[str, Any]:
+        return adapter()._client_options(request, Clock(FAST_RETRY))
+
+    result = resource_graph.sweep(arm.credential(), request, [SUB_A], options, lambda r: True, gate)
 
     assert arm.faults.graph.early == 0, "queries sent while the quota was spent"
     assert result.failures == () and len(result.resources) == 10
