@@ -59,6 +59,10 @@ def test_command_line_overrides_config(fleet, monkeypatch):
     [
         ('invetory = ["vms.json"]', "audit.invetory"),
         ('grace = "soon"', "audit.grace"),
+        # A bare number used to be silently seconds (2.5 was 2 s): a unit is required.
+        ("grace = 5", "audit.grace"),
+        ("grace = 2.5", "audit.grace"),
+        ('grace = "5"', "audit.grace"),
         ("concurrency = 0", "audit.concurrency"),
         ('retries = "many"', "audit.retries"),
         ('fail-on = "pending"', "audit.fail-on"),
