@@ -8,6 +8,7 @@ the table is "unknown", never zero.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -24,6 +25,8 @@ _BILLABLE_STATES = {
     "azure": frozenset({"running", "starting", "stopping", "stopped"}),
     "aws": frozenset({"running"}),
 }
+
+POWER_UNKNOWN = "power state unknown: compute may bill, cost unknown; disks bill"
 
 
 @dataclass(frozen=True)
@@ -65,28 +68,37 @@ def estimate(resource: Resource, prices: PriceTable, now: datetime) -> Cost:
     if resource.kind == "disk":
         # Adapters report only disks attached to nothing: they bill storage with no VM.
         size = resource.size or "size unknown"
-        note = f"unattached disk ({size}): storage bills; not priced here"
+        note = sys.intern(f"unattached disk ({size}): storage bills; not priced here")
         return Cost(billable=True, note=note, hourly=None, accrued=None, currency=currency)
+    if resource.power_state == "unknown":
+        # No power state (e.g. `az vm list` without -d): whether compute bills is
+        # unknown, so the cost is unknown, never zero.
+        return Cost(billable=None, note=POWER_UNKNOWN, hourly=None, accrued=None, currency=currency)
     billable = resource.power_state in _BILLABLE_STATES.get(resource.provider, frozenset())
     if billable:
         note = f"{resource.power_state}: compute bills"
         if resource.provider == "azure" and resource.power_state == "stopped":
             note = "stopped but still allocated: compute bills until deallocated"
-    elif resource.power_state == "unknown":
-        note = "power state unknown: compute may bill; disks bill"
     elif resource.power_state == "terminated":
         note = "terminated: nothing bills"
     else:
         note = f"{resource.power_state}: compute not billed; its disks still are"
     if not billable:
-        return Cost(billable=False, note=note, hourly=0.0, accrued=None, currency=currency)
+        return Cost(
+            billable=False, note=sys.intern(note), hourly=0.0, accrued=None, currency=currency
+        )
     hourly = prices.price(resource.provider, resource.size)
     if hourly is None:
         note += f"; price unknown for size {resource.size or '(none)'}"
-        return Cost(billable=True, note=note, hourly=None, accrued=None, currency=currency)
+        return Cost(
+            billable=True, note=sys.intern(note), hourly=None, accrued=None, currency=currency
+        )
     accrued = None
     if resource.created is not None:
         # Assumes it ran since created: an upper bound for a VM that was stopped in between.
         hours = max((now - resource.created).total_seconds(), 0.0) / 3600
         accrued = round(hourly * hours, 2)
-    return Cost(billable=True, note=note, hourly=hourly, accrued=accrued, currency=currency)
+    # Interned: one note string per distinct text, not one per VM.
+    return Cost(
+        billable=True, note=sys.intern(note), hourly=hourly, accrued=accrued, currency=currency
+    )
