@@ -2,9 +2,9 @@
 
 On a terminal (color) rich draws it to fit the terminal's width. Files,
 pipes and CI logs, and terminals given a huge report, get plain aligned text,
-one line per finding, written as it is formatted: rich laying out one table
-of 100,000 rows took minutes (widths come from one pass over the cells, the
-rows from a second, so no row is held).
+one line per finding: rich laying out one table of 100,000 rows took
+minutes. Column widths need every row, so the cells are made once and kept
+(mostly references to the records' own strings) until written.
 """
 
 from __future__ import annotations
@@ -103,10 +103,10 @@ def _write_plain(report: AuditReport, out: TextIO) -> None:
     if report.findings:
         currency = report.prices.currency
         ordered = report_order(report.findings)
-        widths = [len(header) for header in COLUMNS]
-        for finding in ordered:
-            for index, text in enumerate(finding_cells(finding, currency)):
-                widths[index] = max(widths[index], len(text))
+        rows = [finding_cells(finding, currency) for finding in ordered]
+        widths = [
+            max(len(header), *(len(row[i]) for row in rows)) for i, header in enumerate(COLUMNS)
+        ]
 
         def aligned(cells: list[str] | tuple[str, ...]) -> str:
             # The rules rich drew, so `grep '│ orphan'` keeps working.
@@ -115,11 +115,11 @@ def _write_plain(report: AuditReport, out: TextIO) -> None:
         rule = "├" + "┼".join("─" * (w + 2) for w in widths) + "┤\n"
         out.write(aligned(COLUMNS) + "\n" + rule)
         previous = None
-        for finding in ordered:
+        for finding, row in zip(ordered, rows, strict=True):
             if previous is not None and finding.verdict != previous:
                 out.write(rule)  # one block per verdict
             previous = finding.verdict
-            out.write(aligned(finding_cells(finding, currency)) + "\n")
+            out.write(aligned(row) + "\n")
     out.write(price_line(report) + "\n")
 
 
