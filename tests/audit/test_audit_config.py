@@ -76,7 +76,7 @@ def test_invalid_config_is_97_naming_the_key(fleet, monkeypatch, body, named):
     (fleet / "cloudguard.toml").write_text(f"[audit]\n{body}\n")
     monkeypatch.chdir(fleet)
     result = run_audit_cli("--inventory", "vms.json")
-    assert result.exit_code == 97
+    assert result.exit_code == 97, f"{body!r} was accepted: exit {result.exit_code}"
     assert named in result.stderr
 
 

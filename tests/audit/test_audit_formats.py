@@ -157,9 +157,9 @@ def test_output_is_never_written_through_a_planted_symlink(hostile, tmp_path):
     link = tmp_path / "report.json"
     link.symlink_to(victim)
     result = run_audit_cli(*hostile, "--format", "json", "--output", str(link))
+    assert victim.read_text() == "keep me\n", "the report was written through a planted symlink"
     assert result.exit_code == 75
     assert "cannot write --output" in result.stderr and "symbolic link" in result.stderr
-    assert victim.read_text() == "keep me\n"
     # Control: a plain path is written, and the report there parses.
     plain = tmp_path / "plain.json"
     assert run_audit_cli(*hostile, "--format", "json", "--output", str(plain)).exit_code == 1
