@@ -68,21 +68,19 @@ def utc(moment: datetime | None) -> datetime | None:
 def vm_resource(vm: Any, subscription: str) -> Resource:
     view = getattr(vm, "instance_view", None)
     hardware = getattr(vm, "hardware_profile", None)
-    # Strings that repeat across a fleet are interned: a sweep of 100,000 VMs holds
-    # each region, group, size, tag key and tag value once.
     return Resource(
         provider="azure",
-        account=sys.intern(subscription),
-        region=sys.intern(str(vm.location or "")),
-        group=sys.intern(group_of(vm.id)),
+        account=subscription,
+        region=str(vm.location or ""),
+        group=group_of(vm.id),
         id=str(vm.id),
         name=str(vm.name or str(vm.id).rsplit("/", 1)[-1]),
         kind="vm",
-        size=sys.intern(text(getattr(hardware, "vm_size", None))),
+        size=text(getattr(hardware, "vm_size", None)),
         power_state=power_state(getattr(view, "statuses", None)),
         created=utc(getattr(vm, "time_created", None)),
-        tags={sys.intern(str(k)): sys.intern(str(v)) for k, v in (vm.tags or {}).items()},
-        source=sys.intern(f"azure:{subscription}"),
+        tags={str(k): str(v) for k, v in (vm.tags or {}).items()},
+        source=f"azure:{subscription}",
     )
 
 
@@ -116,23 +114,27 @@ def disk_resource(disk: Any, subscription: str) -> Resource:
 
 
 def vm_from_arm(item: dict[str, Any], subscription: str, source: str) -> Resource:
-    """One item of VirtualMachines_ListAll (statusOnly=true) as a Resource."""
+    """One item of VirtualMachines_ListAll (statusOnly=true) as a Resource.
+
+    Strings that repeat across a fleet are interned: a sweep of 100,000 VMs holds
+    each region, group, size, tag key and tag value once.
+    """
     arm_id = str(item["id"])
     properties = item.get("properties") or {}
     view = properties.get("instanceView") or {}
     return Resource(
         provider="azure",
-        account=subscription,
-        region=str(item.get("location") or ""),
-        group=group_of(arm_id),
+        account=sys.intern(subscription),
+        region=sys.intern(str(item.get("location") or "")),
+        group=sys.intern(group_of(arm_id)),
         id=arm_id,
         name=str(item.get("name") or arm_id.rsplit("/", 1)[-1]),
         kind="vm",
-        size=str((properties.get("hardwareProfile") or {}).get("vmSize") or ""),
+        size=sys.intern(str((properties.get("hardwareProfile") or {}).get("vmSize") or "")),
         power_state=_json_power_state(view.get("statuses")),
         created=parse_time(properties.get("timeCreated")),
         tags=_json_tags(item.get("tags")),
-        source=source,
+        source=sys.intern(source),
     )
 
 
@@ -174,4 +176,4 @@ def _json_power_state(statuses: Any) -> str:
 def _json_tags(raw: Any) -> dict[str, str]:
     if not isinstance(raw, dict):
         return {}
-    return {str(k): str(v) for k, v in raw.items()}
+    return {sys.intern(str(k)): sys.intern(str(v)) for k, v in raw.items()}
