@@ -58,19 +58,29 @@ def check_own(fd: int, path: str | os.PathLike[str]) -> os.stat_result:
     return status
 
 
-def write_private(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write `data` as the whole content of `path`: created 0600, or an own file rewritten.
+def open_private(path: str | os.PathLike[str]) -> int:
+    """A write descriptor on `path`, emptied: created 0600, or an own file truncated.
 
     Raises UnsafePathError for a symlink, a non-regular file or another user's
     file (nothing is truncated before the check), OSError for the rest.
     """
-    raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
         fd = create_new(path)
     except UnsafePathError:
         fd = open_own(path, os.O_WRONLY)
     try:
         os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_private(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write `data` as the whole content of `path` (opened as `open_private` does)."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd = open_private(path)
+    try:
         view = memoryview(raw)
         while view:
             written = os.write(fd, view)

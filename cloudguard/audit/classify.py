@@ -7,6 +7,7 @@ verdict (and the benchmark measures only this).
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 
 from cloudguard.audit.cost import PriceTable, estimate
 from cloudguard.audit.evidence import Evidence, GenerationStatus
@@ -33,6 +34,17 @@ _GENERATION_REASON = {
     GenerationStatus.NOT_A_COMMIT: UNKNOWN_GENERATION,
     GenerationStatus.UNVERIFIABLE: UNVERIFIABLE_GENERATION,
 }
+
+
+@lru_cache(maxsize=1024)
+def _checks(record: str, fixture: str, generation: str, detail: str) -> Checks:
+    # Few distinct combinations in a fleet: findings share one record each.
+    return Checks(
+        controller_record=record,
+        fixture_id=fixture,
+        generation=generation,
+        generation_detail=detail,
+    )
 
 
 def classify(
@@ -100,12 +112,7 @@ def classify(
         generation=generation,
         verdict=verdict,
         reasons=tuple(reasons),
-        checks=Checks(
-            controller_record=record,
-            fixture_id=fixture,
-            generation=gen_state,
-            generation_detail=gen_detail,
-        ),
+        checks=_checks(record, fixture, gen_state, gen_detail),
         cost=estimate(resource, prices, now),
         age=age,
     )

@@ -5,12 +5,12 @@ Thin on purpose: reading, classifying and rendering live in their modules.
 
 from __future__ import annotations
 
+import gc
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 
@@ -255,7 +255,7 @@ def audit(
         )
 
     from cloudguard.audit.cost import bundled_prices
-    from cloudguard.audit.formats import get_format
+    from cloudguard.audit.formats import get_format, write_report
 
     sources = EvidenceSources(
         controller_home=options["controller-home"],
@@ -264,7 +264,7 @@ def audit(
         fixtures_from=tuple(options["fixtures-from"]),
         fixture_ids=tuple(options["fixture-ids"]),
     )
-    with _progress() as progress:
+    with _progress() as progress, _without_cycle_collection():
         report = run_audit(
             inventories, sources, policy, bundled_prices(), datetime.now(UTC), progress
         )
@@ -275,15 +275,19 @@ def audit(
         # Reasons can quote adapter exceptions and file names: one escaped line each.
         source, reason = one_line(failure.source, 300), one_line(failure.reason, 500)
         typer.echo(f"cloudguard audit: could not read {source}: {reason}", err=True)
+    for warning in report.warnings:
+        typer.echo(f"cloudguard audit: warning: {one_line(warning, 500)}", err=True)
     code = exit_code(report)
     destination = options["output"]
     color = destination is None and options["format"] == "table" and sys.stdout.isatty()
-    text = get_format(options["format"]).render(report, color=color)
+    fmt = get_format(options["format"])
     if destination is None:
-        sys.stdout.write(text)
+        with _without_cycle_collection():
+            write_report(fmt, report, sys.stdout, color=color)
     else:
         try:
-            Path(destination).write_text(text, encoding="utf-8")
+            with _without_cycle_collection():
+                _write_output(destination, lambda out: write_report(fmt, report, out))
         except OSError as exc:
             typer.echo(f"cloudguard audit: cannot write --output {destination}: {exc}", err=True)
             raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
@@ -295,6 +299,35 @@ def audit(
             err=True,
         )
     raise typer.Exit(code)
+
+
+@contextmanager
+def _without_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector while the audit builds its records.
+
+    An audit allocates a few records per VM (hundreds of thousands of objects
+    for a large fleet) that live until the report is written and form no
+    cycles; the collector re-traversing them again and again was half the
+    time of a 100,000-VM audit. Reference counting still frees everything
+    else at once (a live sweep's SDK pages included), and collection resumes
+    afterwards.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _write_output(destination: str, write: Callable[[TextIO], None]) -> None:
+    """The report streamed into `destination`, a file cloudguard owns (never through a
+    planted symlink or into another user's file); buffered, as it is written line by line."""
+    from cloudguard.private_files import open_private
+
+    with open(open_private(destination), "w", encoding="utf-8", buffering=1 << 20) as out:
+        write(out)
 
 
 def _merge(given: dict[str, Any], from_config: dict[str, Any]) -> dict[str, Any]:

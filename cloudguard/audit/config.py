@@ -35,13 +35,19 @@ class OptionValueError(ValueError):
 
 
 def parse_duration(value: object) -> timedelta:
-    """`2h`, `90m`, `1h30m`, `45s`, `1d`, or a number of seconds."""
+    """`2h`, `90m`, `1h30m`, `45s`, `1d`: a unit is required.
+
+    A bare number (`grace = 5` in TOML, `--grace 5`) is refused rather than
+    guessed: it was silently seconds (and `2.5` two seconds) where a reader
+    meant hours or minutes, and the grace period decides orphan vs pending.
+    """
     if isinstance(value, bool):
         raise OptionValueError(f"not a duration: {value!r}")
     if isinstance(value, int | float):
-        if value < 0:
-            raise OptionValueError(f"negative duration: {value!r}")
-        return timedelta(seconds=value)
+        raise OptionValueError(
+            f"a bare number is not a duration, give its unit (e.g. {value}h, {value}m, "
+            f"{value}s): {value!r}"
+        )
     text = str(value).strip()
     parts = re.fullmatch(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text)
     if not text or parts is None:

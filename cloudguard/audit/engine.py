@@ -9,7 +9,8 @@ a false "ok" or a false "orphan".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -62,17 +63,27 @@ def run_audit(
     progress: Progress = _quiet,
 ) -> AuditReport:
     failures: list[SourceFailure] = []
-    resources: list[Resource] = []
+    fleet = _Fleet()
     for done, inventory in enumerate(inventories):
         progress("inventories", done, len(inventories))
         result = inventory.read()
-        resources.extend(result.resources)
+        fleet.add(result.resources)
         failures.extend(result.failures)
+        del result  # each inventory's records are dropped once taken in
     progress("inventories", len(inventories), len(inventories))
+    resources = fleet.resources
 
-    fleet = [r for r in resources if r.tag(policy.task_tag) is not None]
-    task_ids = {t for r in fleet if (t := r.tag(policy.task_tag)) is not None}
-    generations = {g for r in fleet if (g := r.tag(policy.generation_tag)) is not None}
+    task_ids: set[str] = set()
+    generations: set[str] = set()
+    untagged = 0
+    for resource in resources:
+        task_id = resource.tag(policy.task_tag)
+        if task_id is None:
+            untagged += 1
+            continue
+        task_ids.add(task_id)
+        if (generation := resource.tag(policy.generation_tag)) is not None:
+            generations.add(generation)
     checked: dict[str, str] = {}
     evidence = Evidence(
         controller_tasks=_controller(sources, failures, checked),
@@ -95,11 +106,69 @@ def run_audit(
         policy=policy,
         findings=tuple(findings),
         resources_seen=len(resources),
-        untagged=sum(1 for r in resources if r.tag(policy.task_tag) is None),
+        untagged=untagged,
         failures=tuple(failures),
         evidence_checked=checked,
         prices=prices.info,
+        warnings=(*fleet.warnings(), *_unknown_power_warnings(findings)),
     )
+
+
+class _Fleet:
+    """Resources taken in from every inventory, each resource once.
+
+    The same VM seen twice (the same export given twice, overlapping exports, an
+    export and a live sweep) would double its cost: the first sighting counts,
+    the others are counted in a warning naming where they came from.
+    """
+
+    def __init__(self) -> None:
+        self.resources: list[Resource] = []
+        self._seen: dict[tuple[str, str], str] = {}  # identity -> source of the first sighting
+        self._duplicates: Counter[tuple[str, str]] = Counter()  # (first, again) sources
+        self._example: dict[tuple[str, str], str] = {}
+
+    def add(self, resources: Iterable[Resource]) -> None:
+        for resource in resources:
+            key = _identity(resource)
+            first = self._seen.get(key)
+            if first is None:
+                self._seen[key] = resource.source
+                self.resources.append(resource)
+                continue
+            pair = (first, resource.source)
+            self._duplicates[pair] += 1
+            self._example.setdefault(pair, resource.id)
+
+    def warnings(self) -> list[str]:
+        return [
+            f"{count} duplicate resource{'s' if count > 1 else ''} (same id, e.g. "
+            f"{self._example[pair]}) in {_where(pair[1])}, already seen in "
+            f"{_where(pair[0])}: counted once"
+            for pair, count in self._duplicates.items()
+        ]
+
+
+def _identity(resource: Resource) -> tuple[str, str]:
+    # ARM ids are case-insensitive (ARM echoes whatever case the creator used);
+    # EC2 ids are not.
+    rid = resource.id.casefold() if resource.provider == "azure" else resource.id
+    return resource.provider, rid
+
+
+def _where(source: str) -> str:
+    return source or "an unnamed source"
+
+
+def _unknown_power_warnings(findings: Iterable[Finding]) -> list[str]:
+    unknown = Counter(
+        f.resource.source for f in findings if f.cost.billable is None and f.resource.kind == "vm"
+    )
+    return [
+        f"{count} fleet VM{'s' if count > 1 else ''} from {_where(source)} with no power state: "
+        "cost unknown, not zero (`az vm list` prints power state only with -d/--show-details)"
+        for source, count in unknown.items()
+    ]
 
 
 def _controller(

@@ -223,20 +223,52 @@ def check_generations(repo: str | Path, generations: Iterable[str]) -> dict[str,
     if not names:
         return results
 
-    batch = _git(
-        root,
-        "cat-file",
-        "--batch-check=%(objectname) %(objecttype)",
-        stdin="".join(f"{name}\n" for name in names),
-    )
-    lines = batch.stdout.splitlines()
-    if batch.returncode != 0 or len(lines) != len(names):
+    remaining = names
+    while remaining:
+        batch = _git(
+            root,
+            "cat-file",
+            "--batch-check=%(objectname) %(objecttype)",
+            stdin="".join(f"{name}\n" for name in remaining),
+        )
+        lines = batch.stdout.splitlines()
+        if batch.returncode == 0 and len(lines) == len(remaining):
+            for name, line in zip(remaining, lines, strict=True):
+                results[name] = _verdict_of(line, incomplete, why_incomplete)
+            break
+        for name, line in zip(remaining, lines, strict=False):  # answered before it died
+            results[name] = _verdict_of(line, incomplete, why_incomplete)
+        remaining = _past_promised_object(remaining[len(lines) :], batch, results, source)
+    return results
+
+
+# A partial clone knows the ids of the objects its filter left out. Asked about
+# one, cat-file tries to fetch it from the promisor remote, and with lazy
+# fetching forbidden (as `_git_env` does) it dies instead of answering.
+_PROMISOR_MISSING = re.compile(r"could not fetch ([0-9a-f]{40,64}) from promisor remote")
+
+
+def _past_promised_object(
+    unanswered: list[str],
+    batch: subprocess.CompletedProcess[str],
+    results: dict[str, GenerationCheck],
+    source: str,
+) -> list[str]:
+    """After cat-file died on a promised-but-absent object: that generation is
+    unverifiable (it may exist upstream; checking would mean a fetch) and the
+    ones after it are asked again. A generation anyone can tag on a VM must not
+    switch the check off for every other VM. Any other failure is one."""
+    died = _PROMISOR_MISSING.search(batch.stderr)
+    culprit = died and next((n for n in unanswered if died.group(1).startswith(n.lower())), None)
+    if not culprit:
         raise EvidenceError(
             source, f"git cat-file failed (exit {batch.returncode}): {batch.stderr.strip()[:300]}"
         )
-    for name, line in zip(names, lines, strict=True):
-        results[name] = _verdict_of(line, incomplete, why_incomplete)
-    return results
+    results[culprit] = GenerationCheck(
+        GenerationStatus.UNVERIFIABLE,
+        "promised by the partial clone's remote but not here; not fetched",
+    )
+    return [n for n in unanswered if n != culprit]
 
 
 def _verdict_of(line: str, incomplete: bool, why_incomplete: str) -> GenerationCheck:

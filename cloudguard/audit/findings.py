@@ -5,8 +5,10 @@ Frozen records shared by classification, the engine and the formats.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cached_property
 
 from cloudguard.audit.model import Resource, SourceFailure
 
@@ -38,7 +40,10 @@ REASONS = (
 NOT_CHECKED = "not-checked"
 
 
-@dataclass(frozen=True)
+# Slotted records: a report holds one finding (with its checks and cost) per fleet VM.
+
+
+@dataclass(frozen=True, slots=True)
 class Checks:
     controller_record: str = NOT_CHECKED  # found | missing | not-checked
     fixture_id: str = NOT_CHECKED  # fixture | not-fixture | not-checked
@@ -46,16 +51,16 @@ class Checks:
     generation_detail: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cost:
-    billable: bool
+    billable: bool | None  # None: the power state is unknown, so whether compute bills is too
     note: str  # why (not) billable, e.g. "deallocated: compute not billed; disks still are"
     hourly: float | None  # None: size not in the price table
     accrued: float | None  # hourly x hours since created; None when either is unknown
     currency: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     resource: Resource
     task_id: str | None
@@ -95,6 +100,14 @@ class AuditReport:
     failures: tuple[SourceFailure, ...]
     evidence_checked: dict[str, str] = field(default_factory=dict)  # source kind -> what / why not
     prices: PriceTableInfo = PriceTableInfo("", "", "")
+    # What the reader should know that is not a failure: duplicates counted once,
+    # VMs whose cost is unknown. Printed on stderr and in every format.
+    warnings: tuple[str, ...] = ()
 
     def count(self, verdict: str) -> int:
-        return sum(1 for f in self.findings if f.verdict == verdict)
+        return self._counts.get(verdict, 0)
+
+    @cached_property
+    def _counts(self) -> Counter[str]:
+        # Every format asks for every verdict's count: one pass, not one per question.
+        return Counter(f.verdict for f in self.findings)

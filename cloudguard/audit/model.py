@@ -26,9 +26,13 @@ POWER_STATES = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Resource:
-    """One cloud resource, normalised across providers."""
+    """One cloud resource, normalised across providers.
+
+    Slotted: an audit holds one per VM of the fleet (100,000 and more), so
+    each costs its fields and no per-instance dict.
+    """
 
     provider: str  # "azure" | "aws"
     account: str  # Azure subscription id / AWS account id ("" when unknown)

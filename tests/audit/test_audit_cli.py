@@ -145,6 +145,10 @@ def test_grace_decides_pending(tmp_path):
     assert run_audit_cli(*args).exit_code == 1
     assert run_audit_cli(*args, "--grace", "4h").exit_code == 0
     assert run_audit_cli(*args, "--grace", "soon").exit_code == 2
+    # The same rule as in cloudguard.toml: a bare number has no unit, so it is refused.
+    bare = run_audit_cli(*args, "--grace", "5")
+    assert bare.exit_code == 2, f"a bare --grace 5 was accepted: exit {bare.exit_code}"
+    assert "--grace" in bare.stderr
 
 
 def test_output_file_and_stdin_inventory(tmp_path):

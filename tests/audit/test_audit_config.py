@@ -59,6 +59,10 @@ def test_command_line_overrides_config(fleet, monkeypatch):
     [
         ('invetory = ["vms.json"]', "audit.invetory"),
         ('grace = "soon"', "audit.grace"),
+        # A bare number used to be silently seconds (2.5 was 2 s): a unit is required.
+        ("grace = 5", "audit.grace"),
+        ("grace = 2.5", "audit.grace"),
+        ('grace = "5"', "audit.grace"),
         ("concurrency = 0", "audit.concurrency"),
         ('retries = "many"', "audit.retries"),
         ('fail-on = "pending"', "audit.fail-on"),
@@ -72,7 +76,7 @@ def test_invalid_config_is_97_naming_the_key(fleet, monkeypatch, body, named):
     (fleet / "cloudguard.toml").write_text(f"[audit]\n{body}\n")
     monkeypatch.chdir(fleet)
     result = run_audit_cli("--inventory", "vms.json")
-    assert result.exit_code == 97
+    assert result.exit_code == 97, f"{body!r} was accepted: exit {result.exit_code}"
     assert named in result.stderr
 
 

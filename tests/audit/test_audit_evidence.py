@@ -9,7 +9,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from audit_helpers import controller_home, git, make_repo
+from audit_helpers import (
+    azure_vm,
+    by_name,
+    controller_home,
+    git,
+    make_repo,
+    run_audit_cli,
+    write_json,
+)
 
 from cloudguard.audit import evidence
 from cloudguard.audit.evidence import (
@@ -133,6 +141,63 @@ def test_a_generation_missing_from_a_partial_clone_is_unverifiable(repo):
     result = check_generations(root, ["e" * 40])["e" * 40]
     assert result.status is GenerationStatus.UNVERIFIABLE
     assert "partial clone" in result.detail
+
+
+def _blob_none_clone(root: Path, tmp_path: Path) -> Path:
+    """A real `git clone --filter=blob:none` of `root`, served by a local bare repository."""
+    bare = tmp_path / "upstream.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(root), str(bare)], check=True)
+    git(bare, "config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "partial"
+    subprocess.run(
+        ["git", "clone", "-q", "--no-checkout", "--filter=blob:none", f"file://{bare}", str(clone)],
+        check=True,
+        capture_output=True,
+    )
+    return clone
+
+
+def test_an_object_promised_to_a_partial_clone_is_unverifiable_for_that_vm_only(repo, tmp_path):
+    root, shas = repo
+    clone = _blob_none_clone(root, tmp_path)
+    blob = git(root, "rev-parse", "HEAD:CHANGES")  # the clone has its id, not its content
+    # Control: asked about the promised blob, cat-file itself dies (lazy fetch forbidden),
+    # which used to make the whole audit exit 75 with no generation checked.
+    died = subprocess.run(
+        ["git", "-C", str(clone), "cat-file", "--batch-check"],
+        input=f"{shas[0]}\n{blob}\n",
+        capture_output=True,
+        text=True,
+        env={**evidence._git_env(), "HOME": str(tmp_path)},
+    )
+    assert died.returncode != 0 and "promisor remote" in died.stderr
+
+    vms = write_json(
+        tmp_path / "az.json",
+        [
+            azure_vm("vm-blob", tags={"task-id": "t-1", "repository-generation": blob}),
+            azure_vm("vm-commit", tags={"task-id": "t-2", "repository-generation": shas[0]}),
+            azure_vm("vm-bogus", tags={"task-id": "t-3", "repository-generation": "f" * 40}),
+            azure_vm("vm-last", tags={"task-id": "t-4", "repository-generation": shas[-1]}),
+        ],
+    )
+    home = controller_home(tmp_path / "home", meta=["t-1", "t-2", "t-3", "t-4"])
+    result = run_audit_cli(
+        "--inventory", str(vms), "--controller-home", str(home), "--repo", str(clone),
+        "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    found = by_name(json.loads(result.stdout))
+    assert found["vm-blob"]["reasons"] == ["unverifiable-generation"]
+    assert (
+        "promised by the partial clone's remote" in found["vm-blob"]["checks"]["generation_detail"]
+    )
+    # The generations after it in the same batch are still checked.
+    for name in ("vm-commit", "vm-last"):
+        assert (found[name]["verdict"], found[name]["reasons"]) == ("ok", [])
+        assert found[name]["checks"]["generation"] == "commit"
+    # (An id the clone never heard of is unverifiable as before: it may exist upstream.)
+    assert found["vm-bogus"]["checks"]["generation"] == "unverifiable"
 
 
 def test_a_plain_directory_is_not_a_repository_even_inside_one(repo):

@@ -13,6 +13,9 @@ from audit_helpers import azure_vm, controller_home, run_audit_cli, write_json
 from cloudguard.audit.cost import bundled_prices
 from cloudguard.audit.engine import EvidenceSources, run_audit
 from cloudguard.audit.findings import Policy
+from cloudguard.audit.formats import table
+from cloudguard.audit.formats.json_report import JsonFormat, report_document
+from cloudguard.audit.formats.junit import JunitFormat
 from cloudguard.audit.formats.table import TableFormat
 from cloudguard.audit.inventory_files import InventoryFile
 
@@ -117,3 +120,55 @@ def test_a_terminal_gets_its_width_and_tag_values_stay_escaped(hostile, monkeypa
 
 def _plain(text):
     return re.sub(r"\x1b\[[0-9;]*m", "", text)  # rich's own styling, not tag content
+
+
+def _report(inventory, **sources):
+    return run_audit(
+        [InventoryFile(inventory)],
+        EvidenceSources(**sources),
+        Policy(),
+        bundled_prices(),
+        datetime.now(UTC),
+    )
+
+
+def test_the_streamed_json_is_the_report_document(hostile, tmp_path):
+    report = _report(hostile[1], controller_home=hostile[3])
+    streamed = json.loads(JsonFormat().render(report))
+    assert streamed == json.loads(json.dumps(report_document(report)))
+    assert len(streamed["findings"]) == 3
+    # An empty report and an unreadable source stream valid JSON too.
+    empty = write_json(tmp_path / "none.json", [])
+    assert json.loads(JsonFormat().render(_report(str(empty))))["findings"] == []
+    broken = _report(str(tmp_path / "absent.json"))
+    assert json.loads(JsonFormat().render(broken))["failures"][0]["source"].startswith("inventory")
+
+
+def test_junit_names_unreadable_sources_as_errors(tmp_path):
+    report = _report(str(tmp_path / "absent.json"))
+    suite = ET.fromstring(JunitFormat().render(report)).find("testsuite")
+    assert (suite.get("tests"), suite.get("errors")) == ("1", "1")
+    assert "absent.json" in suite.find("testcase/error").get("message")
+
+
+def test_output_is_never_written_through_a_planted_symlink(hostile, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    link = tmp_path / "report.json"
+    link.symlink_to(victim)
+    result = run_audit_cli(*hostile, "--format", "json", "--output", str(link))
+    assert victim.read_text() == "keep me\n", "the report was written through a planted symlink"
+    assert result.exit_code == 75
+    assert "cannot write --output" in result.stderr and "symbolic link" in result.stderr
+    # Control: a plain path is written, and the report there parses.
+    plain = tmp_path / "plain.json"
+    assert run_audit_cli(*hostile, "--format", "json", "--output", str(plain)).exit_code == 1
+    assert json.loads(plain.read_text())["schema"] == "cloudguard.audit"
+
+
+def test_a_terminal_given_a_huge_report_gets_the_plain_table(hostile, monkeypatch):
+    monkeypatch.setattr(table, "RICH_LIMIT", 2)  # the real limit is thousands of findings
+    out = _terminal(hostile, monkeypatch, 240)
+    rows = [line for line in out.splitlines() if "vm-" in line]
+    assert len(rows) == 3 and all(row.startswith("│ ") for row in rows)
+    assert "\x1b" not in out

@@ -65,6 +65,12 @@ def test_stdin_is_read_for_dash():
         ("   \n", "empty file"),
         ('{"value": []}', "not an inventory"),
         ('[{"name": "no-id"}]', "entry 0 is not an az VM object"),
+        # Entries are decoded one at a time, as strictly as json.loads does.
+        ('[{"id": "/a"} {"id": "/b"}]', "malformed JSON"),
+        ('[{"id": "/a"},]', "malformed JSON"),
+        ('[{"id": "/a"}] []', "malformed JSON"),
+        ('[{"id": "/a"}', "malformed JSON"),
+        ('[[{"InstanceId": "i-1"}], ["not an instance"]]', "no string InstanceId"),
         ('{"Reservations": [{"Instances": [{}]}]}', "no string InstanceId"),
         ("\xff\xfe", "cannot read"),
     ],
@@ -109,3 +115,103 @@ def test_missing_and_odd_times_are_unknown_not_errors():
     assert parse_time(None) is None
     assert parse_time("yesterday") is None
     assert parse_time("2025-01-01T00:00:00") == datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def _aws_query_forms(tmp_path):
+    """One instance in every shape `aws ec2 describe-instances` prints for it."""
+    instance = aws_instance("i-0abc", tags={"task-id": "t", "Name": "web"}, state="stopped")
+    other = aws_instance("i-0def", tags={"task-id": "t2"})
+    return {
+        "plain": aws_instances(instance, other),
+        # --query 'Reservations[].Instances[]': one flat list of instances.
+        "flat": [instance, other],
+        # --query 'Reservations[*].Instances[*]': a list per reservation.
+        "nested": [[instance], [other]],
+    }
+
+
+@pytest.mark.parametrize("form", ["plain", "flat", "nested"])
+def test_aws_describe_instances_query_forms_are_read_alike(tmp_path, form):
+    document = _aws_query_forms(tmp_path)[form]
+    first, second = InventoryFile(str(write_json(tmp_path / "aws.json", document))).read().resources
+    assert (first.provider, first.id, first.name, first.region) == (
+        "aws", "i-0abc", "web", "us-east-1",
+    )  # fmt: skip
+    assert (first.power_state, first.size, first.tag("task-id")) == ("stopped", "m5.large", "t")
+    assert second.id == "i-0def"
+    # The --query forms leave out the reservation, and with it the owner account.
+    assert first.account == ("123456789012" if form == "plain" else "")
+
+
+def test_aws_query_form_audits_like_the_plain_output(tmp_path):
+    forms = _aws_query_forms(tmp_path)
+    reports = {}
+    for form in ("plain", "flat"):
+        path = write_json(tmp_path / f"{form}.json", forms[form])
+        result = run_audit_cli(
+            "--inventory", str(path), "--controller-records", "-", "--format", "json",
+            stdin='{"tasks": ["t"]}',
+        )  # fmt: skip
+        assert result.exit_code == 1, result.stderr
+        reports[form] = json.loads(result.stdout)
+    verdicts = {
+        form: sorted((f["resource"]["id"], f["verdict"]) for f in r["findings"])
+        for form, r in reports.items()
+    }
+    assert verdicts["flat"] == verdicts["plain"] == [("i-0abc", "ok"), ("i-0def", "orphan")]
+
+
+def test_the_same_resource_twice_is_counted_once_with_a_warning(tmp_path):
+    vms = [azure_vm("vm-a", tags={"task-id": "t"}), azure_vm("vm-b", tags={"task-id": "t"})]
+    once = write_json(tmp_path / "once.json", vms)
+    again = write_json(tmp_path / "again.json", vms)
+    # ARM ids are case-insensitive: the same VM may come back in another case.
+    upper = dict(vms[0], id=vms[0]["id"].upper())
+    overlap = write_json(tmp_path / "overlap.json", [upper])
+    args = ["--controller-records", "-", "--format", "json"]
+    single = run_audit_cli("--inventory", str(once), *args, stdin='{"tasks": []}')
+    result = run_audit_cli(
+        "--inventory", str(once), "--inventory", str(again), "--inventory", str(overlap), *args,
+        stdin='{"tasks": []}',
+    )  # fmt: skip
+    assert single.exit_code == result.exit_code == 1, result.stderr
+    alone, report = json.loads(single.stdout), json.loads(result.stdout)
+    assert report["summary"] == alone["summary"], "a duplicate resource was counted twice"
+    assert report["summary"]["resources"] == 2 and report["summary"]["hourly"] > 0
+    assert alone["warnings"] == []  # control: no warning without a duplicate
+    assert len(report["warnings"]) == 2
+    assert f"2 duplicate resources (same id, e.g. {vms[0]['id']}) in {again}" in result.stderr
+    assert f"1 duplicate resource (same id, e.g. {upper['id']}) in {overlap}" in result.stderr
+    assert f"already seen in {once}: counted once" in report["warnings"][0]
+
+
+def test_without_power_state_the_cost_is_unknown_not_zero(tmp_path):
+    # `az vm list` without -d prints no powerState at all.
+    with_state = azure_vm("vm-known", tags={"task-id": "t"})
+    without = azure_vm("vm-plain", tags={"task-id": "t"})
+    del without["powerState"]
+    path = write_json(tmp_path / "az.json", [with_state, without])
+    result = run_audit_cli(
+        "--inventory", str(path), "--controller-records", "-", "--format", "json",
+        stdin='{"tasks": []}',
+    )  # fmt: skip
+    assert result.exit_code == 1, result.stderr
+    report = json.loads(result.stdout)
+    found = {f["resource"]["name"]: f for f in report["findings"]}
+    plain, known = found["vm-plain"], found["vm-known"]
+    assert plain["resource"]["power_state"] == "unknown"
+    assert plain["billable"] is None, f"no power state, yet billable is {plain['billable']}"
+    assert (plain["cost"]["hourly"], plain["cost"]["accrued"]) == (None, None)
+    assert "cost unknown" in plain["cost"]["note"]
+    # Control: the VM with a power state is priced as before.
+    assert known["billable"] is True and known["cost"]["hourly"] > 0
+    assert (report["summary"]["billable"], report["summary"]["power_unknown"]) == (1, 1)
+    assert f"1 fleet VM from {path} with no power state: cost unknown" in result.stderr
+    assert len(report["warnings"]) == 1 and "no power state" in report["warnings"][0]
+    table = run_audit_cli(
+        "--inventory", str(path), "--controller-records", "-", stdin='{"tasks": []}'
+    )
+    assert table.exit_code == 1, table.stderr
+    row = next(line for line in table.stdout.splitlines() if "vm-plain" in line)
+    assert "unknown (power state unknown)" in row and "no (disks bill)" not in row
+    assert "1 more of unknown cost" in table.stdout

@@ -1,14 +1,41 @@
-"""Report formats: each renders an `AuditReport` to text. The CLI picks one by name."""
+"""Report formats: each renders an `AuditReport` to text. The CLI picks one by name.
+
+A format needs only `render`. One that can also `write` the report to a
+stream, line by line as it formats it, does so for `--output` and stdout:
+a fleet of 100,000 VMs is never held as one string (see `write_report`).
+"""
 
 from __future__ import annotations
 
-from typing import Protocol
+import io
+from typing import Protocol, TextIO
 
 from cloudguard.audit.findings import AuditReport
 
 
 class Format(Protocol):
     def render(self, report: AuditReport, *, color: bool = False) -> str: ...
+
+
+class StreamedFormat:
+    """A format that writes its report as it formats it; `render` collects the same text."""
+
+    def write(self, report: AuditReport, out: TextIO, *, color: bool = False) -> None:
+        raise NotImplementedError
+
+    def render(self, report: AuditReport, *, color: bool = False) -> str:
+        buffer = io.StringIO()
+        self.write(report, buffer, color=color)
+        return buffer.getvalue()
+
+
+def write_report(fmt: Format, report: AuditReport, out: TextIO, *, color: bool = False) -> None:
+    """`fmt`'s report on `out`: streamed when the format can, rendered whole otherwise."""
+    write = getattr(fmt, "write", None)
+    if write is not None:
+        write(report, out, color=color)
+    else:
+        out.write(fmt.render(report, color=color))
 
 
 def get_format(name: str) -> Format:

@@ -3,61 +3,82 @@
 orphan and leaked are failures (and suspect with fail-on suspect); pending
 and unverified are skipped (not a pass: nothing was proven); unreadable
 sources are errors.
+
+Written element by element as it is formatted (the counts on <testsuite>
+come from one cheap pass first), never as one in-memory tree: a tree of
+100,000 test cases cost more than the whole audit.
 """
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from typing import TextIO
+from xml.sax.saxutils import escape, quoteattr
 
-from cloudguard.audit.findings import LEAKED, ORPHAN, PENDING, SUSPECT, UNVERIFIED, AuditReport
+from cloudguard.audit.findings import (
+    LEAKED,
+    ORPHAN,
+    PENDING,
+    SUSPECT,
+    UNVERIFIED,
+    AuditReport,
+    Finding,
+)
+from cloudguard.audit.formats import StreamedFormat
 from cloudguard.audit.formats.order import report_order
-from cloudguard.audit.formats.summary import headline
+from cloudguard.audit.formats.summary import headline, warning_lines
 from cloudguard.audit.formats.text import money, one_line
 
+_SKIPPED = frozenset({PENDING, UNVERIFIED})
 
-class JunitFormat:
-    def render(self, report: AuditReport, *, color: bool = False) -> str:
+
+class JunitFormat(StreamedFormat):
+    def write(self, report: AuditReport, out: TextIO, *, color: bool = False) -> None:
         failing = {LEAKED, ORPHAN} | ({SUSPECT} if report.policy.fail_on == SUSPECT else set())
-        suite = ET.Element("testsuite", name="cloudguard audit")
-        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        counts = {
+            "tests": len(report.failures) + len(report.findings),
+            "failures": sum(1 for f in report.findings if f.verdict in failing),
+            "errors": len(report.failures),
+            "skipped": sum(1 for f in report.findings if f.verdict in _SKIPPED),
+        }
+        out.write('<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n')
+        out.write(f'  <testsuite name="cloudguard audit"{_attributes(counts)}>\n')
         for failure in report.failures:
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                classname="cloudguard.audit.sources",
-                name=one_line(failure.source),
+            source = _attributes(
+                classname="cloudguard.audit.sources", name=one_line(failure.source)
             )
-            ET.SubElement(case, "error", message=one_line(failure.reason, 300))
-            counts["tests"] += 1
-            counts["errors"] += 1
+            reason = _attributes(message=one_line(failure.reason, 300))
+            out.write(f"    <testcase{source}>\n      <error{reason} />\n    </testcase>\n")
         currency = report.prices.currency
         for f in report_order(report.findings):
             r = f.resource
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                classname=one_line(".".join(p for p in (r.provider, r.account, r.group) if p)),
-                name=one_line(r.name),
-            )
-            detail = (
-                f"{f.verdict}: {', '.join(f.reasons) or 'no reasons'}; task id "
-                f"{one_line(f.task_id)}; generation {one_line(f.generation, 40)}; "
-                f"{r.power_state}, billable {'yes' if f.cost.billable else 'no'}, "
-                f"{money(f.cost.hourly, currency)}/h, accrued {money(f.cost.accrued, currency)}"
-            )
-            counts["tests"] += 1
+            classname = one_line(".".join(p for p in (r.provider, r.account, r.group) if p))
+            out.write(f"    <testcase{_attributes(classname=classname, name=one_line(r.name))}>\n")
+            detail = _detail(f, currency)
             if f.verdict in failing:
-                ET.SubElement(case, "failure", type=f.verdict, message=detail)
-                counts["failures"] += 1
-            elif f.verdict in {PENDING, UNVERIFIED}:
-                ET.SubElement(case, "skipped", message=detail)
-                counts["skipped"] += 1
+                out.write(f"      <failure{_attributes(type=f.verdict, message=detail)} />\n")
+            elif f.verdict in _SKIPPED:
+                out.write(f"      <skipped{_attributes(message=detail)} />\n")
             else:
-                ET.SubElement(case, "system-out").text = detail
-        for key, value in counts.items():
-            suite.set(key, str(value))
-        ET.SubElement(suite, "system-out").text = headline(report)
-        root = ET.Element("testsuites")
-        root.append(suite)
-        ET.indent(root)
-        return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+                out.write(f"      <system-out>{escape(detail)}</system-out>\n")
+            out.write("    </testcase>\n")
+        system_out = "\n".join([headline(report), *warning_lines(report)])
+        out.write(f"    <system-out>{escape(system_out)}</system-out>\n")
+        out.write("  </testsuite>\n</testsuites>\n")
+
+
+def _detail(f: Finding, currency: str) -> str:
+    r = f.resource
+    billable = {True: "yes", False: "no", None: "unknown (power state unknown)"}[f.cost.billable]
+    return (
+        f"{f.verdict}: {', '.join(f.reasons) or 'no reasons'}; task id "
+        f"{one_line(f.task_id)}; generation {one_line(f.generation, 40)}; "
+        f"{r.power_state}, billable {billable}, "
+        f"{money(f.cost.hourly, currency)}/h, accrued {money(f.cost.accrued, currency)}"
+    )
+
+
+def _attributes(values: Mapping[str, object] | None = None, **more: object) -> str:
+    # quoteattr escapes &, <, >, quotes and (as character references) \n, \r, \t.
+    items = {**(values or {}), **more}
+    return "".join(f" {key}={quoteattr(str(value))}" for key, value in items.items())

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TextIO
+
 from cloudguard.audit.findings import AuditReport
+from cloudguard.audit.formats import StreamedFormat
 from cloudguard.audit.formats.order import report_order
 from cloudguard.audit.formats.rows import COLUMNS, finding_cells
-from cloudguard.audit.formats.summary import evidence_lines, failure_lines, headline, price_line
+from cloudguard.audit.formats.summary import (
+    evidence_lines,
+    failure_lines,
+    headline,
+    price_line,
+    warning_lines,
+)
 
 
 def cell(value: str) -> str:
@@ -19,22 +28,24 @@ def cell(value: str) -> str:
     )
 
 
-class MarkdownFormat:
-    def render(self, report: AuditReport, *, color: bool = False) -> str:
+class MarkdownFormat(StreamedFormat):
+    def write(self, report: AuditReport, out: TextIO, *, color: bool = False) -> None:
         lines = ["## cloudguard audit", "", cell(headline(report)), ""]
         if report.failures:
             lines += ["**Could not read (the audit is incomplete):**", ""]
             lines += [f"- {cell(line)}" for line in failure_lines(report)] + [""]
+        if report.warnings:
+            lines += [f"- **warning:** {cell(line)}" for line in warning_lines(report)] + [""]
         lines += [f"- {cell(line)}" for line in evidence_lines(report)] + [""]
+        out.write("\n".join(lines) + "\n")
         if report.findings:
-            lines.append("| " + " | ".join(COLUMNS) + " |")
-            lines.append("|" + "---|" * len(COLUMNS))
+            out.write("| " + " | ".join(COLUMNS) + " |\n")
+            out.write("|" + "---|" * len(COLUMNS) + "\n")
             currency = report.prices.currency
             for f in report_order(report.findings):
                 row = finding_cells(f, currency)
                 if f.verdict in {"orphan", "leaked"}:
                     row[0] = f"**{f.verdict}**"
-                lines.append("| " + " | ".join(cell(c) for c in row) + " |")
-            lines.append("")
-        lines.append(f"_{cell(price_line(report))}_")
-        return "\n".join(lines) + "\n"
+                out.write("| " + " | ".join(cell(c) for c in row) + " |\n")
+            out.write("\n")
+        out.write(f"_{cell(price_line(report))}_\n")

@@ -14,6 +14,13 @@ COLUMNS = (
 def finding_cells(finding: Finding, currency: str) -> list[str]:
     """Every cell escaped and shortened to one line: tag values are untrusted input."""
     r, cost = finding.resource, finding.cost
+    if cost.billable is None:
+        billable, hourly, accrued = "unknown (power state unknown)", "unknown", "unknown"
+    elif cost.billable:
+        billable = "yes"
+        hourly, accrued = money(cost.hourly, currency), money(cost.accrued, currency)
+    else:
+        billable, hourly, accrued = "no (disks bill)", "-", "-"
     return [
         finding.verdict,
         one_line(r.name, 40),
@@ -21,9 +28,9 @@ def finding_cells(finding: Finding, currency: str) -> list[str]:
         one_line(r.region, 20),
         one_line(r.size, 24),
         r.power_state,
-        "yes" if cost.billable else "no (disks bill)",
-        money(cost.hourly, currency) if cost.billable else "-",
-        money(cost.accrued, currency) if cost.billable else "-",
+        billable,
+        hourly,
+        accrued,
         age(finding.age),
         one_line(finding.task_id, 40),
         one_line(finding.generation, 16),

@@ -12,13 +12,15 @@ def headline(report: AuditReport) -> str:
     billable = [f for f in report.findings if f.cost.billable]
     hourly = sum(f.cost.hourly or 0.0 for f in billable)
     accrued = sum(f.cost.accrued or 0.0 for f in billable)
+    unknown = sum(1 for f in report.findings if f.cost.billable is None)
     currency = report.prices.currency
     status = "DID NOT RUN COMPLETELY" if report.failures else f"exit {exit_code(report)}"
     return (
         f"cloudguard audit: {status}. {report.resources_seen} resources, "
         f"{report.untagged} without the {report.policy.task_tag!r} tag (not the fleet's); "
         f"{counts or 'no fleet resources'}. {len(billable)} billable: "
-        f"~{money(hourly, currency)}/h, ~{money(accrued, currency)} accrued."
+        f"~{money(hourly, currency)}/h, ~{money(accrued, currency)} accrued"
+        + (f"; {unknown} more of unknown cost (power state unknown)." if unknown else ".")
     )
 
 
@@ -28,6 +30,10 @@ def evidence_lines(report: AuditReport) -> list[str]:
 
 def failure_lines(report: AuditReport) -> list[str]:
     return [f"{one_line(f.source, 200)}: {one_line(f.reason, 300)}" for f in report.failures]
+
+
+def warning_lines(report: AuditReport) -> list[str]:
+    return [one_line(warning, 400) for warning in report.warnings]
 
 
 def price_line(report: AuditReport) -> str:

@@ -1,44 +1,70 @@
-"""Terminal table (rich): grouped by verdict, most urgent first, billable first within a group."""
+"""The table: grouped by verdict, most urgent first, billable first within a group.
+
+On a terminal (color) rich draws it to fit the terminal's width. Files,
+pipes and CI logs, and terminals given a huge report, get plain aligned text,
+one line per finding: rich laying out one table of 100,000 rows took
+minutes. Column widths need every row, so the cells are made once and kept
+(mostly references to the records' own strings) until written.
+"""
 
 from __future__ import annotations
 
 import io
 import shutil
-
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, TextIO
 
 from cloudguard.audit.findings import AuditReport, Finding
+from cloudguard.audit.formats import StreamedFormat
 from cloudguard.audit.formats.order import report_order
 from cloudguard.audit.formats.rows import COLUMNS, finding_cells
-from cloudguard.audit.formats.summary import evidence_lines, failure_lines, headline, price_line
+from cloudguard.audit.formats.summary import (
+    evidence_lines,
+    failure_lines,
+    headline,
+    price_line,
+    warning_lines,
+)
 from cloudguard.audit.formats.text import age, one_line
 
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
+
 _STYLE = {"leaked": "bold red", "orphan": "bold red", "suspect": "yellow", "pending": "cyan"}
+# Beyond this many findings even a terminal gets the plain table: a person
+# greps a report that long rather than reads it, and rich would take minutes.
+RICH_LIMIT = 2_000
 
 
-class TableFormat:
-    def render(self, report: AuditReport, *, color: bool = False) -> str:
+class TableFormat(StreamedFormat):
+    def write(self, report: AuditReport, out: TextIO, *, color: bool = False) -> None:
+        if color and len(report.findings) <= RICH_LIMIT:
+            out.write(self._rich(report))
+        else:
+            _write_plain(report, out)
+
+    def _rich(self, report: AuditReport) -> str:
+        # rich is imported here: the plain table (files, pipes, CI) does not pay for it.
+        from rich.console import Console
+        from rich.text import Text
+
         out = io.StringIO()
-        console = Console(file=out, force_terminal=color, no_color=not color, highlight=False)
-        # On a terminal (color), fit its width: a compact table, or one block per
-        # finding when even that is too wide. Elsewhere (files, pipes, CI logs) one
-        # line per finding, for grep: wide enough that nothing is cut; set after
-        # construction because COLUMNS would win.
-        fit = color
-        console.width = shutil.get_terminal_size().columns if fit else 1000
+        console = Console(file=out, force_terminal=True, highlight=False)
+        # Fit the terminal's width: a compact table, or one block per finding when
+        # even that is too wide. Set after construction because COLUMNS would win.
+        console.width = shutil.get_terminal_size().columns
         # Text(...) everywhere: a tag value must never be read as rich markup.
         console.print(Text(headline(report)), soft_wrap=True)
         for line in failure_lines(report):
             console.print(Text("UNREADABLE " + line, style="bold red"), soft_wrap=True)
+        for line in warning_lines(report):
+            console.print(Text("WARNING " + line, style="yellow"), soft_wrap=True)
         for line in evidence_lines(report):
             console.print(Text("evidence " + line), soft_wrap=True)
         if report.findings:
-            table = self._table(report, fit=fit)
+            table = _terminal_table(report)
             natural = console.measure(table, options=console.options.update_width(100_000))
-            if fit and natural.maximum > console.width:
+            if natural.maximum > console.width:
                 # The terminal is too narrow for one line per finding: one block each.
                 for finding in report_order(report.findings):
                     console.print(_card(finding, report.prices.currency), soft_wrap=True)
@@ -47,26 +73,54 @@ class TableFormat:
         console.print(Text(price_line(report)), soft_wrap=True)
         return out.getvalue()
 
-    def _table(self, report: AuditReport, *, fit: bool) -> Table:
+
+def _terminal_table(report: AuditReport) -> Table:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    # A terminal: fewer, narrower columns without rules.
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for header in _terminal_columns(report.prices.currency):
+        table.add_column(header, no_wrap=True)
+    previous = None
+    for f in report_order(report.findings):
+        if previous is not None and f.verdict != previous:
+            table.add_section()
+        previous = f.verdict
+        table.add_row(*(Text(c) for c in _terminal_cells(f)), style=_STYLE.get(f.verdict, ""))
+    return table
+
+
+def _write_plain(report: AuditReport, out: TextIO) -> None:
+    out.write(headline(report) + "\n")
+    for line in failure_lines(report):
+        out.write(f"UNREADABLE {line}\n")
+    for line in warning_lines(report):
+        out.write(f"WARNING {line}\n")
+    for line in evidence_lines(report):
+        out.write(f"evidence {line}\n")
+    if report.findings:
         currency = report.prices.currency
-        if fit:
-            # A terminal: fewer, narrower columns without rules.
-            table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-            for header in _terminal_columns(currency):
-                table.add_column(header, no_wrap=True)
-        else:
-            # Files, pipes, CI logs: every column, one line per finding, for grep.
-            table = Table()
-            for header in COLUMNS:
-                table.add_column(header, no_wrap=True, overflow="ellipsis")
+        ordered = report_order(report.findings)
+        rows = [finding_cells(finding, currency) for finding in ordered]
+        widths = [
+            max(len(header), *(len(row[i]) for row in rows)) for i, header in enumerate(COLUMNS)
+        ]
+
+        def aligned(cells: list[str] | tuple[str, ...]) -> str:
+            # The rules rich drew, so `grep '│ orphan'` keeps working.
+            return "│ " + " │ ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " │"
+
+        rule = "├" + "┼".join("─" * (w + 2) for w in widths) + "┤\n"
+        out.write(aligned(COLUMNS) + "\n" + rule)
         previous = None
-        for f in report_order(report.findings):
-            if previous is not None and f.verdict != previous:
-                table.add_section()
-            previous = f.verdict
-            cells = _terminal_cells(f) if fit else finding_cells(f, currency)
-            table.add_row(*(Text(c) for c in cells), style=_STYLE.get(f.verdict, ""))
-        return table
+        for finding, row in zip(ordered, rows, strict=True):
+            if previous is not None and finding.verdict != previous:
+                out.write(rule)  # one block per verdict
+            previous = finding.verdict
+            out.write(aligned(row) + "\n")
+    out.write(price_line(report) + "\n")
 
 
 def _terminal_columns(currency: str) -> tuple[str, ...]:
@@ -85,8 +139,8 @@ def _terminal_cells(finding: Finding) -> list[str]:
         one_line(scope, 48),
         one_line(r.size, 24),
         r.power_state,
-        _amount(cost.hourly, 4) if cost.billable else "-",
-        _amount(cost.accrued, 2) if cost.billable else "-",
+        _amount(cost.hourly, 4) if cost.billable is not False else "-",
+        _amount(cost.accrued, 2) if cost.billable is not False else "-",
         age(finding.age),
         one_line(finding.task_id, 40),
         _short(finding.generation, 12),
@@ -95,6 +149,8 @@ def _terminal_cells(finding: Finding) -> list[str]:
 
 
 def _card(finding: Finding, currency: str) -> Text:
+    from rich.text import Text
+
     verdict, name, where, size, power, hourly, accrued, age_, task, generation, reasons = (
         _terminal_cells(finding)
     )

@@ -1,0 +1,79 @@
+"""Negative controls: break the auditor's scale-era rules on purpose; the named tests must go
+red, for the right reason (harness: tests/cloudguard_mutants.py).
+
+Each rule here keeps an audit honest: one hostile generation must not switch the
+generation check off for everyone, a duration without a unit is not guessed, the
+same VM is not billed twice, a VM of unknown power state is not "not billable", and
+`--output` never writes through a planted symlink.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+
+EVIDENCE = "tests/audit/test_audit_evidence.py"
+INVENTORY = "tests/audit/test_audit_inventory.py"
+CONFIG_97 = "tests/audit/test_audit_config.py::test_invalid_config_is_97_naming_the_key"
+
+MUTATIONS = [
+    Mutation(
+        name="a promised object fails the whole generation check",
+        module="audit/evidence.py",
+        original="    if not culprit:\n",
+        broken="    if True:\n",
+        tests=(
+            f"{EVIDENCE}::test_an_object_promised_to_a_partial_clone_is_unverifiable_for_that_vm_only",
+        ),
+        reason="could not fetch",
+    ),
+    Mutation(
+        name="a bare number is a duration in seconds",
+        module="audit/config.py",
+        original="    if isinstance(value, int | float):\n        raise",
+        broken=(
+            "    if isinstance(value, int | float):\n"
+            "        return timedelta(seconds=value)\n"
+            "        raise"
+        ),
+        tests=(f"{CONFIG_97}[grace = 5-audit.grace]", f"{CONFIG_97}[grace = 2.5-audit.grace]"),
+        reason="'grace = 5' was accepted",
+    ),
+    Mutation(
+        name="duplicates are counted again",
+        module="audit/engine.py",
+        original="            first = self._seen.get(key)\n",
+        broken="            first = None\n",
+        tests=(f"{INVENTORY}::test_the_same_resource_twice_is_counted_once_with_a_warning",),
+        reason="a duplicate resource was counted twice",
+    ),
+    Mutation(
+        name="unknown power state priced as not billable",
+        module="audit/cost.py",
+        original='    if resource.power_state == "unknown":\n',
+        broken="    if False:\n",
+        tests=(f"{INVENTORY}::test_without_power_state_the_cost_is_unknown_not_zero",),
+        reason="no power state, yet billable is False",
+    ),
+    Mutation(
+        name="--output follows a symlink",
+        module="audit/command.py",
+        original="with open(open_private(destination),",
+        broken="with open(destination,",
+        tests=(
+            "tests/audit/test_audit_formats.py::test_output_is_never_written_through_a_planted_symlink",
+        ),
+        reason="the report was written through a planted symlink",
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_an_audit_rule_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
+    assert_turns_red(tmp_path, mutation)
+
+
+def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
+    assert_green_unmutated(tmp_path, MUTATIONS)
