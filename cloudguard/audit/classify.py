@@ -19,6 +19,7 @@ from cloudguard.audit.findings import (
     NOT_CHECKED,
     OK,
     ORPHAN,
+    OWNED_BY_PREFIX,
     PENDING,
     SUSPECT,
     UNKNOWN_GENERATION,
@@ -62,10 +63,15 @@ def classify(
     generation = resource.tag(policy.generation_tag)
 
     reasons: list[str] = []
+    # Another source (Terraform state, the controller's own list) owning the
+    # cloud id explains the VM as a controller record does.
+    owner = evidence.owner_of(resource.id) if evidence.owned_ids else None
+    if owner is not None:
+        reasons.append(OWNED_BY_PREFIX + owner)
     record = NOT_CHECKED
     if evidence.controller_tasks is not None and task_id is not None:
         record = "found" if task_id in evidence.controller_tasks else "missing"
-        if record == "missing":
+        if record == "missing" and owner is None:
             reasons.append(NO_CONTROLLER_RECORD)
 
     fixture = NOT_CHECKED
@@ -92,14 +98,14 @@ def classify(
     if leaked:
         verdict = LEAKED
         reasons.insert(0, LEAKED_RUN_TAG)
-    elif record == "missing":
+    elif record == "missing" and owner is None:
         young = age is not None and age < policy.grace
         # Waiting cannot fix a fixture id or a non-commit: those are orphans now.
         damning = FIXTURE_TASK_ID in reasons or UNKNOWN_GENERATION in reasons
         verdict = PENDING if young and not damning else ORPHAN
     elif FIXTURE_TASK_ID in reasons or UNKNOWN_GENERATION in reasons:
         verdict = SUSPECT
-    elif record == NOT_CHECKED:
+    elif record == NOT_CHECKED and owner is None:
         verdict = UNVERIFIED
     else:
         # An unverifiable generation stays a reason on an ok finding: the

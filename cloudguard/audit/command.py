@@ -19,7 +19,9 @@ from cloudguard.audit import config as cfg
 from cloudguard.audit import options as opts
 from cloudguard.audit.engine import EvidenceSources, Progress, exit_code, run_audit
 from cloudguard.audit.findings import Policy
+from cloudguard.audit.formats import FORMAT_NAMES, FORMATS
 from cloudguard.audit.model import Inventory, SweepRequest
+from cloudguard.audit.owned_ids import DEFAULT_COMMAND_TIMEOUT
 
 _DEFAULTS: dict[str, Any] = {
     "inventory": [],
@@ -43,6 +45,10 @@ _DEFAULTS: dict[str, Any] = {
     "repo": None,
     "fixtures-from": [],
     "fixture-ids": [],
+    "terraform-state": [],
+    "owned-ids-command": None,
+    "owned-ids-timeout": timedelta(seconds=DEFAULT_COMMAND_TIMEOUT),
+    "owned-ids": [],
     "grace": timedelta(hours=2),
     "leaked-by": [],
     "format": "table",
@@ -160,6 +166,40 @@ def audit(
             rich_help_panel=_EVIDENCE,
         ),
     ] = None,
+    terraform_state: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="FILE",
+            help="Terraform state (.tfstate, version 4) or `terraform show -json` output: "
+            "a resource whose cloud id is in it is owned (repeatable).",
+            rich_help_panel=_EVIDENCE,
+        ),
+    ] = None,
+    owned_ids_command: Annotated[
+        str | None,
+        typer.Option(
+            metavar="COMMAND",
+            help='Command printing the cloud ids its controller owns, one {"id": ...} or '
+            "JSON string a line; split into words, never run by a shell.",
+            rich_help_panel=_EVIDENCE,
+        ),
+    ] = None,
+    owned_ids_timeout: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            help="Kill --owned-ids-command after this long: the audit did not run (default: 60s).",
+            rich_help_panel=_EVIDENCE,
+        ),
+    ] = None,
+    owned_ids: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="FILE",
+            help="File of owned cloud ids: one a line (# comments) or a JSON list (repeatable).",
+            rich_help_panel=_EVIDENCE,
+        ),
+    ] = None,
     grace: Annotated[
         str | None,
         typer.Option(
@@ -178,8 +218,10 @@ def audit(
         str | None,
         typer.Option(
             "--format",
-            metavar="table|json|markdown|junit",
-            help="Report format (default: table).",
+            metavar="|".join(FORMAT_NAMES),
+            help="Report format (default: table): "
+            + "; ".join(f"{name}: {entry.summary}" for name, entry in FORMATS.items())
+            + ".",
             rich_help_panel=_REPORT,
         ),
     ] = None,
@@ -227,6 +269,10 @@ def audit(
         "repo": repo,
         "fixtures-from": fixtures_from or None,
         "fixture-ids": fixture_ids or None,
+        "terraform-state": terraform_state or None,
+        "owned-ids-command": owned_ids_command,
+        "owned-ids-timeout": owned_ids_timeout,
+        "owned-ids": owned_ids or None,
         "grace": grace,
         "leaked-by": leaked_by or None,
         "format": format,
@@ -263,6 +309,12 @@ def audit(
         repo=options["repo"],
         fixtures_from=tuple(options["fixtures-from"]),
         fixture_ids=tuple(options["fixture-ids"]),
+        terraform_state=tuple(options["terraform-state"]),
+        owned_ids_command=_from_cli(options, given, "owned-ids-command", cfg.parse_argv),
+        owned_ids_timeout=_from_cli(
+            options, given, "owned-ids-timeout", cfg.parse_positive_duration
+        ).total_seconds(),
+        owned_ids=tuple(options["owned-ids"]),
     )
     with _progress() as progress, _without_cycle_collection():
         report = run_audit(

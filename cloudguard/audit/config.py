@@ -10,6 +10,7 @@ paths are relative to the file. An unknown key or a bad value is a
 from __future__ import annotations
 
 import re
+import shlex
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,8 +18,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from cloudguard.audit.formats import FORMAT_NAMES as FORMATS
+
 CONFIG_NAME = "cloudguard.toml"
-FORMATS = ("table", "json", "markdown", "junit")
 FAIL_ON = ("orphan", "suspect")
 ENGINES = ("auto", "arm", "resource-graph")  # how the Azure adapter sweeps
 ACCOUNTS_FROM = ("organizations",)  # where the AWS adapter finds more accounts
@@ -54,6 +56,28 @@ def parse_duration(value: object) -> timedelta:
         raise OptionValueError(f"not a duration (use e.g. 2h, 90m, 1h30m): {value!r}")
     days, hours, minutes, seconds = (int(p or 0) for p in parts.groups())
     return timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
+
+
+def parse_positive_duration(value: object) -> timedelta:
+    duration = parse_duration(value)
+    if duration <= timedelta(0):
+        raise OptionValueError(f"expected a duration above zero: {value!r}")
+    return duration
+
+
+def parse_argv(value: object) -> tuple[str, ...]:
+    """A command as an argv list (TOML) or one string split like a shell would
+    split words (no shell ever runs it: no expansion, no pipes)."""
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    if isinstance(value, str):
+        try:
+            argv = tuple(shlex.split(value))
+        except ValueError as exc:
+            raise OptionValueError(f"cannot split into words: {exc}") from exc
+        if argv:
+            return argv
+    raise OptionValueError(f"expected a command (a string or a list of strings), got {value!r}")
 
 
 def parse_leaked_by(value: str) -> tuple[str, str]:
@@ -121,6 +145,10 @@ KEYS: dict[str, _Key] = {
     "fixture-ids": _Key(_string, many=True, path=True),
     "grace": _Key(parse_duration),
     "leaked-by": _Key(lambda v: parse_leaked_by(_string(v)), many=True),
+    "terraform-state": _Key(_string, many=True, path=True),
+    "owned-ids-command": _Key(parse_argv),
+    "owned-ids-timeout": _Key(parse_positive_duration),
+    "owned-ids": _Key(_string, many=True, path=True),
     "format": _Key(parse_choice(FORMATS)),
     "output": _Key(_string, path=True),
     "fail-on": _Key(parse_choice(FAIL_ON)),

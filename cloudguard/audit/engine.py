@@ -13,20 +13,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 from cloudguard import exit_codes
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import PriceTable
-from cloudguard.audit.evidence import (
-    Evidence,
-    EvidenceError,
-    GenerationCheck,
-    check_generations,
-    controller_home_tasks,
-    exported_controller_tasks,
-    load_fixture_corpus,
-)
+from cloudguard.audit.evidence_interface import Question
+from cloudguard.audit.evidence_sources import gather
 from cloudguard.audit.findings import (
     LEAKED,
     ORPHAN,
@@ -36,6 +28,7 @@ from cloudguard.audit.findings import (
     Policy,
 )
 from cloudguard.audit.model import Inventory, Resource, SourceFailure
+from cloudguard.audit.owned_ids import DEFAULT_COMMAND_TIMEOUT
 
 # progress(stage, done, total): the CLI draws a bar from it when stderr is a TTY.
 Progress = Callable[[str, int, int], None]
@@ -48,6 +41,10 @@ class EvidenceSources:
     repo: str | None = None
     fixtures_from: tuple[str, ...] = ()  # empty: <repo>/tests when there is a repo
     fixture_ids: tuple[str, ...] = ()
+    terraform_state: tuple[str, ...] = ()  # .tfstate files or `terraform show -json` output
+    owned_ids_command: tuple[str, ...] | None = None  # argv, never run under a shell
+    owned_ids_timeout: float = DEFAULT_COMMAND_TIMEOUT  # seconds
+    owned_ids: tuple[str, ...] = ()  # files of owned cloud ids
 
 
 def _quiet(stage: str, done: int, total: int) -> None:
@@ -84,12 +81,9 @@ def run_audit(
         task_ids.add(task_id)
         if (generation := resource.tag(policy.generation_tag)) is not None:
             generations.add(generation)
-    checked: dict[str, str] = {}
-    evidence = Evidence(
-        controller_tasks=_controller(sources, failures, checked),
-        fixture_ids=_fixtures(sources, task_ids, failures, checked),
-        generations=_generations(sources, generations, failures, checked),
-    )
+    gathered = gather(sources, Question(frozenset(task_ids), frozenset(generations)))
+    failures.extend(gathered.failures)
+    evidence, checked = gathered.evidence, gathered.checked
 
     findings: list[Finding] = []
     step = max(len(resources) // 100, 1)
@@ -169,72 +163,6 @@ def _unknown_power_warnings(findings: Iterable[Finding]) -> list[str]:
         "cost unknown, not zero (`az vm list` prints power state only with -d/--show-details)"
         for source, count in unknown.items()
     ]
-
-
-def _controller(
-    sources: EvidenceSources, failures: list[SourceFailure], checked: dict[str, str]
-) -> frozenset[str] | None:
-    if sources.controller_home is None and sources.controller_records is None:
-        checked["controller-records"] = "not checked (no --controller-home or --controller-records)"
-        return None
-    tasks: set[str] = set()
-    read: list[str] = []
-    try:
-        if sources.controller_home is not None:
-            tasks |= controller_home_tasks(sources.controller_home)
-            read.append(f"controller home {sources.controller_home}")
-        if sources.controller_records is not None:
-            tasks |= exported_controller_tasks(sources.controller_records)
-            read.append(f"controller records {sources.controller_records}")
-    except EvidenceError as exc:
-        failures.append(SourceFailure(exc.source, exc.reason))
-        checked["controller-records"] = f"not checked ({exc.source} unreadable)"
-        return None
-    checked["controller-records"] = "; ".join(read)
-    return frozenset(tasks)
-
-
-def _fixtures(
-    sources: EvidenceSources,
-    task_ids: set[str],
-    failures: list[SourceFailure],
-    checked: dict[str, str],
-) -> frozenset[str] | None:
-    paths = list(sources.fixtures_from)
-    if not paths and sources.repo is not None:
-        default = Path(sources.repo) / "tests"
-        if default.is_dir():
-            paths.append(str(default))
-    if not paths and not sources.fixture_ids:
-        checked["fixture-ids"] = "not checked (no --fixtures-from, --fixture-ids or <repo>/tests)"
-        return None
-    try:
-        corpus = load_fixture_corpus(paths, sources.fixture_ids)
-    except EvidenceError as exc:
-        failures.append(SourceFailure(exc.source, exc.reason))
-        checked["fixture-ids"] = f"not checked ({exc.source} unreadable)"
-        return None
-    checked["fixture-ids"] = ", ".join([*paths, *sources.fixture_ids])
-    return corpus.fixture_ids(task_ids)
-
-
-def _generations(
-    sources: EvidenceSources,
-    generations: set[str],
-    failures: list[SourceFailure],
-    checked: dict[str, str],
-) -> dict[str, GenerationCheck] | None:
-    if sources.repo is None:
-        checked["repository-generations"] = "not checked (no --repo)"
-        return None
-    try:
-        result = check_generations(sources.repo, sorted(generations))
-    except EvidenceError as exc:
-        failures.append(SourceFailure(exc.source, exc.reason))
-        checked["repository-generations"] = f"not checked ({exc.source} unreadable)"
-        return None
-    checked["repository-generations"] = f"repository {sources.repo}"
-    return result
 
 
 def exit_code(report: AuditReport) -> int:

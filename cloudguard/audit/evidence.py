@@ -1,5 +1,10 @@
 """Evidence sources: what the fleet knows, read once per audit.
 
+The readers of the fleet's own layout, and `Evidence`, what classification
+consults. Each source is wrapped as an `EvidenceSource` and registered in
+`evidence_sources.SOURCES`; owned-id sources (Terraform state, a command, a
+file) live in their own modules.
+
 Three independent sources, each optional. A source that was not supplied is
 "not checked" (its field in `Evidence` is None), never "passed". A source that
 was supplied but could not be read raises `EvidenceError`, which the engine
@@ -40,6 +45,28 @@ class Evidence:
     controller_tasks: frozenset[str] | None = None
     fixture_ids: frozenset[str] | None = None
     generations: Mapping[str, GenerationCheck] | None = None
+    # (source name, cloud ids it owns, as `cloud_id_key` gives them), in the
+    # order the sources are registered. Empty: no owned-ids source was read.
+    owned_ids: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    def owner_of(self, cloud_id: str) -> str | None:
+        """The first source that owns `cloud_id`, or None."""
+        key = cloud_id_key(cloud_id)
+        for source, ids in self.owned_ids:
+            if key in ids:
+                return source
+        return None
+
+
+def cloud_id_key(cloud_id: str) -> str:
+    """A cloud id in the form owned-id sources and inventories are compared in.
+
+    Path-shaped ids (`/subscriptions/.../virtualMachines/vm-1`, ARM's) are
+    case-insensitive: `az` prints a resource group upper-cased where Terraform
+    state keeps it as written. Other ids (`i-0abc...`, `vol-...`) are exact.
+    """
+    cloud_id = cloud_id.strip()
+    return cloud_id.casefold() if cloud_id.startswith("/") else cloud_id
 
 
 # --------------------------------------------------------------------------

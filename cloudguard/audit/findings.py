@@ -18,7 +18,7 @@ ORPHAN = "orphan"  # fleet-tagged, and no controller record explains it
 SUSPECT = "suspect"  # a record exists, but the task id is a fixture or the generation no commit
 PENDING = "pending"  # no record yet, but younger than --grace
 UNVERIFIED = "unverified"  # no controller evidence was supplied: cannot tell
-OK = "ok"  # the controller knows it and nothing else is wrong
+OK = "ok"  # the controller knows it (or a source owns its id) and nothing else is wrong
 VERDICTS = (LEAKED, ORPHAN, SUSPECT, PENDING, UNVERIFIED, OK)
 
 # Reasons: why a verdict is what it is.
@@ -27,6 +27,8 @@ FIXTURE_TASK_ID = "fixture-task-id"
 UNKNOWN_GENERATION = "unknown-generation"
 UNVERIFIABLE_GENERATION = "unverifiable-generation"
 LEAKED_RUN_TAG = "leaked-run-tag"
+# An owned-id source (e.g. `owned-by-terraform-state`) owns the resource's cloud id.
+OWNED_BY_PREFIX = "owned-by-"
 REASONS = (
     NO_CONTROLLER_RECORD,
     FIXTURE_TASK_ID,

@@ -3,11 +3,17 @@
 A format needs only `render`. One that can also `write` the report to a
 stream, line by line as it formats it, does so for `--output` and stdout:
 a fleet of 100,000 VMs is never held as one string (see `write_report`).
+
+`FORMATS` is the one registry: `--format`'s validation, its help and the
+`[audit] format` config key are all derived from it. Adding a format is one
+module plus one entry here.
 """
 
 from __future__ import annotations
 
+import importlib
 import io
+from dataclasses import dataclass
 from typing import Protocol, TextIO
 
 from cloudguard.audit.findings import AuditReport
@@ -38,22 +44,26 @@ def write_report(fmt: Format, report: AuditReport, out: TextIO, *, color: bool =
         out.write(fmt.render(report, color=color))
 
 
+@dataclass(frozen=True)
+class FormatEntry:
+    module: str  # imported on demand: `json` should not pay for rich
+    attribute: str  # the `Format` class in it
+    summary: str  # for --help
+
+
+FORMATS: dict[str, FormatEntry] = {
+    "table": FormatEntry("cloudguard.audit.formats.table", "TableFormat", "for a terminal or log"),
+    "json": FormatEntry("cloudguard.audit.formats.json_report", "JsonFormat", "schema v1"),
+    "markdown": FormatEntry("cloudguard.audit.formats.markdown", "MarkdownFormat", "for a PR"),
+    "junit": FormatEntry("cloudguard.audit.formats.junit", "JunitFormat", "for CI"),
+}
+FORMAT_NAMES = tuple(FORMATS)
+
+
 def get_format(name: str) -> Format:
-    # Imported on demand: `json` should not pay for rich.
-    if name == "table":
-        from cloudguard.audit.formats.table import TableFormat
-
-        return TableFormat()
-    if name == "json":
-        from cloudguard.audit.formats.json_report import JsonFormat
-
-        return JsonFormat()
-    if name == "markdown":
-        from cloudguard.audit.formats.markdown import MarkdownFormat
-
-        return MarkdownFormat()
-    if name == "junit":
-        from cloudguard.audit.formats.junit import JunitFormat
-
-        return JunitFormat()
-    raise ValueError(f"unknown format {name!r}")
+    entry = FORMATS.get(name)
+    if entry is None:
+        raise ValueError(f"unknown format {name!r}")
+    format_class = getattr(importlib.import_module(entry.module), entry.attribute)
+    instance: Format = format_class()
+    return instance
