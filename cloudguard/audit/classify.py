@@ -98,6 +98,8 @@ def classify(
     if leaked:
         verdict = LEAKED
         reasons.insert(0, LEAKED_RUN_TAG)
+    elif record == "missing" and owner is None and evidence.ownership_unread:
+        verdict = UNVERIFIED  # an owned-id source that could not be read may own it
     elif record == "missing" and owner is None:
         young = age is not None and age < policy.grace
         # Waiting cannot fix a fixture id or a non-commit: those are orphans now.

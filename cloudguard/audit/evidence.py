@@ -48,6 +48,9 @@ class Evidence:
     # (source name, cloud ids it owns, as `cloud_id_key` gives them), in the
     # order the sources are registered. Empty: no owned-ids source was read.
     owned_ids: tuple[tuple[str, frozenset[str]], ...] = ()
+    # Owned-id sources supplied but unreadable: any of them might own a VM
+    # that has no controller record, so none may be called an orphan.
+    ownership_unread: tuple[str, ...] = ()
 
     def owner_of(self, cloud_id: str) -> str | None:
         """The first source that owns `cloud_id`, or None."""

@@ -68,6 +68,12 @@ class EvidenceSource(Protocol):
         """What it reads, for the report, e.g. `terraform state infra/prod.tfstate`."""
         ...
 
+    @property
+    def proves_ownership(self) -> bool:
+        """Whether its facts are owned ids: if it cannot be read, no VM lacking a
+        controller record can be called an orphan (it might have owned it)."""
+        ...
+
     def facts(self, question: Question) -> Facts:
         """The facts it establishes; raises `EvidenceError` naming what could not be read."""
         ...

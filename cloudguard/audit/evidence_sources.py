@@ -47,6 +47,7 @@ def gather(options: EvidenceSources, question: Question) -> Gathered:
     fixture_ids: frozenset[str] | None = None
     generations: Mapping[str, GenerationCheck] | None = None
     owned: list[tuple[str, frozenset[str]]] = []
+    ownership_unread: list[str] = []
     for name, factory in SOURCES.items():
         source = factory(options)
         if isinstance(source, NotSupplied):
@@ -57,6 +58,8 @@ def gather(options: EvidenceSources, question: Question) -> Gathered:
         except EvidenceError as exc:
             failures.append(SourceFailure(exc.source, exc.reason))
             checked[name] = f"not checked ({exc.source} unreadable)"
+            if source.proves_ownership:
+                ownership_unread.append(name)
             continue
         checked[name] = source.reads
         if facts.controller_tasks is not None:
@@ -72,5 +75,6 @@ def gather(options: EvidenceSources, question: Question) -> Gathered:
         fixture_ids=fixture_ids,
         generations=generations,
         owned_ids=tuple(owned),
+        ownership_unread=tuple(ownership_unread),
     )
     return Gathered(evidence, checked, tuple(failures))

@@ -27,6 +27,7 @@ class ControllerRecords:
     home: str | None
     records: str | None  # a file, or "-" for stdin
     name: str = "controller-records"
+    proves_ownership: bool = False
 
     @property
     def reads(self) -> str:
@@ -57,6 +58,7 @@ class FixtureIds:
     paths: tuple[str, ...]
     ids_files: tuple[str, ...]
     name: str = "fixture-ids"
+    proves_ownership: bool = False
 
     @property
     def reads(self) -> str:
@@ -82,6 +84,7 @@ def fixture_ids(options: EvidenceSources) -> EvidenceSource | NotSupplied:
 class RepositoryGenerations:
     repo: str
     name: str = "repository-generations"
+    proves_ownership: bool = False
 
     @property
     def reads(self) -> str:

@@ -54,6 +54,7 @@ def read_owned_ids_file(path: str | Path) -> frozenset[str]:
 class OwnedIdsFiles:
     paths: tuple[str, ...]
     name: str = "owned-ids-file"
+    proves_ownership: bool = True
 
     @property
     def reads(self) -> str:
@@ -153,6 +154,7 @@ class OwnedIdsCommand:
     argv: tuple[str, ...]
     timeout: float
     name: str = "owned-ids-command"
+    proves_ownership: bool = True
 
     @property
     def reads(self) -> str:

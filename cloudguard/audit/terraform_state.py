@@ -116,6 +116,7 @@ def _id(attributes: dict[str, Any]) -> Iterator[str]:
 class TerraformState:
     paths: tuple[str, ...]
     name: str = "terraform-state"
+    proves_ownership: bool = True
 
     @property
     def reads(self) -> str:
