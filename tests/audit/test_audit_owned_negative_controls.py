@@ -1,0 +1,70 @@
+"""Negative controls: break owned-id evidence on purpose; the named tests must go red, for
+the right reason (harness: tests/cloudguard_mutants.py).
+
+A fact the classification ignores, an id compared with the wrong case, a
+data source taken as owned, or an unread source taken as "owns nothing" must
+each turn a named test red with that test's own message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+
+CLI = "tests/audit/test_audit_owned_cli.py"
+IDS = "tests/audit/test_audit_owned_ids.py"
+END_TO_END = (
+    f"{CLI}::test_a_vm_terraform_state_owns_is_ok_without_a_controller_record"
+    "_and_an_orphan_stays_one"
+)
+
+MUTATIONS = [
+    Mutation(
+        name="owned-ids fact ignored",
+        module="audit/classify.py",
+        original="owner = evidence.owner_of(resource.id) if evidence.owned_ids else None",
+        broken="owner = None",
+        tests=(END_TO_END,),
+        reason="vm-tf-wkr-01 is orphan ['no-controller-record'] although Terraform state owns it",
+    ),
+    Mutation(
+        name="ARM ids compared case-sensitively",
+        module="audit/evidence.py",
+        original='return cloud_id.casefold() if cloud_id.startswith("/") else cloud_id',
+        broken="return cloud_id",
+        tests=(END_TO_END,),
+        reason="although Terraform state owns it",
+    ),
+    Mutation(
+        name="unread ownership source read as owning nothing",
+        module="audit/classify.py",
+        original='elif record == "missing" and owner is None and evidence.ownership_unread:',
+        broken='elif record == "missing" and owner is None and False:',
+        tests=(
+            f"{CLI}::test_an_unreadable_owned_id_source_is_75_and_calls_nothing_an_orphan"
+            "[command-exits-3]",
+            f"{CLI}::test_an_unreadable_owned_id_source_is_75_and_calls_nothing_an_orphan"
+            "[state-missing]",
+        ),
+        reason="vm-orphan is orphan although an unread source may own it",
+    ),
+    Mutation(
+        name="data sources taken as owned",
+        module="audit/terraform_state.py",
+        original='        if resource.get("mode") != "managed":\n            continue\n',
+        broken="",
+        tests=(f"{IDS}::test_a_state_file_owns_the_ids_of_its_managed_resources_only",),
+        reason="a data source's id was taken as owned",
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_owned_id_evidence_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
+    assert_turns_red(tmp_path, mutation)
+
+
+def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
+    assert_green_unmutated(tmp_path, MUTATIONS)
