@@ -35,15 +35,14 @@ from cloudguard.audit.findings import Policy
 from cloudguard.audit.formats import FORMAT_NAMES, FORMATS, get_format
 from cloudguard.audit.model import Resource
 
-SHOW_JSON_SECRET = "Tf-St4te-S3cret-do-not-print"
+STATE_FILE = Path(__file__).parent / "terraform" / "fleet.tfstate"
+STATE_SECRET = "Tf-St4te-S3cret-do-not-print"
 GENERATION = "0e1d2c3b4a59687766554433221100ffeeddccbb"
 
 
 @pytest.fixture
 def fleet(tmp_path):
     """Two VMs Terraform state owns (no controller record), one the controller knows, one orphan."""
-    from test_audit_owned_ids import STATE_FILE
-
     inventory = write_json(
         tmp_path / "vms.json",
         [
@@ -94,8 +93,8 @@ def test_the_table_names_the_owning_source_and_no_state_secret(fleet):
     assert result.exit_code == 1
     assert "owned-by-terraform-state" in result.stdout
     # Control: the secret is in the state the audit read; it is in no output.
-    assert SHOW_JSON_SECRET in Path(fleet["state"]).read_text()
-    assert SHOW_JSON_SECRET not in result.stdout + result.stderr
+    assert STATE_SECRET in Path(fleet["state"]).read_text()
+    assert STATE_SECRET not in result.stdout + result.stderr
 
 
 def test_an_owned_ids_file_decides_where_there_is_no_controller_evidence(tmp_path):
