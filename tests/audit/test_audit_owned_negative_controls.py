@@ -19,6 +19,10 @@ END_TO_END = (
     f"{CLI}::test_a_vm_terraform_state_owns_is_ok_without_a_controller_record"
     "_and_an_orphan_stays_one"
 )
+LIVE_AZURE = (
+    "adapters/azure/tests/test_azure_terraform_owned.py::"
+    "test_workers_terraform_owns_are_ok_without_records_and_the_incident_stays_an_orphan"
+)
 
 MUTATIONS = [
     Mutation(
@@ -26,16 +30,22 @@ MUTATIONS = [
         module="audit/classify.py",
         original="owner = evidence.owner_of(resource.id) if evidence.owned_ids else None",
         broken="owner = None",
-        tests=(END_TO_END,),
-        reason="vm-tf-wkr-01 is orphan ['no-controller-record'] although Terraform state owns it",
+        tests=(END_TO_END, LIVE_AZURE),
+        reason=(
+            "vm-tf-wkr-01 is orphan ['no-controller-record'] although Terraform state owns it",
+            "although Terraform state owns /subscriptions/",
+        ),
     ),
     Mutation(
         name="ARM ids compared case-sensitively",
         module="audit/evidence.py",
         original='return cloud_id.casefold() if cloud_id.startswith("/") else cloud_id',
         broken="return cloud_id",
-        tests=(END_TO_END,),
-        reason="although Terraform state owns it",
+        tests=(END_TO_END, LIVE_AZURE),
+        reason=(
+            "vm-tf-wkr-01 is orphan ['no-controller-record'] although Terraform state owns it",
+            "although Terraform state owns /subscriptions/",
+        ),
     ),
     Mutation(
         name="unread ownership source read as owning nothing",
