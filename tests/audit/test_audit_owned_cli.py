@@ -30,6 +30,7 @@ from cloudguard.audit import config as cfg
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import bundled_prices
 from cloudguard.audit.evidence import Evidence, cloud_id_key
+from cloudguard.audit.evidence_interface import Facts, Question
 from cloudguard.audit.evidence_sources import SOURCES
 from cloudguard.audit.findings import Policy
 from cloudguard.audit.formats import FORMAT_NAMES, FORMATS, get_format
@@ -282,3 +283,32 @@ def test_one_format_registry_feeds_help_validation_and_config(fleet):
         assert callable(get_format(name).render)
     bad = run_audit_cli("--inventory", fleet["inventory"], "--format", "yaml")
     assert bad.exit_code == 2 and "'yaml' is not one of" in bad.output
+
+
+class SchedulerApi:
+    """A source as a plugin writes one: a name, what it reads, facts for one question."""
+
+    name = "scheduler"
+    reads = "scheduler https://scheduler.invalid/owned"
+    proves_ownership = True
+
+    def __init__(self, owned: str) -> None:
+        self.owned = owned
+
+    def facts(self, question: Question) -> Facts:
+        assert question.task_ids >= {"t-lost", "t-known"}  # asked once, about the whole fleet
+        return Facts(owned_ids=frozenset({cloud_id_key(self.owned)}))
+
+
+def test_a_new_source_is_one_class_and_one_registration(fleet, monkeypatch):
+    lost = next(
+        vm for vm in json.loads(Path(fleet["inventory"]).read_text()) if vm["name"] == "vm-orphan"
+    )
+    monkeypatch.setitem(SOURCES, "scheduler", lambda options: SchedulerApi(lost["id"]))
+    result = run_audit_cli(
+        "--inventory", fleet["inventory"], "--controller-home", fleet["home"], "--format", "json"
+    )  # fmt: skip
+    assert result.exit_code == 1, result.stderr  # the jumpbox is still an orphan
+    report = json.loads(result.stdout)
+    assert by_name(report)["vm-orphan"]["reasons"] == ["owned-by-scheduler"]
+    assert report["evidence"]["scheduler"] == SchedulerApi.reads
