@@ -31,12 +31,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cloudguard import reach
+from cloudguard import project_file, reach
 from cloudguard.refuse import Policy
 
 RUNNER_PREFIX = "CLOUDGUARD_"
 SEAL_DIR_VARIABLE = "CLOUDGUARD_SEAL_DIR"
-PROJECT_FILE = "cloudguard.toml"
+PROJECT_FILE = project_file.PROJECT_FILE
 DEFAULT_REGISTRY = Path(__file__).with_name("registry.toml")
 PROVIDER_SHIM = "cloudguard-refusing-provider"
 SEAL_LINE_PREFIX = "CLOUDGUARD_AMBIENT_SEAL"
@@ -91,12 +91,11 @@ class _Declared:
 
 
 def find_project_file(start: Path) -> Path | None:
-    """The nearest cloudguard.toml in `start` or its parents."""
-    for directory in (start, *start.parents):
-        candidate = directory / PROJECT_FILE
-        if candidate.is_file():
-            return candidate
-    return None
+    """The nearest trusted cloudguard.toml (cloudguard.project_file); RegistryError if not."""
+    try:
+        return project_file.find_project_file(start)
+    except project_file.UntrustedFileError as error:
+        raise RegistryError(f"registry {error.path}: {error.reason}") from None
 
 
 def load_registry(project_file: Path | None = None, *, search_from: Path | None = None) -> Registry:

@@ -1,8 +1,9 @@
 """The `[audit]` table of `cloudguard.toml`: every command-line option can live there.
 
 So a scheduled job is `cloudguard audit` and nothing else. The file is
-`--config FILE`, or the first `cloudguard.toml` in the working directory or
-its parents. Keys are the long option names (`controller-home`, `fail-on`);
+`--config FILE`, or the nearest trusted `cloudguard.toml` from the working
+directory up to the repository root, then `$HOME` (cloudguard.project_file).
+Keys are the long option names (`controller-home`, `fail-on`);
 paths are relative to the file. An unknown key or a bad value is a
 `ConfigError` naming the key (exit 97): a typo must not silently drop a check.
 """
@@ -18,9 +19,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from cloudguard import project_file
 from cloudguard.audit.formats import FORMAT_NAMES as FORMATS
 
-CONFIG_NAME = "cloudguard.toml"
+CONFIG_NAME = project_file.PROJECT_FILE
 FAIL_ON = ("orphan", "suspect")
 ENGINES = ("auto", "arm", "resource-graph")  # how the Azure adapter sweeps
 ACCOUNTS_FROM = ("organizations",)  # where the AWS adapter finds more accounts
@@ -156,11 +158,11 @@ KEYS: dict[str, _Key] = {
 
 
 def find_config(start: Path) -> Path | None:
-    for directory in (start, *start.parents):
-        candidate = directory / CONFIG_NAME
-        if candidate.is_file():
-            return candidate
-    return None
+    """The nearest trusted cloudguard.toml: the seal's finder (cloudguard.project_file)."""
+    try:
+        return project_file.find_project_file(start)
+    except project_file.UntrustedFileError as exc:
+        raise ConfigError(str(exc.path), exc.reason) from None
 
 
 def load_config(path: Path) -> dict[str, Any]:

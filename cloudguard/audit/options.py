@@ -53,10 +53,10 @@ ConfigFile = Annotated[
 
 def config_values(explicit: Path | None, command: str) -> dict[str, Any]:
     """The validated [audit] table of `explicit` or the nearest cloudguard.toml; 97 if invalid."""
-    path = explicit if explicit is not None else cfg.find_config(Path.cwd())
-    if path is None:
-        return {}
     try:
+        path = explicit if explicit is not None else cfg.find_config(Path.cwd())
+        if path is None:
+            return {}
         if explicit is not None and not explicit.is_file():
             raise cfg.ConfigError(str(explicit), "--config file does not exist")
         return cfg.load_config(path)

@@ -22,7 +22,9 @@ def fleet(tmp_path):
 
 
 def test_a_scheduled_job_is_just_cloudguard_audit(fleet, monkeypatch):
-    # Paths are relative to the config file, and the config is found from a subdirectory.
+    # Paths are relative to the config file, and the config is found from a subdirectory
+    # (of the same repository: discovery stops at the repository root).
+    (fleet / ".git").mkdir()
     (fleet / "cloudguard.toml").write_text(
         "[audit]\n"
         'inventory = ["vms.json"]\n'

@@ -114,6 +114,7 @@ def test_a_project_file_adds_masked_homes_and_forwarded_ports(tmp_path: Path) ->
 
 
 def test_the_nearest_cloudguard_toml_is_found_from_a_subdirectory(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()  # the repository root: discovery stops here
     write(tmp_path, '[seal.names]\nVAULT_TOKEN = "secret store"\n')
     nested = tmp_path / "a" / "b"
     nested.mkdir(parents=True)

@@ -41,8 +41,10 @@ ARM_SCOPE = "https://management.azure.com/.default"
 
 def arm_scope(endpoint: str | None) -> str:
     """The token scope of the management endpoint: sovereign clouds have their own
-    (https://management.chinacloudapi.cn/.default, ...); the public cloud's otherwise."""
-    if not endpoint or credentials.is_loopback(endpoint):
+    (https://management.chinacloudapi.cn/.default, ...); the public cloud's otherwise.
+    A loopback endpoint gets its own scope too, never the real cloud's: a token for
+    it would be good at real ARM (only `fake-arm` answers loopback; see credentials)."""
+    if not endpoint:
         return ARM_SCOPE
     return endpoint.rstrip("/") + "/.default"
 

@@ -6,7 +6,11 @@ CI) knows which one was used, and a missing one fails with a message that
 says what was tried instead of falling through to some other identity.
 `fake-arm` is a static token for the local fake ARM; it is refused unless
 the management endpoint is a loopback address (a structural fact, not a
-switch), so it can never carry a sweep to real Azure.
+switch), so it can never carry a sweep to real Azure. The converse holds
+too: a loopback endpoint is answered only by `fake-arm`. Whoever listens on
+127.0.0.1 (any local user can) must never receive a real identity's token,
+so a real credential with a loopback endpoint is refused before any token
+is asked for.
 """
 
 from __future__ import annotations
@@ -69,6 +73,12 @@ def build(name: str | None, endpoint: str | None) -> Any:
         from cloudguard_azure.fake_arm.credential import StaticTokenCredential
 
         return StaticTokenCredential()
+    if is_loopback(endpoint):
+        raise CredentialChoiceError(
+            f"a loopback --management-endpoint ({endpoint}) is answered only by the 'fake-arm' "
+            f"credential: credential {name or 'default'!r} would hand a real token to whoever "
+            "listens there"
+        )
 
     import azure.identity as identity
 

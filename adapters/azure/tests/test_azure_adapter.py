@@ -155,13 +155,11 @@ def test_subscriptions_are_swept_concurrently_within_the_bound(arm: FakeArm) -> 
         arm.state.add_vm(sub, "pilot", "vm-1")
     arm.faults.latency = 0.15
 
-    started = time.monotonic()
     result = adapter().sweep(request_for(arm, subscriptions=subs, concurrency=3))
-    elapsed = time.monotonic() - started
 
     assert result.failures == () and len(result.resources) == 6
-    assert arm.faults.peak_in_flight == 3  # bounded, and actually concurrent
-    assert elapsed < 6 * 2 * 0.15  # well under a serial sweep's 12 requests x latency
+    # Bounded, and actually concurrent (the wall-clock gain is measured in benchmarks/).
+    assert arm.faults.peak_in_flight == 3
 
 
 # -- faults ----------------------------------------------------------------------------
@@ -296,7 +294,7 @@ def test_an_explicit_credential_object_is_used_as_given(arm: FakeArm) -> None:
         (None, "https://management.azure.com/.default"),
         ("https://management.chinacloudapi.cn/", "https://management.chinacloudapi.cn/.default"),
         ("https://management.usgovcloudapi.net", "https://management.usgovcloudapi.net/.default"),
-        ("https://127.0.0.1:8443", "https://management.azure.com/.default"),  # a local fake
+        ("https://127.0.0.1:8443", "https://127.0.0.1:8443/.default"),  # never the real audience
     ],
 )
 def test_tokens_are_asked_for_the_management_endpoints_own_scope(endpoint, scope) -> None:
