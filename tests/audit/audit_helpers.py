@@ -150,7 +150,8 @@ def cli_app() -> typer.Typer:
 
 def run_audit_cli(*args: str, stdin: str | None = None) -> Any:
     """`cloudguard audit ARGS` in-process. Result has .exit_code, .stdout, .stderr."""
-    return CliRunner().invoke(cli_app(), ["audit", *args], input=stdin)
+    # COLUMNS: rich wraps its error box at the terminal width (see reap_helpers).
+    return CliRunner().invoke(cli_app(), ["audit", *args], input=stdin, env={"COLUMNS": "1000"})
 
 
 def run_audit_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

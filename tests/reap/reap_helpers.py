@@ -115,7 +115,9 @@ def cli(*args: str) -> Any:
         pass
 
     app.add_typer(reap_app, name="reap")
-    return CliRunner().invoke(app, list(args))
+    # COLUMNS: rich wraps its error box at the terminal width; a long temp path must not
+    # split the words a test looks for.
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "1000"})
 
 
 def events(log: Path) -> list[dict[str, Any]]:
