@@ -138,6 +138,7 @@ class SessionGuard:
         self.config = config
         self.log = log
         self.start = start
+        self.watch = reach.LogWatch(log)  # a replaced or shrunk log fails closed (97)
         self.owned_seal = owned_seal
         self.owned_log = owned_log
         self.original_environ = original_environ
@@ -218,6 +219,7 @@ class SessionGuard:
             os.environ.update(self.original_environ)
         if self.owned_seal is not None:
             self.owned_seal.remove()
+        self.watch.close()
         if self.owned_log and not self.red:
             Path(self.log).unlink(missing_ok=True)
 
@@ -262,7 +264,7 @@ class SessionGuard:
 
     def refresh(self, window: TestWindow) -> None:
         """Read what was appended since the last look; one stat when nothing was."""
-        if _size(self.log) == window.checked:
+        if self.watch.verify() == window.checked:
             return
         log = reach.read(self.log, start=window.checked)
         window.checked = log.end
@@ -281,6 +283,7 @@ class SessionGuard:
         if self.worker:
             return
         try:
+            self.watch.verify()
             records = reach.read(self.log, start=self.start).reaches
         except reach.ReachLogError as error:
             self.red = True

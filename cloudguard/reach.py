@@ -15,6 +15,16 @@ under an exclusive `flock`: concurrent writers neither interleave nor lose
 records. A writer killed mid-line leaves a line without its newline; the
 next writer starts on a fresh line so its own record stays whole, and
 `check` refuses the torn line (fail closed).
+
+Trust (docs/guard.md, "The reach log can be trusted"): a log is created
+O_EXCL|O_NOFOLLOW, mode 0600, and continued only when it is a regular file
+of the caller's own; writers never follow a symlink. The process that armed
+the log keeps a `LogWatch`: the log's inode, and a high-water mark fed by
+every writer, which tells the watcher over a datagram socket the watcher
+owns where its record ended. A log that was replaced, deleted, or is
+shorter than any record ever written to it (a test that records a reach and
+truncates the log back to where it started) is a ReachLogError (97), never
+a clean check.
 """
 
 from __future__ import annotations
@@ -23,6 +33,8 @@ import fcntl
 import os
 import time
 
+from cloudguard import private_files
+
 try:  # the C string encoder alone: `import json` would also load re (a third of our start-up)
     from _json import encode_basestring_ascii as _json_string
 except ImportError:  # not CPython
@@ -30,6 +42,7 @@ except ImportError:  # not CPython
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import socket
     from collections.abc import Iterable, Mapping, Sequence
 
 SCHEMA = 1
@@ -166,37 +179,70 @@ def _line(record: Mapping[str, object]) -> bytes:
     return (_encode(dict(record)) + "\n").encode("ascii")
 
 
-def arm(path: str, *, by: str) -> int:
-    """Create (or truncate) `path` as an armed log. Returns the offset after the header."""
-    header = {"schema": SCHEMA, "kind": "armed", "at": now(), "by": by, "pid": os.getpid()}
-    line = _line(header)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, line)
-    finally:
-        os.close(fd)
+def _header(by: str) -> bytes:
+    return _line({"schema": SCHEMA, "kind": "armed", "at": now(), "by": by, "pid": os.getpid()})
+
+
+def _write_header(fd: int, by: str) -> int:
+    line = _header(by)
+    written = os.write(fd, line)
+    if written != len(line):
+        raise OSError(f"short write of the reach log header ({written} of {len(line)} bytes)")
     return len(line)
 
 
-def arm_or_continue(path: str, *, by: str) -> int:
-    """Arm `path`, or continue it when it already is an armed log (earlier evidence is kept).
+def arm(path: str, *, by: str) -> int:
+    """Create `path` as a new armed log (0600, never through a link, never an existing file).
 
-    Returns the offset where the caller's own records start. Raises
-    ReachLogError for an existing file that is not an armed log: it is not
-    ours to overwrite.
+    Returns the offset after the header. Raises UnsafePathError (an OSError) when
+    anything already exists at `path`.
     """
-    if os.path.exists(path) and os.path.getsize(path) > 0:
-        return read(path).end
-    return arm(path, by=by)
+    fd = private_files.create_new(path)
+    try:
+        return _write_header(fd, by)
+    finally:
+        os.close(fd)
+
+
+def arm_or_continue(path: str, *, by: str) -> int:
+    """Arm `path`, or continue it when it already is an armed log of the caller's own.
+
+    Returns the offset where the caller's own records start (earlier evidence is
+    kept). An empty file of the caller's own is armed in place. Raises
+    ReachLogError for a symlink (dangling or not), a file that is not regular or
+    is another user's (its owner could read argv and truncate the evidence), or
+    an existing file that is not an armed log: none of them is ours to use.
+    """
+    try:
+        return arm(path, by=by)
+    except private_files.UnsafePathError:
+        pass  # something is there: continue it only when it is an own armed log
+    except OSError as error:
+        if os.path.islink(path):
+            raise ReachLogError(f"reach log {path} is a symbolic link: refused") from None
+        raise ReachLogError(f"reach log {path} cannot be created: {error.strerror}") from None
+    try:
+        fd = private_files.open_own(path, os.O_WRONLY | os.O_APPEND)
+    except OSError as error:
+        raise ReachLogError(f"reach log {path} is not ours to continue: {error}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if os.fstat(fd).st_size == 0:
+            return _write_header(fd, by)
+    finally:
+        os.close(fd)
+    return read(path).end
 
 
 def arm_temporary(*, by: str) -> tuple[str, int]:
     """A fresh armed log in the temporary directory: (path, offset after its header)."""
     import tempfile
 
-    handle, path = tempfile.mkstemp(prefix="cloudguard-reach-", suffix=".jsonl")
-    os.close(handle)
-    return path, arm(path, by=by)
+    handle, path = tempfile.mkstemp(prefix="cloudguard-reach-", suffix=".jsonl")  # O_EXCL, 0600
+    try:
+        return path, _write_header(handle, by)
+    finally:
+        os.close(handle)
 
 
 def reach_record(
@@ -234,20 +280,50 @@ def append(path: str, record: Mapping[str, object]) -> None:
     """Append one record. Raises OSError when the log cannot be written.
 
     The log is never created here: a missing log was deleted or never armed,
-    and `check` must see that (97) rather than a fresh, quiet file.
+    and `check` must see that (97) rather than a fresh, quiet file. A symlink
+    is never followed, and a file of another user's is not written.
     """
     line = _line(record)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        size = os.fstat(fd).st_size
+        status = os.fstat(fd)
+        if status.st_uid != os.geteuid():
+            raise OSError(f"reach log {path} is owned by uid {status.st_uid}, not ours")
+        size = status.st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line  # a writer died mid-line: keep our record whole
         written = os.write(fd, line)
         if written != len(line):
             raise OSError(f"short write to reach log ({written} of {len(line)} bytes)")
+        _tell_watcher(status, size + written)
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def _watch_address(status: os.stat_result) -> bytes:
+    """The watcher's socket for one log: named by the log's inode (Linux abstract namespace)."""
+    return b"\0cloudguard-reach-%d-%d" % (status.st_dev, status.st_ino)
+
+
+def _tell_watcher(status: os.stat_result, end: int) -> None:
+    """Tell whoever armed the log where our record ends; nobody listening is fine.
+
+    `_socket`, not `socket`: the C module alone is cheap to import and is not the
+    class the in-process socket guard wraps (this is a local datagram, not a reach).
+    """
+    try:
+        import _socket
+
+        sender = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM | _socket.SOCK_CLOEXEC)
+    except (ImportError, AttributeError, OSError):
+        return  # no AF_UNIX here: the watcher still has the inode and its own high-water mark
+    try:
+        sender.sendto(b"%d" % end, _socket.MSG_DONTWAIT, _watch_address(status))
+    except OSError:
+        pass  # no watcher (a log continued across runs), or its queue is full
+    finally:
+        sender.close()
 
 
 def record_status(log: str, record: Mapping[str, object]) -> str:
@@ -316,6 +392,91 @@ def read(path: str, *, start: int = 0) -> ReachLog:
     if header is None:
         raise ReachLogError(f"reach log {path} is not armed")
     return ReachLog(header, tuple(reaches), offset)
+
+
+class LogWatch:
+    """The arming process's hold on its log: a replaced, deleted or shrunk log is caught.
+
+    Keeps the log open (its inode) and a high-water mark: the largest size ever
+    seen, and the largest record end any writer reported on the watch socket.
+    `verify` is cheap (two stats and a non-blocking receive) and is called
+    before every look at the log.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        try:
+            self._fd = private_files.open_own(path, os.O_RDONLY)
+        except OSError as error:
+            raise ReachLogError(f"reach log {path} cannot be watched: {error}") from None
+        status = os.fstat(self._fd)
+        self._identity = (status.st_dev, status.st_ino)
+        self.high_water = status.st_size
+        self._socket = self._listen(status)
+
+    @staticmethod
+    def _listen(status: os.stat_result) -> socket.socket | None:
+        """The watch socket, or None when another process already watches this log.
+
+        The first process to arm or continue a log watches it (`cloudguard run`); a
+        pytest session inside that run keeps its own inode and high-water mark, and
+        the run's watcher catches what the session cannot.
+        """
+        import socket  # the watcher side only: writers use _socket
+
+        receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            receiver.bind(_watch_address(status))
+        except OSError:
+            receiver.close()
+            return None
+        receiver.setblocking(False)
+        return receiver
+
+    @property
+    def witnessed(self) -> bool:
+        """Whether writers report to this watch (it owns the log's watch socket)."""
+        return self._socket is not None
+
+    def verify(self) -> int:
+        """The log's current size. Raises ReachLogError when it was replaced or shrunk."""
+        self._drain()
+        try:
+            at_path = os.lstat(self.path)
+        except FileNotFoundError:
+            raise ReachLogError(
+                f"reach log {self.path} does not exist (deleted while armed)"
+            ) from None
+        if (at_path.st_dev, at_path.st_ino) != self._identity:
+            raise ReachLogError(f"reach log {self.path} was replaced by another file while armed")
+        size = os.fstat(self._fd).st_size
+        if size < self.high_water:
+            raise ReachLogError(
+                f"reach log {self.path} shrank from {self.high_water} to {size} bytes while "
+                "armed: records were removed"
+            )
+        self.high_water = size
+        return size
+
+    def _drain(self) -> None:
+        if self._socket is None:
+            return
+        receive = self._socket.recv
+        while True:
+            try:
+                message = receive(64)
+            except (BlockingIOError, InterruptedError):
+                return
+            if message.isdigit():
+                self.high_water = max(self.high_water, int(message))
+
+    def close(self) -> None:
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
 def describe(record: Mapping[str, object]) -> str:

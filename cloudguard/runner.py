@@ -31,6 +31,8 @@ class ArmedLog:
     path: str
     start: int  # byte offset where this run's records begin
     owned: bool  # a temporary log this run made (removed when clean)
+    # The arming process's hold on the log: a replaced or shrunk log is 97 (see reach.LogWatch).
+    watch: reach.LogWatch | None = None
 
 
 def arm_log(requested: str | None, environ: dict[str, str] | os._Environ[str]) -> ArmedLog:
@@ -43,13 +45,17 @@ def arm_log(requested: str | None, environ: dict[str, str] | os._Environ[str]) -
     """
     path = requested or environ.get(reach.LOG_VARIABLE)
     if path:
-        return ArmedLog(path, reach.arm_or_continue(path, by="cloudguard run"), owned=False)
-    return ArmedLog(*reach.arm_temporary(by="cloudguard run"), owned=True)
+        start, owned = reach.arm_or_continue(path, by="cloudguard run"), False
+    else:
+        (path, start), owned = reach.arm_temporary(by="cloudguard run"), True
+    return ArmedLog(path, start, owned, watch=reach.LogWatch(path))
 
 
 def check(log: ArmedLog, err: TextIO) -> int:
     """0 when clean; 98 naming every reach; 97 when the log cannot be read."""
     try:
+        if log.watch is not None:
+            log.watch.verify()
         records = reach.read(log.path, start=log.start).reaches
     except reach.ReachLogError as error:
         err.write(f"cloudguard: {error}: the alarm cannot be read, failing closed\n")
@@ -113,6 +119,8 @@ def run(
         verdict = check(armed, err)
     finally:
         seal.remove()
+        if armed.watch is not None:
+            armed.watch.close()
     if verdict == exit_codes.REACH_REFUSED:
         err.write(f"cloudguard: the command itself exited {code}; the run is red (98)\n")
         return verdict

@@ -3,8 +3,10 @@
 A control copies the `cloudguard` package, applies one mutation to the copy,
 and runs the named tests with the copy first on PYTHONPATH (shims a mutant
 seal writes import the mutant too). It passes only when every named test
-fails and the output carries the expected message: a guard whose tests stay
-green when it is broken is not tested.
+fails and that test's OWN failure message (read from the JUnit XML report,
+not the whole output: pytest echoes a failing test's source, which contains
+the expected words) carries the expected reason: a guard whose tests stay
+green when it is broken, or go red for another reason, is not tested.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,8 +33,14 @@ class Mutation:
     original: str
     broken: str
     tests: tuple[str, ...]  # node ids that must fail
-    reason: str | tuple[str, ...]  # text (every text) the failure output must contain
+    # Text (every text) each named test's own failure message must contain; a mapping
+    # gives each test its own.
+    reason: str | tuple[str, ...] | Mapping[str, str | tuple[str, ...]]
     package: Path = PACKAGE  # the package mutated: the core, or an adapter's
+
+    def reasons_for(self, test: str) -> tuple[str, ...]:
+        reason = self.reason[test] if isinstance(self.reason, Mapping) else self.reason
+        return (reason,) if isinstance(reason, str) else tuple(reason)
 
 
 def copy_package(root: Path, package: Path = PACKAGE) -> Path:
@@ -52,11 +61,13 @@ def run_tests(root: Path, tests: Sequence[str]) -> subprocess.CompletedProcess[s
     """Run `tests` with the package copy at `root` imported first.
 
     The working directory is `root`, not the repo: `python -m` puts the working
-    directory first on sys.path, and the repo's own package must not win.
+    directory first on sys.path, and the repo's own package must not win. Each
+    test's verdict is written to `root`/junit.xml (see `own_failures`).
     """
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q",
          "--rootdir", str(REPO), "-c", str(REPO / "pyproject.toml"),
+         f"--junitxml={root / 'junit.xml'}", "-o", "junit_family=xunit1",
          *(str(REPO / test) for test in tests)],
         cwd=root,
         env=_own_session_env(root),
@@ -82,17 +93,53 @@ def _own_session_env(root: Path) -> dict[str, str]:
     return dict(env, PYTHONPATH=str(root), PYTEST_ADDOPTS="")
 
 
+def own_failures(junit: Path) -> dict[str, str | None]:
+    """Node id -> that test's own failure message, None when it passed.
+
+    The raised exception's lines only (pytest's `E   ` lines), never the echoed
+    source around them: that names what the test looks for. A failure without
+    a traceback (pytest.fail(pytrace=False), the plugin's verdict) is its text.
+    """
+    verdicts: dict[str, str | None] = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        nodeid = _nodeid(case.get("classname", ""), case.get("name", ""))
+        texts = [_raised(child) for child in case if child.tag in ("failure", "error")]
+        verdicts[nodeid] = "\n".join(texts) if texts else None
+    return verdicts
+
+
+def _raised(failure: ET.Element) -> str:
+    text = failure.text or ""
+    raised = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    return "\n".join(raised) if raised else (failure.get("message") or "") + "\n" + text
+
+
+def _nodeid(classname: str, name: str) -> str:
+    """`tests.guard.test_run` + `test_x[a]` -> `tests/guard/test_run.py::test_x[a]`."""
+    parts = classname.split(".")
+    for cut in range(len(parts), 0, -1):  # the longest prefix that is a module file
+        module = Path(*parts[:cut]).with_suffix(".py")
+        if (REPO / module).is_file():
+            return "::".join([module.as_posix(), *parts[cut:], name])
+    return f"{classname}::{name}"
+
+
 def assert_turns_red(tmp_path: Path, mutation: Mutation) -> None:
-    result = run_tests(mutant(tmp_path, mutation), mutation.tests)
+    root = mutant(tmp_path, mutation)
+    result = run_tests(root, mutation.tests)
     output = result.stdout + result.stderr
-    failed = [line for line in output.splitlines() if line.startswith("FAILED ")]
+    junit = root / "junit.xml"
+    assert junit.is_file(), f"no JUnit report with {mutation.name!r}:\n{output}"
+    verdicts = own_failures(junit)
     for test in mutation.tests:
-        assert any(test in line for line in failed), (
-            f"{test} stayed green with {mutation.name!r}:\n{output}"
-        )
-    reasons = (mutation.reason,) if isinstance(mutation.reason, str) else mutation.reason
-    for reason in reasons:
-        assert reason in output, f"red for the wrong reason with {mutation.name!r}:\n{output}"
+        assert test in verdicts, f"{test} did not run with {mutation.name!r}:\n{output}"
+        failure = verdicts[test]
+        assert failure is not None, f"{test} stayed green with {mutation.name!r}:\n{output}"
+        for reason in mutation.reasons_for(test):
+            assert reason in failure, (
+                f"{test} went red for another reason with {mutation.name!r} "
+                f"(its own message lacks {reason!r}):\n{failure}"
+            )
 
 
 def assert_green_unmutated(tmp_path: Path, mutations: Sequence[Mutation]) -> None:

@@ -8,10 +8,35 @@ nothing, the refusers record nothing.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+
+HOSTILE = (
+    "tests/guard/test_refusers.py::"
+    "test_hostile_environment_nothing_planted_reaches_the_command_or_the_record"
+)
+CLEAN_RUN = (
+    "tests/guard/test_run.py::test_a_clean_command_keeps_its_own_exit_code_and_prints_one_seal_line"
+)
+REACH_RUN = "tests/guard/test_run.py::test_a_reach_makes_the_run_red_and_names_what_was_reached"
+CHECK = "tests/guard/test_run.py::test_check_reports_clean_red_and_unreadable_logs"
+SHIMS = "tests/guard/test_refusers.py::test_every_shipped_shim_records_then_refuses_with_98"
+TRUNCATED_RUN = (
+    "tests/guard/test_reach_trust.py::"
+    "test_a_reach_then_a_truncation_back_to_the_start_is_97_not_green"
+)
+WATCH_TOLD = "tests/guard/test_reach_trust.py::test_the_watch_is_told_by_writers_in_other_processes"
+TRUNCATED_TEST = (
+    "tests/guard/test_plugin_log_trust.py::"
+    "test_a_test_that_tampers_with_the_log_fails_and_the_session_is_97[truncate]"
+)
+REPLACED_RUN = "tests/guard/test_reach_trust.py::test_a_log_replaced_while_armed_is_97"
+SYMLINKED = "tests/guard/test_reach_trust.py::test_a_symlink_to_an_armed_log_is_not_followed"
+THEIRS = "tests/guard/test_reach_trust.py::test_another_users_armed_log_is_not_continued"
+PROVIDER = "tests/guard/test_run.py::test_the_refusing_provider_is_bound_and_refuses_loudly"
 
 MUTATIONS = [
     Mutation(
@@ -19,18 +44,18 @@ MUTATIONS = [
         module="seal.py",
         original="return name in self.names or name.startswith(self.prefixes)",
         broken="return False",
-        tests=(
-            "tests/guard/test_refusers.py::test_hostile_environment_nothing_planted_reaches_the_command_or_the_record",
-            "tests/guard/test_run.py::test_a_clean_command_keeps_its_own_exit_code_and_prints_one_seal_line",
-        ),
-        reason="planted identity variables reached the sealed command",
+        tests=(HOSTILE, CLEAN_RUN),
+        reason={
+            HOSTILE: "planted identity variables reached the sealed command",
+            CLEAN_RUN: "the seal line does not name exactly the planted identity variables",
+        },
     ),
     Mutation(
         name="provider not bound",
         module="seal.py",
         original="env[variable] = str(seal.provider)",
         broken="pass",
-        tests=("tests/guard/test_run.py::test_the_refusing_provider_is_bound_and_refuses_loudly",),
+        tests=(PROVIDER,),
         reason="provider call was not refused",
     ),
     Mutation(
@@ -39,10 +64,10 @@ MUTATIONS = [
         original='env["PATH"] = guard_first(seal, environ.get("PATH", ""))',
         broken='env["PATH"] = environ.get("PATH", "")',
         tests=(
-            "tests/guard/test_run.py::test_a_reach_makes_the_run_red_and_names_what_was_reached",
-            "tests/guard/test_refusers.py::test_hostile_environment_nothing_planted_reaches_the_command_or_the_record",
+            REACH_RUN,
+            HOSTILE,
         ),
-        reason="did not go red",
+        reason={REACH_RUN: "run did not go red on a reach", HOSTILE: "hostile run did not go red"},
     ),
     Mutation(
         name="check sees nothing",
@@ -50,10 +75,13 @@ MUTATIONS = [
         original="    if not records:\n",
         broken="    if True:\n",
         tests=(
-            "tests/guard/test_run.py::test_a_reach_makes_the_run_red_and_names_what_was_reached",
-            "tests/guard/test_run.py::test_check_reports_clean_red_and_unreadable_logs",
+            REACH_RUN,
+            CHECK,
         ),
-        reason="run did not go red on a reach",
+        reason={
+            REACH_RUN: "run did not go red on a reach",
+            CHECK: "check did not go red on a recorded reach",
+        },
     ),
     Mutation(
         name="refuser records nothing",
@@ -61,10 +89,13 @@ MUTATIONS = [
         original="        append(log, record)\n",
         broken="        pass\n",
         tests=(
-            "tests/guard/test_refusers.py::test_every_shipped_shim_records_then_refuses_with_98",
-            "tests/guard/test_run.py::test_a_reach_makes_the_run_red_and_names_what_was_reached",
+            SHIMS,
+            REACH_RUN,
         ),
-        reason="run did not go red on a reach",
+        reason={
+            SHIMS: "refusals were not recorded: []",
+            REACH_RUN: "run did not go red on a reach",
+        },
     ),
     Mutation(
         name="shims do not know their log",
@@ -79,6 +110,59 @@ MUTATIONS = [
 ]
 
 
+# The reach log's trust (docs/guard.md): each rule broken, its tests red with their own message.
+SHRINK_UNSEEN = {
+    TRUNCATED_RUN: "a truncated log was not refused",
+    TRUNCATED_TEST: "the tampering test passed (truncate)",
+    WATCH_TOLD: "DID NOT RAISE",
+}
+MUTATIONS += [
+    Mutation(
+        name="writers do not tell the watch",
+        module="reach.py",
+        original="        _tell_watcher(status, size + written)\n",
+        broken="        pass\n",
+        tests=tuple(SHRINK_UNSEEN),
+        reason=SHRINK_UNSEEN,
+    ),
+    Mutation(
+        name="the watch ignores a shrunk log",
+        module="reach.py",
+        original="        if size < self.high_water:\n",
+        broken="        if False:\n",
+        tests=tuple(SHRINK_UNSEEN),
+        reason=SHRINK_UNSEEN,
+    ),
+    Mutation(
+        name="the watch ignores a replaced log",
+        module="reach.py",
+        original="        if (at_path.st_dev, at_path.st_ino) != self._identity:\n",
+        broken="        if False:\n",
+        tests=(REPLACED_RUN,),
+        reason="a replaced log was not refused",
+    ),
+    Mutation(
+        name="an own file is opened through a link",
+        module="private_files.py",
+        original="fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC)",
+        broken="fd = os.open(path, flags | os.O_CLOEXEC)",
+        tests=(SYMLINKED,),
+        reason="not refused as a symbolic link",
+    ),
+]
+if os.geteuid() == 0:  # only root can make a file of another user's for the test
+    MUTATIONS.append(
+        Mutation(
+            name="another user's file passes for our own",
+            module="private_files.py",
+            original="    if status.st_uid != os.geteuid():\n",
+            broken="    if False:\n",
+            tests=(THEIRS,),
+            reason="another user's log was continued",
+        )
+    )
+
+
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
 def test_breaking_the_guard_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
     assert_turns_red(tmp_path, mutation)
@@ -86,3 +170,18 @@ def test_breaking_the_guard_turns_its_tests_red(tmp_path: Path, mutation: Mutati
 
 def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
     assert_green_unmutated(tmp_path, MUTATIONS)
+
+
+def test_the_harness_refuses_a_reason_found_only_in_the_tests_own_source(tmp_path: Path) -> None:
+    """The harness's own control: `KEEP_ME` is in the named test's source, not its message."""
+    from_the_source = Mutation(
+        name="seal drops nothing, reason taken from the source",
+        module=MUTATIONS[0].module,
+        original=MUTATIONS[0].original,
+        broken=MUTATIONS[0].broken,
+        tests=(CLEAN_RUN,),
+        reason="KEEP_ME",
+    )
+
+    with pytest.raises(AssertionError, match="went red for another reason"):
+        assert_turns_red(tmp_path, from_the_source)

@@ -39,7 +39,8 @@ def test_every_shipped_shim_records_then_refuses_with_98(seal: Seal, armed_log: 
         assert result.returncode == 98, (tool, result.stderr)
         assert b"cloudguard: refused" in result.stderr
         assert b"ALLOW" not in result.stderr.upper()  # no bypass is advertised
-    assert [r["target"].split()[0] for r in reaches(armed_log)] == [*tools[:-1], "provider"]
+    recorded = [r["target"].split()[0] for r in reaches(armed_log)]
+    assert recorded == [*tools[:-1], "provider"], f"refusals were not recorded: {recorded}"
 
 
 def test_non_utf8_argv_is_recorded_as_escaped_text(seal: Seal, armed_log: Path) -> None:

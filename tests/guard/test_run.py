@@ -22,7 +22,7 @@ def test_a_clean_command_keeps_its_own_exit_code_and_prints_one_seal_line(tmp_pa
     assert result.returncode == 3, result.stderr
     assert seal_lines(result.stderr) == [
         "CLOUDGUARD_AMBIENT_SEAL dropped=AWS_PROFILE,AZURE_CLIENT_ID"
-    ]
+    ], "the seal line does not name exactly the planted identity variables"
 
 
 def test_a_reach_makes_the_run_red_and_names_what_was_reached(tmp_path: Path) -> None:
@@ -196,7 +196,7 @@ def test_check_reports_clean_red_and_unreadable_logs(tmp_path: Path, armed_log: 
         ),
     )
     red = cloudguard("check", "--log", str(armed_log))
-    assert red.returncode == 98, red.stderr
+    assert red.returncode == 98, f"check did not go red on a recorded reach: {red.stderr}"
     assert "botocore reached `ec2.us-east-1.amazonaws.com` from test t::x" in red.stderr
 
     later = cloudguard("check", "--log", str(armed_log), "--since", str(armed_log.stat().st_size))
