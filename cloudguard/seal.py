@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import tomllib
@@ -31,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cloudguard import project_file, reach
+from cloudguard import private_files, project_file, reach
 from cloudguard.refuse import Policy
 
 RUNNER_PREFIX = "CLOUDGUARD_"
@@ -380,6 +381,54 @@ def sealed_environment(
     env["PATH"] = guard_first(seal, environ.get("PATH", ""))
     env["PYTHONPATH"] = guards_first(environ.get("PYTHONPATH", ""))
     return env, dropped
+
+
+def inherited_seal(environ: Mapping[str, str], registry: Registry) -> Seal | None:
+    """The seal this process says it runs under, when that is verifiably true; else None.
+
+    `CLOUDGUARD_REACH_LOG` and `CLOUDGUARD_SEAL_DIR` are only a claim (a stale
+    shell, a copied environment, a seal dir that was removed). The claim is
+    trusted when the seal dir is a live directory of the caller's, its guard bin
+    is first on PATH, no identity variable is set, and the log is an armed log
+    of the caller's. Otherwise the caller seals again; the reasons go to stderr.
+    """
+    if not (environ.get(reach.LOG_VARIABLE) or environ.get(SEAL_DIR_VARIABLE)):
+        return None
+    problems = inherited_seal_problems(environ, registry)
+    if problems:
+        sys.stderr.write(
+            "cloudguard: the inherited seal does not hold (" + "; ".join(problems) + "): "
+            "sealing again\n"
+        )
+        return None
+    return Seal(Path(environ[SEAL_DIR_VARIABLE]))
+
+
+def inherited_seal_problems(environ: Mapping[str, str], registry: Registry) -> list[str]:
+    """Why the environment's claim to be sealed cannot be trusted; [] when it can."""
+    root = environ.get(SEAL_DIR_VARIABLE, "")
+    log = environ.get(reach.LOG_VARIABLE, "")
+    if not root or not log:
+        return [f"{SEAL_DIR_VARIABLE} and {reach.LOG_VARIABLE} are not both set"]
+    problems = []
+    seal = Seal(Path(root))
+    try:
+        status = os.lstat(root)
+    except OSError:
+        return [f"seal dir {root} does not exist"]
+    if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.geteuid():
+        problems.append(f"seal dir {root} is not a directory of the caller's")
+    if environ.get("PATH", "").split(os.pathsep)[0] != str(seal.bin_dir):
+        problems.append(f"the guard bin {seal.bin_dir} is not first on PATH")
+    identity = policy(registry, seal).identity_vars(environ)
+    if identity:
+        problems.append(f"identity variables are set: {', '.join(identity)}")
+    try:
+        os.close(private_files.open_own(log, os.O_RDONLY))
+        reach.read(log)
+    except (OSError, reach.ReachLogError) as error:
+        problems.append(f"reach log: {error}")
+    return problems
 
 
 def guards_first(python_path: str) -> str:

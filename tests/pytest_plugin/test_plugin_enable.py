@@ -186,8 +186,14 @@ def test_a_session_nested_in_another_sessions_test_judges_only_its_own_tests(
     outer_seal = seal.create_seal(registry)
     log = tmp_path / "outer.jsonl"
     reach.arm(str(log), by="outer session")
-    monkeypatch.setenv(reach.LOG_VARIABLE, str(log))
-    monkeypatch.setenv(seal.SEAL_DIR_VARIABLE, str(outer_seal.root))
+    # What a nested session really inherits: the outer session's sealed environment (an
+    # inherited seal is verified, not assumed). The fence stays first on PYTHONPATH.
+    env, dropped = seal.sealed_environment(os.environ, registry, outer_seal, str(log))
+    env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    for name in dropped:
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv(reach.TEST_VARIABLE, "outer.py::test_runs_a_nested_pytest")
     try:
         fenced.makepyfile(test_sibling=SIBLING_MODULE)
