@@ -41,6 +41,9 @@ def problems(environ: Mapping[str, str], registry: Registry) -> Iterator[str]:
     seal = Seal(Path(root))
     for name in policy(registry, seal).identity_vars(environ):
         yield f"identity variable {name} is set (the seal drops it)"
+    for name, value in seal.redirections().items():
+        if environ.get(name) != value:
+            yield f"{name} is not redirected by the seal (expected {value!r})"
     for variable in registry.provider_variables:
         bound = environ.get(variable, "")
         words = bound.split()

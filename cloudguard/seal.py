@@ -108,6 +108,7 @@ def load_registry(project_file: Path | None = None, *, search_from: Path | None 
     if project_file is not None:
         project = _parse(project_file)
         _check_exemptions(project, default)
+        _check_provider_variables(project, default)
         files.append(project)
     return Registry(
         names=frozenset(n for f in files for n in f.names),
@@ -259,6 +260,44 @@ def _check_exemptions(project: _Declared, default: _Declared) -> None:
                 raise RegistryError(f"{where}: exempt prefix {exempt!r} would unseal {name!r}")
 
 
+_NEVER_PROVIDERS = ("PATH", "PYTHONPATH")
+
+
+def _check_provider_variables(project: _Declared, default: _Declared) -> None:
+    """A project's provider variable may not rebind what the seal drops, redirects or sets.
+
+    Binding `AWS_EC2_METADATA_DISABLED` or `NO_GCE_CHECK` to the provider's path
+    would turn instance metadata back on; binding an identity variable, PATH,
+    PYTHONPATH or a CLOUDGUARD_ variable would undo the seal some other way.
+    """
+    # Sealed by the shipped registry: identity channels. A project may still bind a name
+    # under its own prefixes (drop the ambient provider, bind the refuser: FM_ does so).
+    sealed = Registry(
+        names=frozenset(default.names),
+        prefixes=tuple(default.prefixes),
+        exempt_prefixes=(),
+        provider_variables=(),
+        shims=(),
+    )
+    for variable, line in project.provider_variables.items():
+        if variable in default.provider_variables:
+            continue  # the shipped registry binds it already
+        why = None
+        if variable.startswith(RUNNER_PREFIX):
+            why = "the CLOUDGUARD_ prefix is the runner's own"
+        elif variable in _NEVER_PROVIDERS:
+            why = f"{variable} is set by the seal (the guard first)"
+        elif variable in REDIRECTED:
+            why = "the seal redirects it to an empty, owned store or turns a metadata service off"
+        elif sealed.covers(variable):
+            why = "it is a sealed identity variable"
+        if why:
+            raise RegistryError(
+                f"registry {project.path} line {line}: provider variable {variable!r} "
+                f"cannot be bound to the provider: {why}"
+            )
+
+
 def _line_of(lines: list[str], section: str, key: str | None) -> int:
     """The 1-based line declaring `key` in table `section` ("" = top level); 1 if not found."""
     current = ""
@@ -310,6 +349,10 @@ class Seal:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+# The variables the seal sets to its own values: a provider binding never replaces one.
+REDIRECTED = tuple(Seal(Path()).redirections())
 
 
 def create_seal(registry: Registry, *, python: str | None = None, log: str | None = None) -> Seal:
@@ -373,13 +416,13 @@ def sealed_environment(
     dropped = sorted(name for name in environ if registry.covers(name))
     dropped_set = set(dropped)
     env = {name: value for name, value in environ.items() if name not in dropped_set}
-    env.update(seal.redirections())
     for variable in registry.provider_variables:
         env[variable] = str(seal.provider)
     env[reach.LOG_VARIABLE] = log
     env[SEAL_DIR_VARIABLE] = str(seal.root)
     env["PATH"] = guard_first(seal, environ.get("PATH", ""))
     env["PYTHONPATH"] = guards_first(environ.get("PYTHONPATH", ""))
+    env.update(seal.redirections())  # last: nothing above may rebind a credential store
     return env, dropped
 
 

@@ -164,6 +164,73 @@ MUTATIONS.append(
         reason="the real az ran under a stale seal",
     )
 )
+# Credential stores, the order of redirections, provider variables, doctor.
+STORES = "tests/guard/test_credential_stores.py::"
+EVERY_STORE = STORES + "test_every_store_points_at_an_empty_place_inside_the_seal"
+for variable, line, tool in (
+    ("AZURE_CONFIG_DIR", '"AZURE_CONFIG_DIR": str(self.root / "azure"),', "az"),
+    ("AWS_CONFIG_FILE", '"AWS_CONFIG_FILE": str(self.root / "aws" / "config"),', "aws"),
+    (
+        "AWS_SHARED_CREDENTIALS_FILE",
+        '"AWS_SHARED_CREDENTIALS_FILE": str(self.root / "aws" / "credentials"),',
+        "aws",
+    ),
+    ("CLOUDSDK_CONFIG", '"CLOUDSDK_CONFIG": str(self.root / "gcloud"),', "gcloud"),
+):
+    tool_test = f"{STORES}test_a_cli_reading_its_store_finds_nothing_of_the_operators[{tool}]"
+    MUTATIONS.append(
+        Mutation(
+            name=f"{variable} not redirected",
+            module="seal.py",
+            original=line,
+            broken="",
+            tests=(EVERY_STORE, tool_test),
+            reason={
+                EVERY_STORE: f"credential stores not redirected into the seal: {{'{variable}'",
+                tool_test: f"an operator credential store reached the sealed {tool}",
+            },
+        )
+    )
+PROVIDERS = "tests/guard/test_provider_variables.py::"
+MUTATIONS += [
+    Mutation(
+        name="redirections applied first",
+        module="seal.py",
+        original="    env.update(seal.redirections())  # last: nothing above may rebind",
+        broken="    env = {**seal.redirections(), **env}  #",
+        tests=(PROVIDERS + "test_redirections_are_applied_last_whatever_a_registry_binds",),
+        reason="a provider binding replaced",
+    ),
+    Mutation(
+        name="any provider variable admitted",
+        module="seal.py",
+        original="        if why:\n            raise RegistryError(",
+        broken="        if False:\n            raise RegistryError(",
+        tests=(PROVIDERS + "test_the_run_refuses_admission_with_97",),
+        reason="a registry rebinding metadata switches ran",
+    ),
+    Mutation(
+        name="doctor does not check redirections",
+        module="doctor.py",
+        original="        if environ.get(name) != value:\n",
+        broken="        if False:\n",
+        tests=(PROVIDERS + "test_doctor_checks_every_redirected_value",),
+        reason="doctor missed broken redirections ['NO_GCE_CHECK', 'AZURE_CONFIG_DIR']",
+    ),
+]
+STDIN = (
+    "tests/guard/test_refusers.py::test_stdin_is_never_read_a_file_given_as_stdin_keeps_offset_0"
+)
+MUTATIONS.append(
+    Mutation(
+        name="a refuser drains stdin",
+        module="refuse.py",
+        original="    args = list(sys.argv[1:] if argv is None else argv)\n",
+        broken="    sys.stdin.buffer.read()\n    args = list(sys.argv[1:])\n",
+        tests=(f"{STDIN}[az]", f"{STDIN}[cloudguard-refusing-provider]"),
+        reason="the refuser read stdin: the file offset moved to 2100",
+    )
+)
 if os.geteuid() == 0:  # only root can make a file of another user's for the test
     MUTATIONS.append(
         Mutation(

@@ -71,6 +71,29 @@ def test_binary_stdin_is_never_read_nor_recorded(seal: Seal, armed_log: Path) ->
     assert b"SECRET-STDIN-PAYLOAD" not in armed_log.read_bytes()
 
 
+@pytest.mark.parametrize("tool", ["az", "aws", "cloudguard-refusing-provider"])
+def test_stdin_is_never_read_a_file_given_as_stdin_keeps_offset_0(
+    seal: Seal, armed_log: Path, tmp_path: Path, tool: str
+) -> None:
+    # The shim shares this open file description: any read moves its offset.
+    stdin = tmp_path / "stdin"
+    stdin.write_bytes(b"SECRET-STDIN-PAYLOAD\n" * 100)
+    with stdin.open("rb") as handle:
+        result = refuse(seal, tool, "login", log=str(armed_log), stdin=handle)
+        offset = handle.tell()
+
+    assert result.returncode == 98
+    assert offset == 0, f"the refuser read stdin: the file offset moved to {offset}"
+
+
+def test_control_a_reader_moves_the_offset(tmp_path: Path) -> None:
+    stdin = tmp_path / "stdin"
+    stdin.write_bytes(b"payload\n" * 100)
+    with stdin.open("rb") as handle:
+        subprocess.run(["cat"], stdin=handle, stdout=subprocess.DEVNULL, check=True)
+        assert handle.tell() == stdin.stat().st_size
+
+
 def test_a_stdin_that_never_closes_does_not_hang_the_refusal(seal: Seal, armed_log: Path) -> None:
     process = subprocess.Popen(
         [str(seal.bin_dir / "az"), "login"],
