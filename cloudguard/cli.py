@@ -113,6 +113,7 @@ def check(
     since: Annotated[int, typer.Option("--since", help="Byte offset to check from.", min=0)] = 0,
 ) -> None:
     from cloudguard import reach, runner
+    from cloudguard.escape import one_line
 
     path = log or os.environ.get(reach.LOG_VARIABLE)
     if not path:
@@ -120,21 +121,22 @@ def check(
         raise typer.Exit(exit_codes.REFUSED_ADMISSION)
     verdict = runner.check(runner.ArmedLog(path, since, owned=False), sys.stderr)
     if verdict == exit_codes.CLEAN:
-        typer.echo(f"cloudguard: {path} is armed and clean", err=True)
+        typer.echo(f"cloudguard: {one_line(path, 2000)} is armed and clean", err=True)
     raise typer.Exit(verdict)
 
 
 @app.command(help="Assert that the seal holds in this process; 97 with each reason otherwise.")
 def doctor(registry: RegistryOption = None) -> None:
     from cloudguard.doctor import problems
+    from cloudguard.escape import one_line
     from cloudguard.hard.requirements import missing
 
     found = list(problems(os.environ, _registry(registry)))
     unavailable = missing()
     hard_mode = f"not available here: {unavailable}" if unavailable else "available here"
     typer.echo(f"cloudguard doctor: hard seal (run --hard) {hard_mode}", err=True)
-    for problem in found:
-        typer.echo(f"cloudguard doctor: {problem}", err=True)
+    for problem in found:  # they quote environment values: escaped for the terminal
+        typer.echo(f"cloudguard doctor: {one_line(problem, 2000)}", err=True)
     if found:
         raise typer.Exit(exit_codes.REFUSED_ADMISSION)
     typer.echo("cloudguard doctor: the seal holds", err=True)

@@ -480,17 +480,29 @@ class LogWatch:
 
 
 def describe(record: Mapping[str, object]) -> str:
-    """Who reached what, through which channel, from which test: one line, then details."""
+    """Who reached what, through which channel, from which test: one line, then details.
+
+    Every field came from outside (argv, the target, the test name, the working
+    directory): each is escaped for the terminal (cloudguard.escape).
+    """
+    from cloudguard.escape import one_line  # here: the refusers' fast path never describes
+
+    def shown(value: object, limit: int = 300) -> str:
+        return one_line(str(value), limit)
+
     argv = record.get("argv")
     command = " ".join(map(str, argv)) if isinstance(argv, list) else ""
     identity = record.get("identity_vars")
     lines = [
-        f"{record.get('via')} reached `{record.get('target') or '?'}`"
-        f" from test {record.get('test') or '<none named>'}"
-        f" (pid {record.get('pid')}, cwd {record.get('cwd')}, at {record.get('at')})"
+        f"{shown(record.get('via'))} reached `{shown(record.get('target') or '?')}`"
+        f" from test {shown(record.get('test') or '<none named>')}"
+        f" (pid {shown(record.get('pid'))}, cwd {shown(record.get('cwd'))},"
+        f" at {shown(record.get('at'))})"
     ]
     if command:
-        lines.append(f"    argv: {command}")
+        lines.append(f"    argv: {shown(command, 2000)}")
     if isinstance(identity, list) and identity:
-        lines.append(f"    identity variables still set: {', '.join(map(str, identity))}")
+        lines.append(
+            f"    identity variables still set: {shown(', '.join(map(str, identity)), 2000)}"
+        )
     return "\n".join(lines)

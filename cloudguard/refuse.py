@@ -118,9 +118,11 @@ def main(
         target=_target(tool, args),
         identity_vars=policy.identity_vars(environ),
     )
-    shown = " ".join(record["argv"])  # type: ignore[arg-type]
+    from cloudguard.escape import one_line  # argv and the test name come from outside
+
+    shown = one_line(" ".join(record["argv"]), 2000)  # type: ignore[arg-type]
     status = "; ".join(reach.record_status(path, record) for path in _logs(log, environ) or [""])
-    test = record["test"]
+    test = one_line(str(record["test"]), 300) if record["test"] else ""
     sys.stderr.write(
         f"cloudguard: refused `{shown}` ({via}): {_hint(via, tool, policy)}\n"
         f"  {status}" + (f" (test: {test})" if test else "") + "\n"

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from cloudguard import exit_codes, reach
+from cloudguard.escape import one_line
 from cloudguard.seal import Registry, create_seal, seal_line, sealed_environment
 
 COMMAND_NOT_FOUND = 127
@@ -58,11 +59,14 @@ def check(log: ArmedLog, err: TextIO) -> int:
             log.watch.verify()
         records = reach.read(log.path, start=log.start).reaches
     except reach.ReachLogError as error:
-        err.write(f"cloudguard: {error}: the alarm cannot be read, failing closed\n")
+        err.write(
+            f"cloudguard: {one_line(str(error), 2000)}: the alarm cannot be read, failing closed\n"
+        )
         return exit_codes.REFUSED_ADMISSION
     if not records:
         return exit_codes.CLEAN
-    err.write(f"cloudguard: {len(records)} cloud reach(es) refused and recorded in {log.path}:\n")
+    shown = one_line(log.path, 2000)
+    err.write(f"cloudguard: {len(records)} cloud reach(es) refused and recorded in {shown}:\n")
     for record in records:
         err.write("  " + reach.describe(record).replace("\n", "\n  ") + "\n")
     return exit_codes.REACH_REFUSED
@@ -89,7 +93,7 @@ def run(
     try:
         armed = arm_log(log, os.environ)
     except (reach.ReachLogError, OSError) as error:
-        err.write(f"cloudguard: cannot arm the reach log: {error}\n")
+        err.write(f"cloudguard: cannot arm the reach log: {one_line(str(error), 2000)}\n")
         return exit_codes.REFUSED_ADMISSION
     seal = create_seal(registry, log=armed.path)
     try:
@@ -135,10 +139,10 @@ def _spawn(
     try:
         child = subprocess.Popen(list(command), env=env, pass_fds=tuple(pass_fds))
     except FileNotFoundError:
-        err.write(f"cloudguard: command not found: {command[0]}\n")
+        err.write(f"cloudguard: command not found: {one_line(command[0], 2000)}\n")
         return COMMAND_NOT_FOUND
     except PermissionError:
-        err.write(f"cloudguard: command not executable: {command[0]}\n")
+        err.write(f"cloudguard: command not executable: {one_line(command[0], 2000)}\n")
         return COMMAND_NOT_EXECUTABLE
 
     def forward(signum: int, _frame: object) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cloudguard import private_files, project_file, reach
+from cloudguard.escape import one_line
 from cloudguard.refuse import Policy
 
 RUNNER_PREFIX = "CLOUDGUARD_"
@@ -487,5 +488,5 @@ def guard_first(seal: Seal, path: str) -> str:
 
 
 def seal_line(dropped: Iterable[str]) -> str:
-    """The one line a seal prints: names only, never values."""
-    return f"{SEAL_LINE_PREFIX} dropped={','.join(dropped)}"
+    """The one line a seal prints: names only, never values (escaped: names come from outside)."""
+    return f"{SEAL_LINE_PREFIX} dropped={','.join(one_line(name, 200) for name in dropped)}"

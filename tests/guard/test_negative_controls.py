@@ -231,6 +231,41 @@ MUTATIONS.append(
         reason="the refuser read stdin: the file offset moved to 2100",
     )
 )
+# Values from outside, escaped; reports written without following links.
+ESCAPING = "tests/guard/test_terminal_escaping.py::"
+AUDIT_TRUST = "tests/audit/test_audit_trust.py::"
+MUTATIONS += [
+    Mutation(
+        name="describe shows values raw",
+        module="reach.py",
+        original="        return one_line(str(value), limit)\n",
+        broken="        return str(value)\n",
+        tests=(
+            ESCAPING + "test_describe_escapes_every_field",
+            ESCAPING + "test_run_and_check_output_is_escaped",
+        ),
+        reason={
+            ESCAPING + "test_describe_escapes_every_field": "a raw control reached",
+            ESCAPING + "test_run_and_check_output_is_escaped": "a raw escape sequence reached",
+        },
+    ),
+    Mutation(
+        name="markdown cells keep link syntax",
+        module="audit/formats/markdown.py",
+        original='_MARKDOWN_PUNCTUATION = ("\\\\", "|", "`", "[", "]", "(", ")", "!")',
+        broken='_MARKDOWN_PUNCTUATION = ("\\\\", "|", "`")',
+        tests=(AUDIT_TRUST + "test_a_markdown_cell_escapes_link_and_image_syntax",),
+        reason="link syntax survived: ![pixel](https://attacker.example/t.png)",
+    ),
+    Mutation(
+        name="--output follows links",
+        module="audit/command.py",
+        original='with open(open_private(destination), "w",',
+        broken='with open(destination, "w",',
+        tests=(AUDIT_TRUST + "test_output_never_follows_a_planted_symlink",),
+        reason="the report overwrote the link's target",
+    ),
+]
 if os.geteuid() == 0:  # only root can make a file of another user's for the test
     MUTATIONS.append(
         Mutation(

@@ -16,16 +16,17 @@ from cloudguard.audit.formats.summary import (
     warning_lines,
 )
 
+# Markdown punctuation that could start a link or an image (`![x](https://...)` in a tag
+# would load a remote image in a PR comment) or undo our escapes; each gets a backslash.
+_MARKDOWN_PUNCTUATION = ("\\", "|", "`", "[", "]", "(", ")", "!")
+
 
 def cell(value: str) -> str:
-    """A table cell that cannot end the row, open code, or inject HTML."""
-    return (
-        value.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace("|", "\\|")
-        .replace("`", "\\`")
-    )
+    """A table cell that cannot end the row, open code, link, embed an image, or inject HTML."""
+    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for mark in _MARKDOWN_PUNCTUATION:  # the backslash first: it must not undo the others
+        value = value.replace(mark, "\\" + mark)
+    return value
 
 
 class MarkdownFormat(StreamedFormat):

@@ -8,36 +8,12 @@ value (JSON escaping is lossless).
 
 from __future__ import annotations
 
-import unicodedata
 from datetime import timedelta
 
-DEFAULT_LIMIT = 80
+# The escaping lives in cloudguard.escape (stdlib only) so the guard's output uses it too.
+from cloudguard.escape import DEFAULT_LIMIT, one_line
 
-
-def one_line(value: str | None, limit: int = DEFAULT_LIMIT) -> str:
-    if value is None:
-        return "-"
-    head = value[: limit * 4]
-    if head.isprintable() and "\\" not in head:
-        # The common case, a plain name or id: nothing to escape (every character
-        # `_escape` rewrites is non-printable or a backslash), at C speed.
-        escaped = head
-    else:
-        escaped = "".join(_escape(ch) for ch in head)
-    if len(escaped) > limit or len(value) > limit * 4:
-        return f"{escaped[:limit]}…(+{len(value) - limit} chars)"
-    return escaped
-
-
-def _escape(ch: str) -> str:
-    # Cc: C0/C1 controls (\n, \x1b, \x9b), Cf: format (bidi overrides, zero width),
-    # Zl/Zp: line and paragraph separators.
-    if unicodedata.category(ch) in {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}:
-        code = ord(ch)
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    if ch == "\\":
-        return "\\\\"
-    return ch
+__all__ = ["DEFAULT_LIMIT", "age", "money", "one_line"]
 
 
 def money(value: float | None, currency: str) -> str:

@@ -1,0 +1,35 @@
+"""Untrusted text made safe for a terminal or a one-line report cell. Stdlib only.
+
+Values from outside (argv, targets, test names, working directories, tag
+values, file names) reach the operator's terminal. A newline would forge a
+line, an escape sequence would repaint the terminal, a bidi override would
+reorder what is read, a 10 kB value would bury the report. Every human-facing
+output shows them through `one_line`; JSON keeps the exact value (JSON
+escaping is lossless).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+DEFAULT_LIMIT = 80
+
+
+def one_line(value: str | None, limit: int = DEFAULT_LIMIT) -> str:
+    if value is None:
+        return "-"
+    escaped = "".join(_escape(ch) for ch in value[: limit * 4])
+    if len(escaped) > limit or len(value) > limit * 4:
+        return f"{escaped[:limit]}…(+{len(value) - limit} chars)"
+    return escaped
+
+
+def _escape(ch: str) -> str:
+    # Cc: C0/C1 controls (\n, \x1b, \x9b), Cf: format (bidi overrides, zero width),
+    # Zl/Zp: line and paragraph separators.
+    if unicodedata.category(ch) in {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}:
+        code = ord(ch)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if ch == "\\":
+        return "\\\\"
+    return ch
