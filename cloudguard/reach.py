@@ -33,8 +33,6 @@ import fcntl
 import os
 import time
 
-from cloudguard import private_files
-
 try:  # the C string encoder alone: `import json` would also load re (a third of our start-up)
     from _json import encode_basestring_ascii as _json_string
 except ImportError:  # not CPython
@@ -197,6 +195,8 @@ def arm(path: str, *, by: str) -> int:
     Returns the offset after the header. Raises UnsafePathError (an OSError) when
     anything already exists at `path`.
     """
+    from cloudguard import private_files  # the arming side only: writers never create
+
     fd = private_files.create_new(path)
     try:
         return _write_header(fd, by)
@@ -213,6 +213,8 @@ def arm_or_continue(path: str, *, by: str) -> int:
     is another user's (its owner could read argv and truncate the evidence), or
     an existing file that is not an armed log: none of them is ours to use.
     """
+    from cloudguard import private_files
+
     try:
         return arm(path, by=by)
     except private_files.UnsafePathError:
@@ -404,6 +406,8 @@ class LogWatch:
     """
 
     def __init__(self, path: str) -> None:
+        from cloudguard import private_files
+
         self.path = path
         try:
             self._fd = private_files.open_own(path, os.O_RDONLY)
