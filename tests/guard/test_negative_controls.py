@@ -266,6 +266,48 @@ MUTATIONS += [
         reason="the report overwrote the link's target",
     ),
 ]
+# Configuration discovery (cloudguard/project_file.py) and the plugin's watch.
+FINDER = "tests/guard/test_project_file.py::"
+UNTRUSTED = FINDER + "test_every_command_refuses_an_untrusted_file_with_97"
+MUTATIONS += [
+    Mutation(
+        name="discovery climbs past the repository root",
+        module="project_file.py",
+        original="        if root is None or directory == root or directory.parent == directory:\n",
+        broken="        if directory.parent == directory:\n",
+        tests=(
+            FINDER + "test_never_above_the_repository_root",
+            FINDER + "test_outside_a_repository_only_the_working_directory",
+        ),
+        reason={
+            FINDER + "test_never_above_the_repository_root": "above the repository root was read",
+            FINDER + "test_outside_a_repository_only_the_working_directory": (
+                "above the working directory was read"
+            ),
+        },
+    ),
+    Mutation(
+        name="a group-writable cloudguard.toml is trusted",
+        module="project_file.py",
+        original="    if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):\n",
+        broken="    if False:\n",
+        tests=(f"{UNTRUSTED}[command0]", f"{UNTRUSTED}[command1]", f"{UNTRUSTED}[command2]"),
+        reason={
+            f"{UNTRUSTED}[command0]": "an untrusted cloudguard.toml was read",
+            f"{UNTRUSTED}[command1]": "an untrusted cloudguard.toml was read",
+            # doctor exits 97 outside a run anyway: the file must still be named
+            f"{UNTRUSTED}[command2]": "the untrusted file was not named",
+        },
+    ),
+    Mutation(
+        name="the plugin looks at the size only",
+        module="pytest_plugin.py",
+        original="        if self.watch.verify() == window.checked:\n",
+        broken="        if _size(self.log) == window.checked:\n",
+        tests=(TRUNCATED_TEST,),
+        reason="the tampering test passed (truncate)",
+    ),
+]
 if os.geteuid() == 0:  # only root can make a file of another user's for the test
     MUTATIONS.append(
         Mutation(
@@ -275,6 +317,16 @@ if os.geteuid() == 0:  # only root can make a file of another user's for the tes
             broken="    if False:\n",
             tests=(THEIRS,),
             reason="another user's log was continued",
+        )
+    )
+    MUTATIONS.append(
+        Mutation(
+            name="another user's cloudguard.toml is trusted",
+            module="project_file.py",
+            original="    if status.st_uid != os.geteuid():\n",
+            broken="    if False:\n",
+            tests=(FINDER + "test_another_users_file_is_refused_naming_it",),
+            reason="DID NOT RAISE",
         )
     )
 

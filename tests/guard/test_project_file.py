@@ -49,8 +49,8 @@ def test_never_above_the_repository_root(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
 
-    assert find_project_file(repo / ".git", {"HOME": str(tmp_path / "nohome")}) is None
-    assert find_project_file(repo, {"HOME": str(tmp_path / "nohome")}) is None
+    found = find_project_file(repo, {"HOME": str(tmp_path / "nohome")})
+    assert found is None, f"a file above the repository root was read: {found}"
 
 
 def test_outside_a_repository_only_the_working_directory(tmp_path: Path) -> None:
@@ -58,7 +58,8 @@ def test_outside_a_repository_only_the_working_directory(tmp_path: Path) -> None
     work = tmp_path / "work"
     work.mkdir()
 
-    assert find_project_file(work, {"HOME": str(tmp_path / "nohome")}) is None
+    found = find_project_file(work, {"HOME": str(tmp_path / "nohome")})
+    assert found is None, f"a file above the working directory was read: {found}"
     assert find_project_file(tmp_path, {"HOME": str(tmp_path / "nohome")}) is not None
 
 
@@ -111,5 +112,7 @@ def test_every_command_refuses_an_untrusted_file_with_97(tmp_path: Path, command
 
     result = cloudguard(*command, env=minimal_env(tmp_path), cwd=tmp_path)
 
-    assert result.returncode == 97, result.stderr
-    assert f"{path}: writable by group or others" in result.stderr
+    assert result.returncode == 97, f"an untrusted cloudguard.toml was read: {result.stderr}"
+    assert f"{path}: writable by group or others" in result.stderr, (
+        f"the untrusted file was not named: {result.stderr}"
+    )
