@@ -189,7 +189,9 @@ def test_a_record_that_appears_mid_run_stops_that_item(setup: dict[str, Path]) -
 
     assert code == 0
     skipped = [e for e in events(setup["log"]) if e["event"] == "skipped"]
-    assert [e["id"] for e in skipped] == [target.id]
+    assert [e["id"] for e in skipped] == [target.id], (
+        "the item whose record appeared was not skipped"
+    )
     assert skipped[0]["skips"][0]["code"] == "controller-record"
 
 

@@ -285,7 +285,8 @@ def test_an_explicit_credential_object_is_used_as_given(arm: FakeArm) -> None:
     credential = arm.credential()
     result = AzureAdapter(credential).sweep(request_for(arm, credential=None))
     assert len(result.resources) == 1
-    assert credential.scopes_requested[0] == ("https://management.azure.com/.default",)
+    # A loopback endpoint's own audience, never the real ARM's (see credentials.py).
+    assert credential.scopes_requested[0] == (f"{arm.base_url}/.default",)
 
 
 @pytest.mark.parametrize(
