@@ -46,7 +46,8 @@ ConfigFile = Annotated[
     typer.Option(
         metavar="FILE",
         help="Config file whose \\[audit] table supplies these options "
-        "(default: cloudguard.toml in this directory or a parent).",
+        "(default: the nearest cloudguard.toml up to the repository root, then $HOME; "
+        "only your own file, not writable by others).",
     ),
 ]
 
