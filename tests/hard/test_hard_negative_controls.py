@@ -12,6 +12,13 @@ from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_re
 CORPUS = (
     "tests/hard/test_hard_corpus.py::test_every_technique_is_recorded_and_red_under_the_hard_seal"
 )
+RUNNING_TEST = (
+    "tests/hard/test_hard_corpus.py::test_under_pytest_a_record_names_the_test_that_was_running"
+)
+XDIST_RUNNING_TEST = (
+    "tests/hard/test_hard_corpus.py::test_under_xdist_each_record_names_its_own_workers_test"
+)
+
 MUTATIONS = [
     Mutation(
         name="the sink records nothing",
@@ -36,11 +43,12 @@ MUTATIONS = [
         module="hard/running.py",
         original="    if not seal_root:\n        return\n",
         broken="    if True:\n        return\n",
-        tests=(
-            "tests/hard/test_hard_corpus.py::test_under_pytest_a_record_names_the_test_that_was_running",
-            "tests/hard/test_hard_corpus.py::test_under_xdist_each_record_names_its_own_workers_test",
-        ),
-        reason=("the records do not name the running tests", "a record does not name its own test"),
+        tests=(RUNNING_TEST, XDIST_RUNNING_TEST),
+        # each named test's own message (the harness reads each one's, never the pooled output)
+        reason={
+            RUNNING_TEST: "the records do not name the running tests",
+            XDIST_RUNNING_TEST: "a record does not name its own test",
+        },
     ),
     Mutation(
         name="no credential home is masked",
