@@ -39,7 +39,10 @@ MUTATIONS = [
             "        raise"
         ),
         tests=(f"{CONFIG_97}[grace = 5-audit.grace]", f"{CONFIG_97}[grace = 2.5-audit.grace]"),
-        reason="'grace = 5' was accepted",
+        reason={  # each named test's own message (the harness reads each one's)
+            f"{CONFIG_97}[grace = 5-audit.grace]": "'grace = 5' was accepted",
+            f"{CONFIG_97}[grace = 2.5-audit.grace]": "'grace = 2.5' was accepted",
+        },
     ),
     Mutation(
         name="duplicates are counted again",
