@@ -2,7 +2,8 @@
 
 The same harness as cloudguard_mutants.py, for a rule that lives in an adapter:
 copy the adapter package, break the rule in the copy, run the named tests with
-the copy first on PYTHONPATH, and require each to fail with the expected text.
+the copy first on PYTHONPATH, and require each to fail with the expected text in
+its own failure message.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import importlib
 import shutil
 from pathlib import Path
 
-from cloudguard_mutants import Mutation, run_tests
+from cloudguard_mutants import Mutation, assert_each_red_for_its_reason, run_tests
 
 
 def _mutant_adapter(
@@ -33,13 +34,5 @@ def assert_adapter_turns_red(
     tmp_path: Path, package: str, mutation: Mutation, also: tuple[tuple[str, str], ...] = ()
 ) -> None:
     """`also`: further (original, broken) edits of the same module, for a rule guarded twice."""
-    result = run_tests(_mutant_adapter(tmp_path, package, mutation, also), mutation.tests)
-    output = result.stdout + result.stderr
-    failed = [line for line in output.splitlines() if line.startswith("FAILED ")]
-    for test in mutation.tests:
-        assert any(test in line for line in failed), (
-            f"{test} stayed green with {mutation.name!r}:\n{output}"
-        )
-    reasons = (mutation.reason,) if isinstance(mutation.reason, str) else mutation.reason
-    for reason in reasons:
-        assert reason in output, f"red for the wrong reason with {mutation.name!r}:\n{output}"
+    root = _mutant_adapter(tmp_path, package, mutation, also)
+    assert_each_red_for_its_reason(root, mutation, run_tests(root, mutation.tests))

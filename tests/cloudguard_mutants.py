@@ -126,7 +126,13 @@ def _nodeid(classname: str, name: str) -> str:
 
 def assert_turns_red(tmp_path: Path, mutation: Mutation) -> None:
     root = mutant(tmp_path, mutation)
-    result = run_tests(root, mutation.tests)
+    assert_each_red_for_its_reason(root, mutation, run_tests(root, mutation.tests))
+
+
+def assert_each_red_for_its_reason(
+    root: Path, mutation: Mutation, result: subprocess.CompletedProcess[str]
+) -> None:
+    """Every named test failed, each with its own expected message (root/junit.xml)."""
     output = result.stdout + result.stderr
     junit = root / "junit.xml"
     assert junit.is_file(), f"no JUnit report with {mutation.name!r}:\n{output}"
