@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -32,18 +32,70 @@ app = typer.Typer(
     help="Keep test suites from reaching real clouds; find the resources they leaked.\n\n"
     + EXIT_CODES_HELP,
     no_args_is_help=True,
-    add_completion=False,
+    # -h as well as --help; subcommands inherit it from this context.
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
 )
+
+# The distribution's name: "cloudguard" on the package index is another project.
+DISTRIBUTION = "cloudguard-ci"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from cloudguard import __version__
+
+        typer.echo(f"{DISTRIBUTION} {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Keep test suites from reaching real clouds; find the resources they leaked."""
+
 
 RegistryOption = Annotated[
     Path | None,
     typer.Option(
         "--registry",
+        "-r",
+        metavar="FILE",
         help="Project seal registry (default: the nearest cloudguard.toml).",
         dir_okay=False,
     ),
 ]
+
+
+def _no_type_labels_where_they_mislead() -> None:
+    # Typer labels every parameter with its Python type: flags too ("--help
+    # <bool>", though a flag takes no value) and arguments beside their own
+    # metavar ("CMD <list[str]>"). Show the metavar alone, and nothing for a flag.
+    from typer.core import TyperArgument, TyperOption
+
+    option_type = TyperOption.display_type_rich
+
+    def option_display(self: TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag and self.metavar is None else option_type(self, ctx)
+
+    def argument_display(self: TyperArgument, ctx: Any) -> str | None:
+        return None
+
+    TyperOption.display_type_rich = option_display  # type: ignore[method-assign]
+    TyperArgument.display_type_rich = argument_display  # type: ignore[method-assign,assignment]
+
+
+_no_type_labels_where_they_mislead()
 
 
 def _registry(path: Path | None) -> Registry:
@@ -58,17 +110,24 @@ def _registry(path: Path | None) -> Registry:
 
 @app.command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    options_metavar="[OPTIONS] --",
     help="Run CMD sealed, then check the reach log. Exit: CMD's own code when nothing "
     "reached; 98 when anything did; 97 when the log cannot be armed or read; "
     "127/126 when CMD cannot be started.",
 )
 def run(
     command: Annotated[
-        list[str], typer.Argument(help="The command, after --.", metavar="-- CMD...")
-    ],
+        list[str] | None,
+        typer.Argument(help="The command and its arguments, after --.", metavar="CMD"),
+    ] = None,
     log: Annotated[
         str | None,
-        typer.Option("--log", help="Reach log to arm (default: a temporary one, kept when red)."),
+        typer.Option(
+            "--log",
+            "-l",
+            metavar="PATH",
+            help="Reach log to arm (default: a temporary one, kept when red).",
+        ),
     ] = None,
     registry: RegistryOption = None,
     hard: Annotated[
@@ -93,6 +152,8 @@ def run(
 ) -> None:
     from cloudguard import runner
 
+    if not command:
+        raise typer.BadParameter("give the command to run after --", param_hint="CMD")
     if forward and not hard:
         typer.echo("cloudguard: --forward needs --hard", err=True)
         raise typer.Exit(exit_codes.USAGE)
@@ -108,9 +169,16 @@ def run(
 def check(
     log: Annotated[
         str | None,
-        typer.Option("--log", help=f"The reach log (default: ${'CLOUDGUARD_REACH_LOG'})."),
+        typer.Option(
+            "--log",
+            "-l",
+            metavar="PATH",
+            help=f"The reach log (default: ${'CLOUDGUARD_REACH_LOG'}).",
+        ),
     ] = None,
-    since: Annotated[int, typer.Option("--since", help="Byte offset to check from.", min=0)] = 0,
+    since: Annotated[
+        int, typer.Option("--since", metavar="BYTES", help="Byte offset to check from.", min=0)
+    ] = 0,
 ) -> None:
     from cloudguard import reach, runner
     from cloudguard.escape import one_line

@@ -28,7 +28,10 @@ def problems(environ: Mapping[str, str], registry: Registry) -> Iterator[str]:
     """Every way in which the seal does not hold, each a named reason."""
     log = environ.get(reach.LOG_VARIABLE)
     if not log:
-        yield f"{reach.LOG_VARIABLE} is not set: no reach log is armed"
+        yield (
+            f"{reach.LOG_VARIABLE} is not set: no reach log is armed. doctor checks a sealed "
+            "process: run it under the seal, `cloudguard run -- cloudguard doctor`"
+        )
     else:
         try:
             reach.read(log)

@@ -342,6 +342,16 @@ def record_status(log: str, record: Mapping[str, object]) -> str:
     return f"recorded in {log}"
 
 
+def _is_armed_header(line: bytes) -> bool:
+    import json
+
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and record.get("kind") == "armed" and "schema" in record
+
+
 def read(path: str, *, start: int = 0) -> ReachLog:
     """Parse the log. `start` is a byte offset from an earlier read (a later check).
 
@@ -363,6 +373,14 @@ def read(path: str, *, start: int = 0) -> ReachLog:
     if not data:
         raise ReachLogError(f"reach log {path} is empty: it was never armed")
     lines = data.split(b"\n")
+    if not _is_armed_header(lines[0]):
+        # Before any torn/malformed detail: a file that never was a reach log
+        # (a report, a config) is not one "torn at line 9".
+        raise ReachLogError(
+            f"reach log {path} is not armed: {path} is not a cloudguard reach log "
+            "(its first line is not the armed header `cloudguard run` and the pytest "
+            "plugin write)"
+        )
     if lines[-1]:
         raise ReachLogError(
             f"reach log {path} line {len(lines)} is torn (no newline): a writer died mid-record"

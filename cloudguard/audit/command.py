@@ -63,6 +63,8 @@ def audit(
     inventory: Annotated[
         list[str] | None,
         typer.Option(
+            "--inventory",
+            "-i",
             metavar="FILE|-",
             help="`az vm list --show-details -o json` or `aws ec2 describe-instances` output "
             "(repeatable; - reads stdin).",
@@ -71,6 +73,8 @@ def audit(
     provider: Annotated[
         list[str] | None,
         typer.Option(
+            "--provider",
+            "-p",
             metavar="NAME",
             help="Sweep live with an installed adapter (cloudguard.adapters entry point), "
             "e.g. azure. Repeatable.",
@@ -80,7 +84,11 @@ def audit(
     subscription: Annotated[
         list[str] | None,
         typer.Option(
-            metavar="ID", help="Subscription to sweep (repeatable).", rich_help_panel=_LIVE
+            "--subscription",
+            "-s",
+            metavar="ID",
+            help="Subscription to sweep (repeatable; needs --provider).",
+            rich_help_panel=_LIVE,
         ),
     ] = None,
     all_subscriptions: Annotated[
@@ -106,7 +114,10 @@ def audit(
     concurrency: Annotated[
         int | None,
         typer.Option(
-            min=1, help="Parallel requests per provider (default: 4).", rich_help_panel=_LIVE
+            min=1,
+            metavar="N",
+            help="Parallel requests per provider (default: 4).",
+            rich_help_panel=_LIVE,
         ),
     ] = None,
     retries: opts.Retries = None,
@@ -118,12 +129,16 @@ def audit(
     task_tag: Annotated[
         str | None,
         typer.Option(
-            help="Tag naming the fleet task (default: task-id); untagged = not the fleet's."
+            metavar="KEY",
+            help="Tag naming the fleet task (default: task-id); untagged = not the fleet's.",
         ),
     ] = None,
     generation_tag: Annotated[
         str | None,
-        typer.Option(help="Tag naming the repository generation (default: repository-generation)."),
+        typer.Option(
+            metavar="KEY",
+            help="Tag naming the repository generation (default: repository-generation).",
+        ),
     ] = None,
     controller_home: Annotated[
         str | None,
@@ -218,6 +233,7 @@ def audit(
         str | None,
         typer.Option(
             "--format",
+            "-f",
             metavar="|".join(FORMAT_NAMES),
             help="Report format (default: table): "
             + "; ".join(f"{name}: {entry.summary}" for name, entry in FORMATS.items())
@@ -228,7 +244,11 @@ def audit(
     output: Annotated[
         str | None,
         typer.Option(
-            metavar="FILE", help="Write the report here, not stdout.", rich_help_panel=_REPORT
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write the report here, not stdout.",
+            rich_help_panel=_REPORT,
         ),
     ] = None,
     fail_on: Annotated[
@@ -280,6 +300,7 @@ def audit(
         "fail-on": fail_on,
     }
     options = _merge(given, opts.config_values(config, "audit"))
+    _live_options_need_a_provider(options, given)
     _from_cli(options, given, "format", cfg.parse_choice(cfg.FORMATS))
     options["engine"] = _from_cli(options, given, "engine", cfg.parse_choice(cfg.ENGINES))
     options["accounts-from"] = _from_cli(
@@ -324,9 +345,17 @@ def audit(
     from cloudguard.audit.formats.text import one_line
 
     for failure in report.failures:
-        # Reasons can quote adapter exceptions and file names: one escaped line each.
-        source, reason = one_line(failure.source, 300), one_line(failure.reason, 500)
-        typer.echo(f"cloudguard audit: could not read {source}: {reason}", err=True)
+        # Reasons can quote adapter exceptions and file names: escaped, never raw.
+        # A reason that lists what was tried (" | " between attempts) is shown one
+        # attempt a line, so nothing is cut where it says what was tried.
+        first, *attempts = failure.reason.split(" | ")[:30]
+        typer.echo(
+            f"cloudguard audit: could not read {one_line(failure.source, 300)}: "
+            f"{one_line(first, 500)}",
+            err=True,
+        )
+        for attempt in attempts:
+            typer.echo(f"  {one_line(attempt, 300)}", err=True)
     for warning in report.warnings:
         typer.echo(f"cloudguard audit: warning: {one_line(warning, 500)}", err=True)
     code = exit_code(report)
@@ -382,6 +411,20 @@ def _write_output(destination: str, write: Callable[[TextIO], None]) -> None:
         write(out)
 
 
+def _live_options_need_a_provider(options: dict[str, Any], given: dict[str, Any]) -> None:
+    # These steer a live sweep only: with inventory files alone they would be
+    # silently ignored, and the audit would look at something else than asked.
+    if options["provider"]:
+        return
+    for key in ("subscription", "all-subscriptions", "resource-group", "region", "credential"):
+        if given.get(key):
+            raise typer.BadParameter(
+                f"--{key} applies to a live sweep: give --provider NAME too "
+                "(an --inventory file is audited as exported)",
+                param_hint=f"--{key}",
+            )
+
+
 def _merge(given: dict[str, Any], from_config: dict[str, Any]) -> dict[str, Any]:
     # Command line over config over defaults; a repeatable option given on the
     # command line replaces the config's list rather than extending it.
@@ -417,7 +460,9 @@ def _inventories(options: dict[str, Any]) -> list[Inventory]:
     from cloudguard.audit.inventory_files import InventoryFile
     from cloudguard.audit.providers import (
         ProviderInventory,
+        UnknownCredentialError,
         UnknownProviderError,
+        check_credential,
         resolve_providers,
     )
 
@@ -427,6 +472,10 @@ def _inventories(options: dict[str, Any]) -> list[Inventory]:
             entry_points = resolve_providers(options["provider"])
         except UnknownProviderError as exc:
             raise typer.BadParameter(str(exc), param_hint="--provider") from exc
+        try:
+            check_credential(entry_points, options["credential"])
+        except UnknownCredentialError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--credential") from exc
         request = SweepRequest(
             subscriptions=tuple(options["subscription"]),
             all_subscriptions=options["all-subscriptions"],

@@ -182,7 +182,7 @@ def load_config(path: Path) -> dict[str, Any]:
         where = f"{path}: audit.{key}"
         spec = KEYS.get(key)
         if spec is None:
-            raise ConfigError(where, f"unknown key (known: {', '.join(sorted(KEYS))})")
+            raise ConfigError(where, _unknown_key(key))
         try:
             if spec.many:
                 items = [raw] if isinstance(raw, str) else raw
@@ -195,6 +195,15 @@ def load_config(path: Path) -> dict[str, Any]:
             raise ConfigError(where, str(exc)) from exc
         values[key] = parsed
     return values
+
+
+def _unknown_key(key: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, KEYS, n=1)
+    if close:
+        return f"unknown key; did you mean {close[0]!r}? (known: {', '.join(sorted(KEYS))})"
+    return f"unknown key (known: {', '.join(sorted(KEYS))})"
 
 
 def _resolve(spec: _Key, value: Any, base: Path) -> Any:

@@ -226,12 +226,19 @@ def check_generations(repo: str | Path, generations: Iterable[str]) -> dict[str,
     """Classify each distinct generation with one `git cat-file --batch-check`."""
     root = Path(repo)
     source = f"repository {root}"
+    if not root.is_dir():
+        raise EvidenceError(source, "not a git repository: no such directory")
     try:
         probe = _git(root, "rev-parse", "--is-shallow-repository")
     except OSError as exc:
         raise EvidenceError(source, f"cannot run git: {exc}") from exc
     if probe.returncode != 0:
-        raise EvidenceError(source, f"not a git repository: {probe.stderr.strip()[:300]}")
+        # git's own "fatal: ..." says little to someone who ran `cloudguard audit`.
+        raise EvidenceError(
+            source,
+            "not a git repository: --repo takes a clone of the repository whose commits "
+            "the generation tags name (git rev-parse found no repository there)",
+        )
     incomplete = probe.stdout.strip() == "true"
     why_incomplete = "shallow clone" if incomplete else ""
     if not incomplete:

@@ -44,6 +44,8 @@ Retries = Annotated[
 ConfigFile = Annotated[
     Path | None,
     typer.Option(
+        "--config",
+        "-c",
         metavar="FILE",
         help="Config file whose \\[audit] table supplies these options "
         "(default: the nearest cloudguard.toml up to the repository root, then $HOME; "

@@ -15,10 +15,21 @@ from cloudguard.audit.model import Adapter, SourceFailure, SweepRequest, SweepRe
 ENTRY_POINT_GROUP = "cloudguard.adapters"
 
 
+# The distributions that provide the adapters cloudguard knows of.
+ADAPTER_DISTRIBUTIONS = {"azure": "cloudguard-azure", "aws": "cloudguard-aws"}
+
+
 class UnknownProviderError(LookupError):
     def __init__(self, name: str, installed: list[str]) -> None:
         shown = ", ".join(installed) if installed else "none installed"
-        super().__init__(f"unknown provider {name!r} (installed: {shown})")
+        distribution = ADAPTER_DISTRIBUTIONS.get(name)
+        install = (
+            f"; install it with `pip install 'cloudguard-ci[{name}]'` (the {distribution} "
+            "distribution)"
+            if distribution
+            else f"; known adapters: {', '.join(sorted(ADAPTER_DISTRIBUTIONS))}"
+        )
+        super().__init__(f"unknown provider {name!r} (installed: {shown}){install}")
         self.name = name
         self.installed = installed
 
@@ -35,6 +46,30 @@ def resolve_providers(names: list[str]) -> dict[str, EntryPoint]:
         if name not in installed:
             raise UnknownProviderError(name, sorted(installed))
     return {name: installed[name] for name in dict.fromkeys(names)}
+
+
+class UnknownCredentialError(ValueError):
+    """A --credential name the adapter does not have: a usage error (2), before any sweep."""
+
+
+def check_credential(entry_points: dict[str, EntryPoint], credential: str | None) -> None:
+    """Refuse a credential name an adapter declares it does not know.
+
+    An adapter may list the names it accepts as `credential_names`; one that
+    takes free-form names (AWS profiles) does not, and is not checked here.
+    """
+    if credential is None:
+        return
+    for name, entry_point in entry_points.items():
+        try:
+            known = getattr(entry_point.load(), "credential_names", None)
+        except Exception:  # cannot load: the sweep reports it as "did not run"
+            continue
+        if known is not None and credential.strip().lower() not in known:
+            raise UnknownCredentialError(
+                f"unknown credential {credential!r} for provider {name}; "
+                f"choose one of: {', '.join(known)}"
+            )
 
 
 @dataclass(frozen=True)

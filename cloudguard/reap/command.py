@@ -31,7 +31,6 @@ app = typer.Typer(
     "failed; 2 usage; 75 did not run (adapter, credential or evidence unreadable); "
     "97 plan or report of the wrong schema, or malformed.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
 )
 
@@ -44,12 +43,23 @@ def _say(message: str) -> None:
 
 @app.command("plan")
 def plan_command(
-    from_: Annotated[
-        Path,
-        typer.Option(
-            "--from", metavar="AUDIT.json", help="A `cloudguard audit --format json` report."
+    report_path: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="AUDIT.json",
+            help="A `cloudguard audit --format json` report.",
+            show_default=False,
         ),
-    ],
+    ] = None,
+    from_: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            metavar="AUDIT.json",
+            hidden=True,  # the old spelling: `reap apply` takes its input the same way
+            help="Deprecated: give the report as an argument, as `reap apply` takes its plan.",
+        ),
+    ] = None,
     verdict: Annotated[
         list[str] | None,
         typer.Option(
@@ -69,6 +79,8 @@ def plan_command(
     output: Annotated[
         Path | None,
         typer.Option(
+            "--output",
+            "-o",
             metavar="PLAN.json",
             help="Write the plan here and the table to stdout "
             "(default: the plan to stdout, the table to stderr).",
@@ -83,6 +95,7 @@ def plan_command(
     """
     from cloudguard.reap.plan import build_plan, read_document, render_plan
 
+    from_ = _report_argument(report_path, from_)
     try:
         report = read_document(from_, "audit report")
         plan = build_plan(
@@ -120,16 +133,34 @@ def plan_command(
     _say(f"plan written to {output}; review it, then `cloudguard reap apply {output}`")
 
 
+def _report_argument(argument: Path | None, old_option: Path | None) -> Path:
+    if argument is not None and old_option is not None:
+        raise typer.BadParameter("give the report once, as an argument", param_hint="--from")
+    if old_option is not None:
+        _say("note: --from is deprecated; give the report as an argument: reap plan AUDIT.json")
+        return old_option
+    if argument is None:
+        raise typer.BadParameter("give the audit report to plan from", param_hint="AUDIT.json")
+    return argument
+
+
 @app.command("apply")
 def apply_command(
-    plan_path: Annotated[Path, typer.Argument(metavar="PLAN.json", help="A reap plan.")],
+    plan_path: Annotated[
+        Path | None,
+        typer.Argument(metavar="PLAN.json", help="A reap plan.", show_default=False),
+    ] = None,
     yes: Annotated[
         bool,
-        typer.Option("--yes", help="Act. Without it: re-verify and print what would be done."),
+        typer.Option(
+            "--yes", "-y", help="Act. Without it: re-verify and print what would be done."
+        ),
     ] = False,
     log: Annotated[
         Path | None,
         typer.Option(
+            "--log",
+            "-l",
             metavar="PATH",
             help="Reap log, JSON Lines, appended (default: "
             "cloudguard-reap-<UTC timestamp>.jsonl here).",
@@ -170,6 +201,8 @@ def apply_command(
     from cloudguard.reap.plan import load_plan
     from cloudguard.reap.providers import open_reaper
 
+    if plan_path is None:
+        raise typer.BadParameter("give the plan to apply", param_hint="PLAN.json")
     options = _options(
         config,
         {

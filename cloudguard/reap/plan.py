@@ -70,6 +70,18 @@ def read_document(path: Path, what: str) -> Any:
         raise PlanError(str(path), f"{what} is not valid JSON: {exc}") from exc
 
 
+def _not_a(root: Mapping[str, Any], expected: str) -> str:
+    """Why `root` is not the `expected` document, in terms of what it is."""
+    schema, version = root.get("schema"), root.get("schema_version")
+    if schema is None:
+        keys = ", ".join(sorted(map(str, root))[:6]) or "none"
+        return (
+            f'not a {expected}: a JSON document with no "schema" field '
+            f"(its keys: {keys}), not something cloudguard wrote"
+        )
+    return f"not a {expected}: its schema is {schema!r} version {version!r}"
+
+
 def check_verdicts(verdicts: Sequence[str]) -> tuple[str, ...]:
     for verdict in verdicts:
         if verdict not in VERDICTS:
@@ -102,9 +114,8 @@ def build_plan(
     if root.get("schema") != AUDIT_SCHEMA or root.get("schema_version") != AUDIT_SCHEMA_VERSION:
         raise PlanError(
             source,
-            f"not a {AUDIT_SCHEMA} v{AUDIT_SCHEMA_VERSION} report (schema "
-            f"{root.get('schema')!r}, version {root.get('schema_version')!r}); "
-            "write one with `cloudguard audit --format json`",
+            _not_a(root, f"{AUDIT_SCHEMA} v{AUDIT_SCHEMA_VERSION} report")
+            + "; write one with `cloudguard audit --format json`",
         )
     policy_doc = doc.obj(root.get("policy"), "policy")
     policy = PlanPolicy(
@@ -246,8 +257,8 @@ def load_plan(path: Path) -> Plan:
     if root.get("schema") != SCHEMA or root.get("schema_version") != SCHEMA_VERSION:
         raise PlanError(
             source,
-            f"not a {SCHEMA} v{SCHEMA_VERSION} plan (schema {root.get('schema')!r}, "
-            f"version {root.get('schema_version')!r}); make one with `cloudguard reap plan`",
+            _not_a(root, f"{SCHEMA} v{SCHEMA_VERSION} plan")
+            + "; make one with `cloudguard reap plan`",
         )
     audit = doc.obj(root.get("audit"), "audit")
     policy_doc = doc.obj(root.get("policy"), "policy")

@@ -23,9 +23,11 @@ stays cheap.
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +74,8 @@ class AzureAdapter:
     """Registered as `azure` in the `cloudguard.adapters` entry-point group."""
 
     name = "azure"
+    # The --credential names it accepts; anything else is a usage error before the sweep.
+    credential_names = tuple(credentials.CREDENTIALS)
 
     def __init__(
         self,
@@ -338,13 +342,34 @@ def preflight(credential: Any, name: str, scope: str = ARM_SCOPE) -> str | None:
     from azure.core.exceptions import ClientAuthenticationError
 
     try:
-        credential.get_token(scope)
+        with _identity_warnings_folded():
+            credential.get_token(scope)
     except ClientAuthenticationError as exc:
-        return (
-            f"no token for {scope}: tried {credentials.describe(name)}: "
-            f"{_first_lines(str(exc), 12)}"
-        )
+        return f"no token for {scope}: tried {credentials.describe(name)}: {_attempts(str(exc))}"
     return None
+
+
+@contextmanager
+def _identity_warnings_folded() -> Iterator[None]:
+    # azure-identity logs each failed credential of a chain as a raw WARNING
+    # block on stderr; the same facts are in the exception, which becomes our
+    # one failure line. Quiet the logger while we ask, restore it after.
+    logger = logging.getLogger("azure.identity")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _attempts(text: str) -> str:
+    """A chain's failure, one short clause per credential tried (their first sentence)."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    tried = [line for line in lines if re.match(r"^\w+Credential: ", line)]
+    if not tried:
+        return _first_lines(text, 12)
+    return " | ".join(line.split(". ")[0].rstrip(".") for line in tried)
 
 
 def describe_error(exc: BaseException) -> str:

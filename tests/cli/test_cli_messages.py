@@ -1,0 +1,123 @@
+"""Messages that tell a user what to do next, each with its exit code.
+
+Each was, before, a true but unhelpful line (see docs/reference.md#messages).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_helpers import cloudguard
+
+from cloudguard.audit import providers
+
+
+@pytest.fixture
+def inventory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)  # no cloudguard.toml of the project applies
+    path = tmp_path / "inventory.json"
+    path.write_text("[]")
+    return path
+
+
+def test_a_provider_whose_adapter_is_not_installed_names_the_package(
+    inventory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(providers, "installed_adapters", lambda: {})
+    done = cloudguard("audit", "--provider", "azure")
+    assert done.exit_code == 2
+    assert "unknown provider 'azure' (installed: none installed)" in done.output
+    assert "pip install 'cloudguard-ci[azure]'" in done.output
+    assert "cloudguard-azure" in done.output
+
+
+def test_a_provider_nobody_ships_lists_the_known_adapters(
+    inventory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(providers, "installed_adapters", lambda: {})
+    done = cloudguard("audit", "--provider", "gcp")
+    assert done.exit_code == 2
+    assert "unknown provider 'gcp'" in done.output and "known adapters: aws, azure" in done.output
+
+
+def test_doctor_outside_a_run_says_how_to_run_it() -> None:
+    done = cloudguard("doctor", env={"CLOUDGUARD_REACH_LOG": None, "CLOUDGUARD_SEAL_DIR": None})
+    assert done.exit_code == 97
+    assert "CLOUDGUARD_REACH_LOG is not set: no reach log is armed" in done.stderr
+    assert "run it under the seal, `cloudguard run -- cloudguard doctor`" in done.stderr
+
+
+def test_check_on_a_file_that_is_not_a_reach_log_says_so(tmp_path: Path) -> None:
+    config = tmp_path / "cloudguard.toml"
+    config.write_text('[audit]\nformat = "json"\ngrace = "2h"\nrepo = "."')  # no final newline
+    done = cloudguard("check", "--log", str(config))
+    assert done.exit_code == 97
+    assert f"{config} is not a cloudguard reach log" in done.stderr
+    assert "torn" not in done.stderr
+
+
+def test_check_on_a_torn_reach_log_still_says_torn(tmp_path: Path) -> None:
+    # The control: the torn-line message is still there for a log that is one.
+    log = tmp_path / "reach.jsonl"
+    log.write_text('{"schema":1,"kind":"armed","at":"x","by":"t","pid":1}\n{"schema":1,"ki')
+    done = cloudguard("check", "--log", str(log))
+    assert done.exit_code == 97
+    assert "line 2 is torn" in done.stderr
+
+
+def test_reap_plan_from_a_json_that_is_no_audit_says_what_it_expected(tmp_path: Path) -> None:
+    other = tmp_path / "package.json"
+    other.write_text('{"name": "web", "version": "1.0.0"}')
+    done = cloudguard("reap", "plan", str(other))
+    assert done.exit_code == 97
+    assert (
+        'not a cloudguard.audit v1 report: a JSON document with no "schema" field '
+        "(its keys: name, version), not something cloudguard wrote; write one with "
+        "`cloudguard audit --format json`"
+    ) in done.stderr
+    assert "None" not in done.stderr
+
+
+def test_repo_that_is_not_a_repository_is_our_message_not_gits(
+    inventory: Path, tmp_path: Path
+) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    done = cloudguard("audit", "-i", str(inventory), "--repo", str(plain))
+    assert done.exit_code == 75
+    assert "not a git repository: --repo takes a clone of the repository" in done.stderr
+    assert "fatal:" not in done.stderr
+    # The control: git itself does say "fatal:" there, which is what we no longer show.
+    raw = subprocess.run(
+        ["git", "-C", str(plain), "rev-parse", "--is-shallow-repository"],
+        capture_output=True,
+        text=True,
+        env={"GIT_CEILING_DIRECTORIES": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert raw.returncode != 0 and "fatal:" in raw.stderr
+
+
+def test_an_unknown_config_key_suggests_the_closest(inventory: Path, tmp_path: Path) -> None:
+    (tmp_path / "cloudguard.toml").write_text('[audit]\nfromat = "json"\n')
+    done = cloudguard("audit", "-i", str(inventory))
+    assert done.exit_code == 97
+    assert "audit.fromat: unknown key; did you mean 'format'?" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "option", [["--subscription", "s1"], ["--all-subscriptions"], ["--region", "eastus"]]
+)
+def test_live_only_options_without_a_provider_are_usage_errors(
+    inventory: Path, option: list[str]
+) -> None:
+    done = cloudguard("audit", "-i", str(inventory), *option)
+    assert done.exit_code == 2
+    assert f"{option[0]} applies to a live sweep: give --provider NAME too" in done.output
+
+
+def test_an_unknown_credential_is_a_usage_error_before_any_sweep(inventory: Path) -> None:
+    done = cloudguard("audit", "--provider", "azure", "--subscription", "s", "--credential", "krb")
+    assert done.exit_code == 2
+    assert "unknown credential 'krb' for provider azure; choose one of: default," in done.output
