@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
 SCHEMA = 1
+# cloudguard/schemas/reach-log.schema.json (its $id; a literal, so no import here).
+REACH_LOG_SCHEMA_ID = "urn:cloudguard-ci:schema:reach-log:1"
 LOG_VARIABLE = "CLOUDGUARD_REACH_LOG"
 TEST_VARIABLE = "CLOUDGUARD_TEST"
 
@@ -178,7 +180,16 @@ def _line(record: Mapping[str, object]) -> bytes:
 
 
 def _header(by: str) -> bytes:
-    return _line({"schema": SCHEMA, "kind": "armed", "at": now(), "by": by, "pid": os.getpid()})
+    return _line(
+        {
+            "$schema": REACH_LOG_SCHEMA_ID,  # the header only: reach lines stay lean
+            "schema": SCHEMA,
+            "kind": "armed",
+            "at": now(),
+            "by": by,
+            "pid": os.getpid(),
+        }
+    )
 
 
 def _write_header(fd: int, by: str) -> int:

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from cloudguard.audit.formats.text import one_line
 from cloudguard.reap.model import PlanItem
+from cloudguard.schemas import schema_id
 
 SCHEMA = "cloudguard.reap.log"
 SCHEMA_VERSION = 1
@@ -67,6 +68,7 @@ class ReapLog:
         return record
 
     def start(self, **fields: Any) -> None:
+        fields = {"$schema": schema_id("reap-log"), **fields}
         self.write("start", schema=SCHEMA, schema_version=SCHEMA_VERSION, **fields)
 
     def close(self) -> None:

@@ -34,6 +34,7 @@ from cloudguard.reap.model import (
     protection_tag,
     tag_value,
 )
+from cloudguard.schemas import schema_id
 
 SCHEMA = "cloudguard.reap.plan"
 SCHEMA_VERSION = 1
@@ -203,6 +204,7 @@ def _with(item: PlanItem, **changes: Any) -> PlanItem:
 
 def plan_document(plan: Plan) -> dict[str, Any]:
     return {
+        "$schema": schema_id("reap-plan"),
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
         "created_at": plan.created_at.isoformat(),

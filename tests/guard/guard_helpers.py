@@ -55,6 +55,9 @@ def child(script: str) -> list[str]:
 
 
 def reaches(log: Path) -> tuple[Mapping[str, object], ...]:
+    from cloudguard_schemas import validate_lines
+
+    validate_lines("reach-log", log)  # every line, as written by the shims and guards
     return reach.read(str(log)).reaches
 
 

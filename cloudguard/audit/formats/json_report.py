@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from cloudguard.audit.engine import exit_code
 from cloudguard.audit.findings import VERDICTS, AuditReport, Finding
 from cloudguard.audit.formats import StreamedFormat
+from cloudguard.schemas import schema_id
 
 SCHEMA = "cloudguard.audit"
 SCHEMA_VERSION = 1
@@ -30,6 +31,7 @@ def report_head(report: AuditReport) -> dict[str, Any]:
     """Everything but the findings."""
     billable = [f for f in report.findings if f.cost.billable]
     return {
+        "$schema": schema_id("audit-report"),
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
         "generated_at": report.generated_at.isoformat(),

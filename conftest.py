@@ -1,0 +1,77 @@
+"""Shared by every test directory (tests/, adapters/*/tests/).
+
+Every document the code under test writes in-process is validated against the
+JSON Schema cloudguard ships for it (cloudguard/schemas/): the audit report,
+the reap plan, each reap-log line and each reach-log line. A test that makes
+cloudguard write a document its schema refuses fails there, naming the field.
+Files written by child processes are checked by the tests that read them
+(tests/cloudguard_schemas.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from cloudguard_schemas import validate
+
+
+def _checked(name: str, render: Callable[..., str]) -> Callable[..., str]:
+    def rendered(*args: Any, **kwargs: Any) -> str:
+        text = render(*args, **kwargs)
+        validate(name, json.loads(text))
+        return text
+
+    return rendered
+
+
+@pytest.fixture(autouse=True)
+def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    from cloudguard import reach
+    from cloudguard.audit.formats import json_report
+    from cloudguard.reap import log, plan
+
+    monkeypatch.setattr(
+        json_report.JsonFormat, "render", _checked("audit-report", json_report.JsonFormat.render)
+    )
+    monkeypatch.setattr(plan, "render_plan", _checked("reap-plan", plan.render_plan))
+
+    write = log.ReapLog.write
+
+    def logged(self: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return validate("reap-log", write(self, *args, **kwargs))
+
+    monkeypatch.setattr(log.ReapLog, "write", logged)
+
+    line = reach._line
+
+    def reach_line(record: Any) -> bytes:
+        return validate_bytes(line(record))
+
+    def validate_bytes(data: bytes) -> bytes:
+        validate("reach-log", json.loads(data))
+        return data
+
+    monkeypatch.setattr(reach, "_line", reach_line)
+    yield
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The session's own reach log (armed by the cloudguard plugin, written by every
+    sealed child of every test) matches the reach-log schema, line by line."""
+    import os
+
+    from cloudguard_schemas import validate_lines
+
+    path = os.environ.get("CLOUDGUARD_REACH_LOG")
+    if not path or not os.path.isfile(path):
+        return
+    try:
+        validate_lines("reach-log", path)
+    except (AssertionError, ValueError) as error:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(f"reach log {path} does not match its schema: {error}", red=True)

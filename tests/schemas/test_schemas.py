@@ -1,0 +1,88 @@
+"""The JSON Schemas cloudguard ships, and the documents it writes against them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cloudguard_schemas import validate, validate_lines, validator
+
+from cloudguard import reach
+from cloudguard.audit.formats import json_report
+from cloudguard.schemas import NAMES, schema_id, schema_path
+
+
+def run_audit_cli(*args: str) -> Any:
+    import typer
+    from typer.testing import CliRunner
+
+    from cloudguard.audit.command import audit
+
+    app = typer.Typer()
+    app.callback()(lambda: None)
+    app.command("audit")(audit)
+    return CliRunner().invoke(app, ["audit", *args])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_schema_is_draft_2020_12_with_its_urn(name: str) -> None:
+    schema = json.loads(schema_path(name).read_text())
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["$id"] == schema_id(name)
+    validator(name)  # check_schema: a valid schema
+
+
+def test_the_reach_log_names_its_schema_without_importing_the_schemas_module() -> None:
+    assert schema_id("reach-log") == reach.REACH_LOG_SCHEMA_ID
+
+
+def test_an_armed_reach_log_carries_schema_in_its_header_only(tmp_path: Path) -> None:
+    log = tmp_path / "reach.jsonl"
+    reach.arm(str(log), by="test")
+    reach.append(str(log), reach.reach_record(via="az-shim", argv=["az", "login"], target="az"))
+    header, record = validate_lines("reach-log", log)
+    assert header["$schema"] == schema_id("reach-log")
+    assert "$schema" not in record
+
+
+def test_the_audit_report_names_its_schema(tmp_path: Path) -> None:
+    inventory = tmp_path / "inventory.json"
+    inventory.write_text("[]")
+    document = json.loads(run_audit_cli("-i", str(inventory), "--format", "json").stdout)
+    assert validate("audit-report", document)["$schema"] == schema_id("audit-report")
+
+
+def test_control_a_document_missing_a_field_is_refused_naming_it() -> None:
+    with pytest.raises(AssertionError, match="'generated_at' is a required property"):
+        validate("audit-report", {"schema": "cloudguard.audit", "schema_version": 1})
+    with pytest.raises(AssertionError, match="at /kind"):
+        validate("reach-log", {"schema": 1, "kind": "reached", "at": "now"})
+
+
+def test_control_an_invalid_render_in_a_test_fails_that_test(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The root conftest checks every in-process render: a report that lost a
+    # required field fails the test that produced it.
+    document = json_report.report_document
+
+    def broken(report: object) -> dict[str, object]:
+        out = document(report)  # type: ignore[arg-type]
+        del out["findings"]
+        return out
+
+    monkeypatch.setattr(json_report, "report_document", broken)
+    inventory = tmp_path / "inventory.json"
+    inventory.write_text("[]")
+    result = run_audit_cli("-i", str(inventory), "--format", "json")
+    assert isinstance(result.exception, AssertionError)
+    assert "'findings' is a required property" in str(result.exception)
+
+
+def test_the_schemas_ship_as_package_data() -> None:
+    from importlib.resources import files
+
+    shipped = {p.name for p in files("cloudguard.schemas").iterdir()}
+    assert {f"{name}.schema.json" for name in NAMES} <= shipped
