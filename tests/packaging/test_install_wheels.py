@@ -1,0 +1,137 @@
+"""The distributions install under their own names from local files only.
+
+"cloudguard" on the package index is an unrelated project, so the core is
+published as cloudguard-ci and the adapters depend on that name. These tests
+build the three wheels, install them into a fresh virtualenv with no index
+(the third-party dependencies are the dev venv's own, linked in), and check
+that every dependency resolved to one of ours. The control builds an adapter
+that still names "cloudguard" and shows the same install refuses it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+UV = ROOT / ".venv-tools" / "bin" / "uv"
+TOOLS_PYTHON = ROOT / ".venv-tools" / "bin" / "python"  # has pip; dev.py made it
+OURS = ("cloudguard-ci", "cloudguard-azure", "cloudguard-aws")
+
+pytestmark = pytest.mark.slow
+
+
+def _run(*argv: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    # No index, no user or site pip configuration: local files only.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
+    env |= {"PIP_CONFIG_FILE": os.devnull, "UV_OFFLINE": "1", "UV_NO_CONFIG": "1"}
+    return subprocess.run(
+        [str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def _fresh_venv(where: Path) -> Path:
+    """A new venv whose third-party packages are the dev venv's (symlinked), none of ours."""
+    made = _run(UV, "venv", "--quiet", "--python", sys.executable, where)
+    assert made.returncode == 0, made.stderr
+    python = where / "bin" / "python"
+    dev_site = Path(next(p for p in sys.path if p.endswith("site-packages")))
+    new_site = next((where / "lib").glob("python3*/site-packages"))
+    for entry in dev_site.iterdir():
+        name = entry.name.lower()
+        if name.startswith(("cloudguard", "_cloudguard", "__editable__", "_editable_")):
+            continue
+        if name.endswith(".pth") or (new_site / entry.name).exists():
+            continue
+        (new_site / entry.name).symlink_to(entry)
+    return python
+
+
+def _build(projects: Path, out: Path) -> list[Path]:
+    built = _run(UV, "build", "--all-packages", "--wheel", "--out-dir", out, cwd=projects)
+    assert built.returncode == 0, built.stderr
+    return sorted(out.glob("*.whl"))
+
+
+def _pip_install(python: Path, wheels: Path, requirement: str) -> subprocess.CompletedProcess[str]:
+    return _run(
+        TOOLS_PYTHON, "-m", "pip", "--isolated", "--python", python, "install",
+        "--no-index", "--find-links", wheels, requirement,
+    )  # fmt: skip
+
+
+def test_wheels_install_from_local_files_and_resolve_only_to_our_names(tmp_path: Path) -> None:
+    wheels = _build(ROOT, tmp_path / "dist")
+    assert [w.name.split("-")[0] for w in wheels] == [
+        "cloudguard_aws",
+        "cloudguard_azure",
+        "cloudguard_ci",
+    ]
+    python = _fresh_venv(tmp_path / "venv")
+
+    installed = _pip_install(python, tmp_path / "dist", "cloudguard-ci[all]")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    probe = _run(
+        python,
+        "-I",  # isolated: neither this checkout (the working directory) nor PYTHONPATH
+        "-c",
+        "import json, importlib.metadata as m, cloudguard, cloudguard_aws, cloudguard_azure\n"
+        "names = {d.metadata['Name'].lower() for d in m.distributions()}\n"
+        "print(json.dumps({'file': cloudguard.__file__, 'names': sorted(names),\n"
+        "  'requires': {n: m.requires(n) for n in ('cloudguard-aws', 'cloudguard-azure')},\n"
+        "  'entry_points': sorted(e.name for e in m.entry_points(group='cloudguard.adapters'))}))",
+    )
+    assert probe.returncode == 0, probe.stderr
+    facts = json.loads(probe.stdout)
+    assert facts["file"].startswith(str(tmp_path / "venv")), facts["file"]
+    assert set(OURS) <= set(facts["names"])
+    assert "cloudguard" not in facts["names"]  # the index's unrelated project
+    for adapter, requires in facts["requires"].items():
+        assert any(r.startswith("cloudguard-ci") for r in requires), (adapter, requires)
+        assert not any(r.split("=")[0].split(">")[0] == "cloudguard" for r in requires)
+    assert facts["entry_points"] == ["aws", "azure"]
+
+    version = _run(tmp_path / "venv" / "bin" / "cloudguard", "--version")
+    assert (version.returncode, version.stdout.strip()) == (0, "cloudguard-ci 0.1.0")
+    shipped = _run(
+        python,
+        "-I",
+        "-c",
+        "from importlib.resources import files\n"
+        "print(sorted(p.name for p in files('cloudguard.schemas').iterdir()"
+        " if p.name.endswith('.json')))",
+    )
+    assert shipped.returncode == 0, shipped.stderr
+    assert "audit-report.schema.json" in shipped.stdout
+
+
+def test_control_an_adapter_naming_the_index_project_does_not_resolve_locally(
+    tmp_path: Path,
+) -> None:
+    # The same install, with the AWS adapter still depending on "cloudguard":
+    # with no index it cannot be satisfied, and online it would have fetched the
+    # unrelated project. The test above would go red the same way.
+    adapter = tmp_path / "aws"
+    shutil.copytree(ROOT / "adapters" / "aws", adapter, ignore=shutil.ignore_patterns("tests"))
+    pyproject = adapter / "pyproject.toml"
+    text = pyproject.read_text()
+    assert '"cloudguard-ci==' in text
+    pyproject.write_text(
+        text.replace('"cloudguard-ci==0.1.0"', '"cloudguard"').replace(
+            "cloudguard-ci = { workspace = true }\n", ""
+        )
+    )
+    built = _run(UV, "build", "--wheel", "--out-dir", tmp_path / "dist", adapter)
+    assert built.returncode == 0, built.stderr
+    python = _fresh_venv(tmp_path / "venv")
+
+    installed = _pip_install(python, tmp_path / "dist", "cloudguard-aws")
+    assert installed.returncode != 0
+    assert "No matching distribution found for cloudguard" in installed.stderr
