@@ -72,11 +72,9 @@ def run_audit(
 
     task_ids: set[str] = set()
     generations: set[str] = set()
-    untagged = 0
     for resource in resources:
         task_id = resource.tag(policy.task_tag)
         if task_id is None:
-            untagged += 1
             continue
         task_ids.add(task_id)
         if (generation := resource.tag(policy.generation_tag)) is not None:
@@ -100,7 +98,9 @@ def run_audit(
         policy=policy,
         findings=tuple(findings),
         resources_seen=len(resources),
-        untagged=untagged,
+        # Every resource is either a finding or not the fleet's: a leaked one without
+        # the task tag is a finding, so it is not counted again as untagged.
+        untagged=len(resources) - len(findings),
         failures=tuple(failures),
         evidence_checked=checked,
         prices=prices.info,

@@ -98,7 +98,7 @@ class AuditReport:
     policy: Policy
     findings: tuple[Finding, ...]  # fleet-tagged or leaked resources only
     resources_seen: int
-    untagged: int  # resources without the task tag: not the fleet's, only counted
+    untagged: int  # resources without the task tag and not leaked: not the fleet's, only counted
     failures: tuple[SourceFailure, ...]
     evidence_checked: dict[str, str] = field(default_factory=dict)  # source kind -> what / why not
     prices: PriceTableInfo = PriceTableInfo("", "", "")
