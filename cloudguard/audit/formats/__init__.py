@@ -56,6 +56,12 @@ FORMATS: dict[str, FormatEntry] = {
     "json": FormatEntry("cloudguard.audit.formats.json_report", "JsonFormat", "schema v1"),
     "markdown": FormatEntry("cloudguard.audit.formats.markdown", "MarkdownFormat", "for a PR"),
     "junit": FormatEntry("cloudguard.audit.formats.junit", "JunitFormat", "for CI"),
+    "sarif": FormatEntry(
+        "cloudguard.audit.formats.sarif", "SarifFormat", "SARIF 2.1.0, for code scanning"
+    ),
+    "html": FormatEntry(
+        "cloudguard.audit.formats.html", "HtmlFormat", "one self-contained page with charts"
+    ),
 }
 FORMAT_NAMES = tuple(FORMATS)
 

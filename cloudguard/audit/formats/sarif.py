@@ -1,0 +1,169 @@
+"""SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
+
+One result per orphan, leaked or suspect finding (pending, unverified and ok
+prove nothing wrong and are left out). A cloud resource is not a line of
+code: each result names the resource as a logical location (its cloud id)
+and, as its physical location, where the record came from (the inventory
+file, or the provider and account swept).
+
+A result's fingerprint hashes only what identifies the resource and the
+rule (provider, account, resource id, verdict), so the same leaked VM is the
+same alert from one scheduled audit to the next, while its age and cost move.
+Unreadable sources are tool notifications: the run did not complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from cloudguard import __version__
+from cloudguard.audit.engine import exit_code
+from cloudguard.audit.findings import LEAKED, ORPHAN, SUSPECT, AuditReport, Finding
+from cloudguard.audit.formats.order import report_order
+from cloudguard.audit.formats.summary import headline
+from cloudguard.audit.formats.text import money, one_line
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+FINGERPRINT = "cloudguardResource/v1"
+
+# verdict -> (rule id, SARIF level, short description, what to do)
+RULES: dict[str, tuple[str, str, str, str]] = {
+    LEAKED: (
+        "cloudguard/leaked",
+        "error",
+        "A resource carries a tag the test run should have removed (--leaked-by)",
+        "The run that created it leaked it. Reap it: `cloudguard reap plan AUDIT.json`.",
+    ),
+    ORPHAN: (
+        "cloudguard/orphan",
+        "error",
+        "A fleet-tagged resource that no controller record explains",
+        "Nothing owns it and it may be billing. Check its reasons (fixture task id, "
+        "generation that is no commit), then reap it: `cloudguard reap plan AUDIT.json`.",
+    ),
+    SUSPECT: (
+        "cloudguard/suspect",
+        "warning",
+        "A recorded resource with a fixture task id or a generation that is no commit",
+        "A controller knows it, but its tags point at a test. Look before reaping.",
+    ),
+}
+
+
+def fingerprint(finding: Finding) -> str:
+    r = finding.resource
+    identity = "\x1f".join((r.provider, r.account, r.id, finding.verdict))
+    return hashlib.sha256(identity.encode("utf-8")).hexdigest()
+
+
+def sarif_document(report: AuditReport) -> dict[str, Any]:
+    findings = [f for f in report_order(report.findings) if f.verdict in RULES]
+    verdicts_present = [v for v in RULES if any(f.verdict == v for f in findings)]
+    rule_index = {v: i for i, v in enumerate(verdicts_present)}
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "cloudguard",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "rules": [_rule(v) for v in verdicts_present],
+                    }
+                },
+                "invocations": [_invocation(report)],
+                "results": [_result(f, rule_index[f.verdict], report) for f in findings],
+                "properties": {"summary": headline(report)},
+            }
+        ],
+    }
+
+
+def _rule(verdict: str) -> dict[str, Any]:
+    rule_id, level, short, help_text = RULES[verdict]
+    return {
+        "id": rule_id,
+        "name": verdict.capitalize() + "CloudResource",
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": f"{short}. {help_text}"},
+        "help": {"text": help_text},
+        "defaultConfiguration": {"level": level},
+        "properties": {"tags": ["cloud", "cost", "test-hygiene"]},
+    }
+
+
+def _invocation(report: AuditReport) -> dict[str, Any]:
+    return {
+        "executionSuccessful": not report.failures,
+        "exitCode": exit_code(report),
+        "toolExecutionNotifications": [
+            {
+                "level": "error",
+                "message": {"text": f"could not read {f.source}: {f.reason}"},
+                "descriptor": {"id": "cloudguard/unreadable-source"},
+            }
+            for f in report.failures
+        ],
+    }
+
+
+def _result(finding: Finding, index: int, report: AuditReport) -> dict[str, Any]:
+    r, cost = finding.resource, finding.cost
+    rule_id, level, _, _ = RULES[finding.verdict]
+    currency = report.prices.currency
+    spend = (
+        f"~{money(cost.hourly, currency)}/h, ~{money(cost.accrued, currency)} accrued"
+        if cost.billable
+        else cost.note
+    )
+    where = "/".join(p for p in (r.account, r.group, r.region) if p)
+    what = f"{finding.verdict} {r.provider} {r.kind} {one_line(r.name, 80)}"
+    why = ", ".join(finding.reasons) or "no reason recorded"
+    text = f"{what} in {one_line(where, 160)}: {why}; {spend}"
+    return {
+        "ruleId": rule_id,
+        "ruleIndex": index,
+        "level": level,
+        "message": {"text": text},
+        "locations": [
+            {
+                "physicalLocation": {"artifactLocation": {"uri": _source_uri(r.source, r)}},
+                "logicalLocations": [
+                    {"name": r.name, "fullyQualifiedName": r.id, "kind": "resource"}
+                ],
+            }
+        ],
+        "partialFingerprints": {FINGERPRINT: fingerprint(finding)},
+        "properties": {
+            "verdict": finding.verdict,
+            "reasons": list(finding.reasons),
+            "provider": r.provider,
+            "account": r.account,
+            "region": r.region,
+            "resourceId": r.id,
+            "taskId": finding.task_id,
+            "generation": finding.generation,
+            "billable": cost.billable,
+            "hourly": cost.hourly,
+            "accrued": cost.accrued,
+            "currency": cost.currency,
+        },
+    }
+
+
+def _source_uri(source: str, resource: Any) -> str:
+    # An inventory file is a path relative to where the audit ran; a live sweep
+    # is named by provider and account. Either way a URI reference, no spaces.
+    from urllib.parse import quote
+
+    where = source or f"{resource.provider}:{resource.account}"
+    return quote(where, safe="/:._-@")
+
+
+class SarifFormat:
+    def render(self, report: AuditReport, *, color: bool = False) -> str:
+        return json.dumps(sarif_document(report), indent=2, ensure_ascii=False) + "\n"
