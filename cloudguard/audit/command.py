@@ -251,6 +251,16 @@ def audit(
             rich_help_panel=_REPORT,
         ),
     ] = None,
+    also: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--report",
+            metavar="FORMAT=FILE",
+            help="Also write this audit's report in FORMAT to FILE, e.g. sarif=audit.sarif "
+            "(repeatable; the same findings as the main report, one sweep).",
+            rich_help_panel=_REPORT,
+        ),
+    ] = None,
     fail_on: Annotated[
         str | None,
         typer.Option(
@@ -299,6 +309,7 @@ def audit(
         "output": output,
         "fail-on": fail_on,
     }
+    extra_reports = _extra_reports(also or [])
     options = _merge(given, opts.config_values(config, "audit"))
     _live_options_need_a_provider(options, given)
     _from_cli(options, given, "format", cfg.parse_choice(cfg.FORMATS))
@@ -373,6 +384,8 @@ def audit(
             typer.echo(f"cloudguard audit: cannot write --output {destination}: {exc}", err=True)
             raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
         typer.echo(f"cloudguard audit: report written to {destination} (exit {code})", err=True)
+    for name, path in extra_reports:
+        _write_report(path, get_format(name), report, f"--report {name}={path}", code)
     if report.failures:
         typer.echo(
             "cloudguard audit: did not run completely (exit 75): "
@@ -409,6 +422,32 @@ def _write_output(destination: str, write: Callable[[TextIO], None]) -> None:
 
     with open(open_private(destination), "w", encoding="utf-8", buffering=1 << 20) as out:
         write(out)
+
+
+def _extra_reports(values: list[str]) -> list[tuple[str, str]]:
+    reports = []
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not path or name not in cfg.FORMATS:
+            raise typer.BadParameter(
+                f"expected FORMAT=FILE with FORMAT one of {'|'.join(cfg.FORMATS)}, got {value!r}",
+                param_hint="--report",
+            )
+        reports.append((name, path))
+    return reports
+
+
+def _write_report(path: str, fmt: Any, report: Any, what: str, code: int) -> None:
+    """One more rendering of the same report, as --output writes it (a file cloudguard owns)."""
+    from cloudguard.audit.formats import write_report
+
+    try:
+        with _without_cycle_collection():
+            _write_output(path, lambda out: write_report(fmt, report, out))
+    except OSError as exc:
+        typer.echo(f"cloudguard audit: cannot write {what}: {exc}", err=True)
+        raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
+    typer.echo(f"cloudguard audit: report written to {path} (exit {code})", err=True)
 
 
 def _live_options_need_a_provider(options: dict[str, Any], given: dict[str, Any]) -> None:

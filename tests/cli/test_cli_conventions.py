@@ -100,3 +100,22 @@ def test_reap_plan_from_still_works_with_a_deprecation_note(report: Path) -> Non
     neither = cloudguard("reap", "plan")
     assert neither.exit_code == 2
     assert "give the audit report to plan from" in neither.output
+
+
+def test_report_writes_more_formats_from_the_same_audit(report: Path, tmp_path: Path) -> None:
+    inventory = tmp_path / "inventory.json"
+    sarif, markdown = tmp_path / "audit.sarif", tmp_path / "audit.md"
+    done = cloudguard(
+        "audit", "-i", str(inventory), "-f", "json",
+        "--report", f"sarif={sarif}", "--report", f"markdown={markdown}",
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["schema"] == "cloudguard.audit"
+    assert json.loads(sarif.read_text())["version"] == "2.1.0"
+    assert markdown.read_text().startswith("## cloudguard audit")
+    assert oct(sarif.stat().st_mode & 0o777) == "0o600"  # written as cloudguard's own file
+    bad = cloudguard("audit", "-i", str(inventory), "--report", "pdf=x.pdf")
+    assert bad.exit_code == 2
+    assert "expected FORMAT=FILE with FORMAT one of table|json|markdown|junit|sarif|html" in (
+        bad.output
+    )
