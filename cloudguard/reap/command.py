@@ -221,6 +221,7 @@ def apply_command(
         _say(f"refused: {exc}")
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
     read_tasks = _controller_evidence(options)
+    _check_credential(plan, options["credential"])
 
     request = SweepRequest(
         credential=options["credential"],
@@ -252,6 +253,24 @@ def apply_command(
     if not yes:
         _say("dry run: nothing was changed; re-run with --yes to act on the items above")
     raise typer.Exit(code)
+
+
+def _check_credential(plan: Plan, credential: str | None) -> None:
+    """An unknown --credential is a usage error (2) before anything is read or done."""
+    from cloudguard.audit.providers import (
+        UnknownCredentialError,
+        check_credential,
+        installed_adapters,
+    )
+
+    installed = installed_adapters()
+    used = {
+        item.provider: installed[item.provider] for item in plan.items if item.provider in installed
+    }
+    try:
+        check_credential(used, credential)
+    except UnknownCredentialError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--credential") from exc
 
 
 def _options(explicit: Path | None, given: dict[str, Any]) -> dict[str, Any]:

@@ -121,3 +121,34 @@ def test_an_unknown_credential_is_a_usage_error_before_any_sweep(inventory: Path
     done = cloudguard("audit", "--provider", "azure", "--subscription", "s", "--credential", "krb")
     assert done.exit_code == 2
     assert "unknown credential 'krb' for provider azure; choose one of: default," in done.output
+
+
+def test_reap_apply_with_an_unknown_credential_is_a_usage_error(tmp_path: Path) -> None:
+    import json
+
+    vm = {
+        "id": "/subscriptions/00000000-0000-0000-0000-00000000c7c7/resourceGroups/PILOT/"
+        "providers/Microsoft.Compute/virtualMachines/vm-orphan",
+        "name": "vm-orphan",
+        "location": "eastus",
+        "resourceGroup": "pilot",
+        "hardwareProfile": {"vmSize": "Standard_D4as_v6"},
+        "powerState": "VM running",
+        "timeCreated": "2026-01-01T00:00:00.0000000+00:00",
+        "tags": {"task-id": "t-gone"},
+    }
+    (tmp_path / "az.json").write_text(json.dumps([vm]))
+    home = tmp_path / "home"
+    for sub in ("state", "queue", "workers"):
+        (home / sub).mkdir(parents=True)
+    audit, plan = tmp_path / "audit.json", tmp_path / "plan.json"
+    cloudguard("audit", "-i", str(tmp_path / "az.json"), "--controller-home", str(home),
+               "-f", "json", "-o", str(audit))  # fmt: skip
+    assert cloudguard("reap", "plan", str(audit), "-o", str(plan)).exit_code == 0
+    done = cloudguard(
+        "reap", "apply", str(plan), "--controller-home", str(home), "--credential", "krb",
+        "--log", str(tmp_path / "reap.jsonl"),
+    )  # fmt: skip
+    assert done.exit_code == 2, done.output
+    assert "unknown credential 'krb' for provider azure; choose one of: default," in done.output
+    assert not (tmp_path / "reap.jsonl").exists()  # nothing started
