@@ -3,7 +3,7 @@
 
     python3 dev.py demo     # install, then run the embedded demo
     python3 dev.py test     # install, then lint, type-check and run the whole test suite
-    python3 dev.py bench    # install, then run benchmarks/ (figures for docs/benchmarks.md)
+    python3 dev.py bench    # install, run benchmarks/, draw their charts (docs/benchmarks.md)
     python3 dev.py docs     # install, then build the mkdocs site (strict)
 
 It installs a pinned `uv` into .venv-tools/ and the locked workspace

@@ -3,7 +3,8 @@
 Each `benchmarks/bench_*.py` is a standalone script that measures its
 subject side by side with its baseline in one run (machines here are noisy;
 only ratios from one run are compared), prints a markdown table and writes
-`benchmarks/results/<name>.json`. The figures quoted in docs/ come from here.
+`benchmarks/results/<name>.json`. The figures quoted in docs/ come from here;
+charts.py then draws them as docs/img/bench-*.svg.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ def main(names: list[str]) -> int:
     for script in scripts:
         print(f"\n## {script.stem}\n", flush=True)
         failed |= subprocess.call([sys.executable, str(script)], cwd=HERE.parent)
+    # The figures as charts for docs/benchmarks.md (docs/img/bench-*.svg).
+    failed |= subprocess.call([sys.executable, str(HERE / "charts.py")], cwd=HERE.parent)
     return failed
 
 

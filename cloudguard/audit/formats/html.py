@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from cloudguard.audit.findings import VERDICTS, AuditReport, Finding
 from cloudguard.audit.formats.order import report_order
@@ -107,9 +107,16 @@ def _row(finding: Finding, currency: str) -> str:
 
 
 def bar_chart(
-    title: str, bars: Iterable[tuple[str, float, str]], currency: str, *, width: int = 660
+    title: str,
+    bars: Iterable[tuple[str, float, str]],
+    show: Callable[[float], str],
+    *,
+    width: int = 660,
+    empty: str = "nothing billable",
 ) -> str:
-    """A horizontal bar chart as inline SVG: (label, value, colour) per bar."""
+    """A horizontal bar chart as SVG: (label, value, colour) per bar; `show` writes a value.
+
+    Also draws the benchmark charts in docs/ (benchmarks/charts.py)."""
     bars = list(bars)
     label_width, row, top = 330, 26, 30  # a subscription id and its provider fit
     height = top + row * max(len(bars), 1) + 10
@@ -121,7 +128,7 @@ def bar_chart(
         f'<text x="0" y="18" font-size="14" font-weight="600">{_e(title)}</text>',
     ]
     if not bars:
-        parts.append(f'<text x="0" y="{top + 16}" font-size="12">nothing billable</text>')
+        parts.append(f'<text x="0" y="{top + 16}" font-size="12">{_e(empty)}</text>')
     for index, (label, value, color) in enumerate(bars):
         y = top + index * row
         length = max(value / biggest * span, 1.0) if value else 0.0
@@ -129,9 +136,9 @@ def bar_chart(
             f'<text x="{label_width - 8}" y="{y + 16}" font-size="12" text-anchor="end">'
             f"{_e(one_line(label, 48))}</text>",
             f'<rect x="{label_width}" y="{y + 4}" width="{length:.1f}" height="16" '
-            f'fill="{color}"><title>{_e(label)}: {_e(money(value, currency))}</title></rect>',
+            f'fill="{color}"><title>{_e(label)}: {_e(show(value))}</title></rect>',
             f'<text x="{label_width + length + 6:.1f}" y="{y + 16}" font-size="12">'
-            f"{_e(money(value, currency))}</text>",
+            f"{_e(show(value))}</text>",
         ]
     parts.append("</svg>")
     return "".join(parts)
@@ -154,10 +161,14 @@ def cost_charts(report: AuditReport) -> str:
         key=lambda bar: -bar[1],
     )
     verdicts = [(v, _accrued(by_verdict[v]), COLORS[v]) for v in VERDICTS if v in by_verdict]
+
+    def show(value: float) -> str:
+        return money(value, currency)
+
     return (
         '<div class="charts">'
-        + bar_chart(f"Accrued cost by subscription / account ({currency})", accounts, currency)
-        + bar_chart(f"Accrued cost by verdict ({currency})", verdicts, currency)
+        + bar_chart(f"Accrued cost by subscription / account ({currency})", accounts, show)
+        + bar_chart(f"Accrued cost by verdict ({currency})", verdicts, show)
         + "</div>"
     )
 
