@@ -217,7 +217,10 @@ def demo() -> None:
     try:
         from cloudguard_azure.demo import main as demo_main
     except ImportError:
-        typer.echo("cloudguard: the demo needs the cloudguard-azure adapter installed", err=True)
+        typer.echo(
+            "cloudguard: the demo needs the Azure adapter: pip install 'cloudguard-ci[azure]'",
+            err=True,
+        )
         raise typer.Exit(exit_codes.DID_NOT_RUN) from None
     raise typer.Exit(demo_main())
 
