@@ -86,3 +86,10 @@ def test_the_schemas_ship_as_package_data() -> None:
 
     shipped = {p.name for p in files("cloudguard.schemas").iterdir()}
     assert {f"{name}.schema.json" for name in NAMES} <= shipped
+
+
+def test_a_reach_whose_sender_is_unknown_is_still_a_valid_record() -> None:
+    # The hard seal's sink records a packet even when it cannot tell the process.
+    record = reach.reach_record(via="hard-tcp", argv=[], target="203.0.113.9:443")
+    record.update(pid=None, ppid=None, cwd="<unknown>")
+    validate("reach-log", record)
