@@ -29,6 +29,9 @@ class HardRun:
     log: Path
 
     def reaches(self) -> tuple[Mapping[str, object], ...]:
+        from cloudguard_schemas import validate_lines
+
+        validate_lines("reach-log", self.log)  # the sink's records match the reach-log schema
         return reach.read(str(self.log)).reaches
 
     def targets(self, via: str) -> list[str]:
