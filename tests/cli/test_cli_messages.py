@@ -152,3 +152,14 @@ def test_reap_apply_with_an_unknown_credential_is_a_usage_error(tmp_path: Path) 
     assert done.exit_code == 2, done.output
     assert "unknown credential 'krb' for provider azure; choose one of: default," in done.output
     assert not (tmp_path / "reap.jsonl").exists()  # nothing started
+
+
+def test_the_demo_without_the_azure_adapter_names_the_package(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cloudguard_azure.demo", None)  # import fails
+    done = cloudguard("demo")
+    assert done.exit_code == 75
+    assert "the demo needs the Azure adapter: pip install 'cloudguard-ci[azure]'" in done.stderr
