@@ -10,6 +10,7 @@ Files written by child processes are checked by the tests that read them
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -33,9 +34,16 @@ def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     from cloudguard.audit.formats import json_report
     from cloudguard.reap import log, plan
 
-    monkeypatch.setattr(
-        json_report.JsonFormat, "render", _checked("audit-report", json_report.JsonFormat.render)
-    )
+    # The JSON report is streamed (render collects write): check what write wrote.
+    json_write = json_report.JsonFormat.write
+
+    def json_written(self: Any, report: Any, out: Any, *, color: bool = False) -> None:
+        buffer = io.StringIO()
+        json_write(self, report, buffer, color=color)
+        validate("audit-report", json.loads(buffer.getvalue()))
+        out.write(buffer.getvalue())
+
+    monkeypatch.setattr(json_report.JsonFormat, "write", json_written)
     monkeypatch.setattr(plan, "render_plan", _checked("reap-plan", plan.render_plan))
 
     write = log.ReapLog.write

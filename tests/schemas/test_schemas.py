@@ -66,19 +66,19 @@ def test_control_an_invalid_render_in_a_test_fails_that_test(
 ) -> None:
     # The root conftest checks every in-process render: a report that lost a
     # required field fails the test that produced it.
-    document = json_report.report_document
+    head = json_report.report_head
 
     def broken(report: object) -> dict[str, object]:
-        out = document(report)  # type: ignore[arg-type]
-        del out["findings"]
+        out = head(report)  # type: ignore[arg-type]
+        del out["summary"]
         return out
 
-    monkeypatch.setattr(json_report, "report_document", broken)
+    monkeypatch.setattr(json_report, "report_head", broken)
     inventory = tmp_path / "inventory.json"
     inventory.write_text("[]")
     result = run_audit_cli("-i", str(inventory), "--format", "json")
     assert isinstance(result.exception, AssertionError)
-    assert "'findings' is a required property" in str(result.exception)
+    assert "'summary' is a required property" in str(result.exception)
 
 
 def test_the_schemas_ship_as_package_data() -> None:
