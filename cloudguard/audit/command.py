@@ -234,8 +234,11 @@ def audit(
         typer.Option(
             "--format",
             "-f",
-            metavar="|".join(FORMAT_NAMES),
-            help="Report format (default: table): "
+            # Six names no longer fit the metavar column of an 80-column terminal:
+            # the metavar says what goes there, the help lists the choices.
+            metavar="FORMAT",
+            help="|".join(FORMAT_NAMES)
+            + " (default: table): "
             + "; ".join(f"{name}: {entry.summary}" for name, entry in FORMATS.items())
             + ".",
             rich_help_panel=_REPORT,

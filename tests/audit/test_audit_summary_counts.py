@@ -19,5 +19,5 @@ def test_every_resource_is_counted_once(tmp_path: Path) -> None:
     assert [f["task_id"] for f in leaked] == [None]
     assert summary["untagged"] + summary["findings"] == summary["resources"] == 8
     assert summary["untagged"] == 1  # vm-unrelated only
-    markdown = run_audit_cli(*args, "--format", "markdown").stdout
-    assert "8 resources, 1 without the 'task-id' tag (not the fleet's); 1 leaked" in markdown
+    table = run_audit_cli(*args, "--format", "table").stdout
+    assert "8 resources, 1 without the 'task-id' tag (not the fleet's); 1 leaked" in table

@@ -59,7 +59,7 @@ def test_run_usage_reads_as_typed() -> None:
 
 def test_metavars_say_what_goes_there() -> None:
     audit = cloudguard("audit", "-h").stdout
-    for shown in ("FILE|-", "NAME", "ID", "DIR", "DURATION", "KEY=VALUE", "KEY", "N"):
+    for shown in ("FILE|-", "NAME", "ID", "DIR", "DURATION", "KEY=VALUE", "KEY", "N", "FORMAT"):
         assert re.search(rf"\s{re.escape(shown)}\s", audit), shown
     assert "table|json|markdown|junit|sarif|html" in audit
     assert "PATH" in cloudguard("run", "-h").stdout
