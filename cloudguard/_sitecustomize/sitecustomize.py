@@ -24,6 +24,11 @@ import sys
 
 def _chain() -> None:
     """Execute the sitecustomize this one shadows, as if it had been found first."""
+    # Once per process: a shadowed sitecustomize that chains on in turn (the test fence
+    # does) finds this one again, and without the mark the two would recurse forever.
+    if getattr(sys, "_cloudguard_chained", False):
+        return
+    sys._cloudguard_chained = True  # type: ignore[attr-defined]
     # The PathFinder already on sys.meta_path: importing importlib.machinery costs every child.
     finder = next(f for f in sys.meta_path if getattr(f, "__name__", "") == "PathFinder")
     here = os.path.dirname(os.path.abspath(__file__))
