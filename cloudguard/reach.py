@@ -38,6 +38,14 @@ try:  # the C string encoder alone: `import json` would also load re (a third of
 except ImportError:  # not CPython
     from json.encoder import encode_basestring_ascii as _json_string
 
+from cloudguard.redaction import (
+    REDACTED,
+    is_option,
+    is_secret_name,
+    names_a_secret_setting,
+    redact_value,
+)
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
@@ -53,9 +61,8 @@ TEST_VARIABLE = "CLOUDGUARD_TEST"
 MAX_ARG_CHARS = 2048
 MAX_ARGS = 256
 
-REDACTED = "<redacted>"
-
-# Options whose value is a secret (`--password X` or `--password=X`), without dashes.
+# Options whose value was redacted before redaction judged names by what they are; kept
+# for reference (cloudguard.redaction decides now, by secret words, not by this list).
 SECRET_OPTIONS = frozenset(
     (
         *("p", "pass", "passwd", "password", "certificate-password", "service-principal-password"),
@@ -66,20 +73,6 @@ SECRET_OPTIONS = frozenset(
         "connection-string",
     )
 )
-# Fragments that mark a value as secret-bearing whatever option (if any) precedes it.
-SECRET_FRAGMENTS = (
-    "accountkey=",
-    "sharedaccesskey=",
-    "sharedaccesssignature=",
-    "?sig=",
-    "&sig=",
-    "password=",
-    "pwd=",
-    "secret=",
-    "token=",
-    "private key-----",
-)
-_ALNUM_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
 
 class ReachLogError(Exception):
@@ -117,42 +110,28 @@ def printable(arg: str | bytes) -> str:
     return text
 
 
-def is_secret_value(text: str) -> bool:
-    """A value that carries a secret: connection strings, SAS, JWTs, AWS key ids, PEM keys."""
-    lowered = text.lower()
-    if any(fragment in lowered for fragment in SECRET_FRAGMENTS):
-        return True
-    for word in text.replace("=", " ").replace(":", " ").split():
-        if word.startswith("eyJ") and word.count(".") == 2:  # a JWT: header.payload.signature
-            return True
-    for marker in ("AKIA", "ASIA"):  # an AWS access key id: marker + 16 upper-case alphanumerics
-        at = text.find(marker)
-        while at != -1:
-            if len(text) >= at + 20 and set(text[at + 4 : at + 20]) <= _ALNUM_UPPER:
-                return True
-            at = text.find(marker, at + 1)
-    return False
-
-
 def redact_argv(argv: Sequence[str | bytes]) -> list[str]:
-    """argv made safe to record: secret option values and secret-looking values hidden."""
+    """argv made safe to record: every secret hidden by what it is (cloudguard.redaction)."""
     out: list[str] = []
     hide_next = False
     for arg in list(argv)[:MAX_ARGS]:
         text = printable(arg)
         if hide_next:
-            out.append(REDACTED)
             hide_next = False
-            continue
-        option, eq, _value = text.partition("=")
-        if option.startswith("-") and option.lstrip("-").lower() in SECRET_OPTIONS:
-            if eq:
-                out.append(f"{option}={REDACTED}")
+            if not text.startswith("--"):  # a flag-like secret option is followed by an option
+                out.append(REDACTED)
+                continue
+        if is_option(text):
+            option, eq, value = text.partition("=")
+            if is_secret_name(option):
+                out.append(f"{option}={REDACTED}" if eq else text)
+                hide_next = not eq
             else:
-                out.append(text)
-                hide_next = True
+                out.append(f"{option}={redact_value(value)}" if eq else text)
             continue
-        out.append(REDACTED if is_secret_value(text) else text)
+        if names_a_secret_setting(text):  # `aws configure set aws_secret_access_key VALUE`
+            hide_next = True
+        out.append(redact_value(text))
     if len(argv) > MAX_ARGS:
         out.append(f"...<{len(argv) - MAX_ARGS} more args>")
     return out
@@ -534,6 +513,11 @@ def describe(record: Mapping[str, object]) -> str:
     ]
     if command:
         lines.append(f"    argv: {shown(command, 2000)}")
+    operation, served = record.get("operation"), record.get("for")
+    if operation:  # named by an SDK hook: what the call was, and whose call it served
+        lines.append(
+            f"    operation: {shown(operation)}" + (f" (for {shown(served, 2000)})" if served else "")
+        )
     if isinstance(identity, list) and identity:
         lines.append(
             f"    identity variables still set: {shown(', '.join(map(str, identity)), 2000)}"

@@ -1,4 +1,4 @@
-"""In-process guards: botocore, azure-core and raw sockets. Record, then refuse.
+"""In-process guards: judged at the socket, named by botocore and azure-core. Record, then refuse.
 
     from cloudguard import inprocess
     inprocess.install(log="/path/to/armed.jsonl")
@@ -6,8 +6,10 @@
 Installed by the pytest plugin in the test process and by the seal's
 `sitecustomize` in every Python child started under a seal. Importing this
 package imports no SDK: botocore and azure-core are patched when (and if)
-they are imported. Loopback endpoints are never refused; there is no
-switch that lets anything else through.
+they are imported. Only the socket guard refuses; the SDK hooks name the
+call under way so the record says what it was (see `attempt`). Loopback
+endpoints are never refused; there is no switch that lets anything else
+through.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
 # urllib.parse, and `socket` alone (enum, selectors) costs a Python child ~7 ms.
 SOCKET_MODULE = "socket"
 BOTOCORE_MODULE = "botocore.httpsession"
+BOTOCORE_CLIENT_MODULE = "botocore.client"
+ASYNCIO_LOOP_MODULE = "asyncio.base_events"
 AZURE_SYNC_MODULE = "azure.core.pipeline._base"
 AZURE_ASYNC_MODULE = "azure.core.pipeline._base_async"
 
@@ -37,6 +41,12 @@ def _patch_botocore(module: ModuleType) -> None:
     from cloudguard.inprocess import botocore_guard
 
     botocore_guard.patch(module)
+
+
+def _patch_botocore_client(module: ModuleType) -> None:
+    from cloudguard.inprocess import botocore_guard
+
+    botocore_guard.patch_client(module)
 
 
 def _patch_azure_sync(module: ModuleType) -> None:
@@ -57,12 +67,20 @@ def _patch_socket(_module: ModuleType) -> None:
     socket_guard.install()
 
 
+def _patch_event_loop(module: ModuleType) -> None:
+    from cloudguard.inprocess import socket_guard
+
+    socket_guard.patch_event_loop(module)
+
+
 def _socket() -> None:
     imports.when_imported(SOCKET_MODULE, _patch_socket)
+    imports.when_imported(ASYNCIO_LOOP_MODULE, _patch_event_loop)
 
 
 def _botocore() -> None:
     imports.when_imported(BOTOCORE_MODULE, _patch_botocore)
+    imports.when_imported(BOTOCORE_CLIENT_MODULE, _patch_botocore_client)
 
 
 def _azure_core() -> None:
@@ -97,7 +115,14 @@ def installed() -> frozenset[str]:
 
 def uninstall() -> None:
     """Put every patched function back (for a pytest run that ends inside a longer process)."""
-    for name in (SOCKET_MODULE, BOTOCORE_MODULE, AZURE_SYNC_MODULE, AZURE_ASYNC_MODULE):
+    for name in (
+        SOCKET_MODULE,
+        ASYNCIO_LOOP_MODULE,
+        BOTOCORE_MODULE,
+        BOTOCORE_CLIENT_MODULE,
+        AZURE_SYNC_MODULE,
+        AZURE_ASYNC_MODULE,
+    ):
         imports.forget(name)
     patches.restore_all()
     _installed.clear()

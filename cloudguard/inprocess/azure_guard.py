@@ -1,15 +1,17 @@
-"""azure-core: refuse at the pipeline's transport runner, sync and async.
+"""azure-core: name each Azure call for the socket guard; refuse nothing here.
 
-Every azure-core pipeline ends in `_TransportRunner.send` (async:
-`_AsyncTransportRunner.send`), azure-identity's own token pipelines
-included, so one patch per runner sees every Azure SDK request.
+Every azure-core client sends through `Pipeline.run` (async:
+`AsyncPipeline.run`), azure-identity's own token pipelines included. The
+hook names the logical call (service and operation from the ARM path, the
+URL without its query, which may hold a SAS) for as long as it runs: the
+retry policy retries inside it, so a refusal is recorded once per call, and
+a token fetch made on behalf of an ARM request names that request as what
+it was `for`.
 
-Refused: a request to a non-loopback host that the runner would hand to one
-of azure-core's network transports (requests, aiohttp, asyncio/trio over
-requests) or a subclass of one. Passed: loopback hosts, and a transport the
-test built itself that is none of those (an in-process fake, the azure-core
-counterpart of moto's `@mock_aws`); if such a transport does open a
-connection to a cloud host after all, the socket guard sees the name.
+The decision is made at the socket (`socket_guard`). responses and
+requests-mock answer inside requests, vcrpy swaps the connection class,
+aioresponses answers in aiohttp's session, a test's own transport answers
+in process: none reaches a socket, none is recorded.
 """
 
 from __future__ import annotations
@@ -19,60 +21,57 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from cloudguard.inprocess import hosts, patches
-from cloudguard.inprocess.refusal import refuse
-
-NETWORK_TRANSPORTS = frozenset(
-    {
-        ("azure.core.pipeline.transport._requests_basic", "RequestsTransport"),
-        ("azure.core.pipeline.transport._requests_asyncio", "AsyncioRequestsTransport"),
-        ("azure.core.pipeline.transport._requests_trio", "TrioRequestsTransport"),
-        ("azure.core.pipeline.transport._aiohttp", "AioHttpTransport"),
-    }
-)
+from cloudguard.inprocess import patches
+from cloudguard.inprocess.attempt import Attempt, current
 
 
 def patch_sync(module: ModuleType) -> None:
-    patches.swap(module._TransportRunner, "send", _guarded_send)
+    patches.swap(module.Pipeline, "run", _named_run)
 
 
 def patch_async(module: ModuleType) -> None:
-    patches.swap(module._AsyncTransportRunner, "send", _guarded_async_send)
+    patches.swap(module.AsyncPipeline, "run", _named_async_run)
 
 
-def _is_network(transport: object) -> bool:
-    return any(
-        (klass.__module__, klass.__qualname__) in NETWORK_TRANSPORTS
-        for klass in type(transport).__mro__
-    )
-
-
-def _check(runner: Any, request: Any) -> None:
-    http_request = request.http_request
-    url = str(http_request.url)
+def naming(method: str, url: str) -> Attempt:
+    """`Microsoft.Compute` and `GET virtualMachines/start` from an ARM URL; host and path else."""
     parts = urlsplit(url)
-    if hosts.is_loopback(parts.hostname) or not _is_network(runner._sender):
-        return
-    shown = f"{parts.scheme}://{parts.netloc}{parts.path}"  # the query may hold a SAS token
-    refuse(
-        via="azure-core",
-        target=parts.hostname or url,
-        argv=[str(http_request.method), shown],
-        what=f"an Azure request {http_request.method} {shown}",
-    )
+    segments = [s for s in parts.path.split("/") if s]
+    lowered = [s.lower() for s in segments]
+    service, operation = parts.hostname or "", f"{method} {parts.path}"
+    if "providers" in lowered:
+        at = len(lowered) - 1 - lowered[::-1].index("providers")
+        if at + 1 < len(segments):
+            # After the namespace: type, name, type, name, ... (an action has no name).
+            service = segments[at + 1]
+            operation = f"{method} {'/'.join(segments[at + 2 :: 2])}".rstrip()
+    shown = f"{parts.scheme}://{parts.netloc}{parts.path}"
+    return Attempt("azure-core", service=service, operation=operation, method=method, url=shown)
 
 
-def _guarded_send(original: Callable[..., Any]) -> Callable[..., Any]:
-    def send(self: Any, request: Any) -> Any:
-        _check(self, request)
-        return original(self, request)
-
-    return send
+def _attempt(request: Any) -> Attempt:
+    attempt = naming(str(request.method), str(request.url))
+    attempt.parent = current.get()  # a token fetch made for another call
+    return attempt
 
 
-def _guarded_async_send(original: Callable[..., Any]) -> Callable[..., Any]:
-    async def send(self: Any, request: Any) -> Any:
-        _check(self, request)
-        return await original(self, request)
+def _named_run(original: Callable[..., Any]) -> Callable[..., Any]:
+    def run(self: Any, request: Any, **kwargs: Any) -> Any:
+        token = current.set(_attempt(request))
+        try:
+            return original(self, request, **kwargs)
+        finally:
+            current.reset(token)
 
-    return send
+    return run
+
+
+def _named_async_run(original: Callable[..., Any]) -> Callable[..., Any]:
+    async def run(self: Any, request: Any, **kwargs: Any) -> Any:
+        token = current.set(_attempt(request))
+        try:
+            return await original(self, request, **kwargs)
+        finally:
+            current.reset(token)
+
+    return run

@@ -1,11 +1,18 @@
-"""botocore: refuse at `URLLib3Session.send`, the one door every AWS request walks through.
+"""botocore: name each AWS call for the socket guard; refuse nothing here.
 
-Why there and not at the `before-send` event: an event handler registered
-now reaches only clients created afterwards, while a method on the class
-reaches every session and client, those made before the guard included, and
-the credential providers' own metadata fetches (IMDS, ECS container
-credentials), which use the same class. moto's `@mock_aws` answers requests
-at `before-send`, so they never get here: mocked tests stay untouched.
+Two hooks, both on classes, so they reach every session and client, those
+created before the guard was installed included:
+
+- `BaseClient._make_api_call`: the logical call (service and operation, for
+  the client and the resource APIs alike); botocore's retries happen inside
+  it, so a refusal is recorded once per call;
+- `URLLib3Session.send`: the URL about to be sent, also for the credential
+  providers' own fetches (IMDS, container credentials, SSO), which make no
+  API call.
+
+The decision is made at the socket (`socket_guard`). moto, `Stubber` and
+placebo answer at botocore's events and vcrpy swaps the connection class, so
+their calls never reach a socket and are never recorded.
 """
 
 from __future__ import annotations
@@ -15,27 +22,59 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from cloudguard.inprocess import hosts, patches
-from cloudguard.inprocess.refusal import refuse
+from cloudguard.inprocess import patches
+from cloudguard.inprocess.attempt import Attempt, current
+from cloudguard.inprocess.refusal import CloudReachRefused
+
+
+def patch_client(module: ModuleType) -> None:
+    patches.swap(module.BaseClient, "_make_api_call", _named_call)
 
 
 def patch(module: ModuleType) -> None:
-    patches.swap(module.URLLib3Session, "send", _guarded_send)
+    patches.swap(module.URLLib3Session, "send", _named_send)
 
 
-def _guarded_send(original: Callable[..., Any]) -> Callable[..., Any]:
+def _named_call(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _make_api_call(self: Any, operation_name: str, api_params: Any) -> Any:
+        try:
+            service = str(self.meta.service_model.service_name)
+        except AttributeError:
+            service = ""
+        attempt = Attempt("botocore", service=service, operation=str(operation_name))
+        attempt.parent = current.get()  # an STS call made to refresh another call's credentials
+        token = current.set(attempt)
+        try:
+            return original(self, operation_name, api_params)
+        finally:
+            current.reset(token)
+
+    return _make_api_call
+
+
+def _named_send(original: Callable[..., Any]) -> Callable[..., Any]:
+    from botocore.exceptions import HTTPClientError
+
     def send(self: Any, request: Any) -> Any:
-        url = str(request.url)
-        parts = urlsplit(url)
-        if not hosts.is_loopback(parts.hostname):
-            # The query string of a presigned URL is a credential: never record it.
-            shown = f"{parts.scheme}://{parts.netloc}{parts.path}"
-            refuse(
-                via="botocore",
-                target=parts.hostname or url,
-                argv=[str(request.method), shown],
-                what=f"an AWS request {request.method} {shown}",
-            )
-        return original(self, request)
+        parts = urlsplit(str(request.url))
+        shown = f"{parts.scheme}://{parts.netloc}{parts.path}"  # a presigned query is a credential
+        attempt = current.get()
+        token = None
+        if attempt is None or attempt.sdk != "botocore":
+            # No API call under way: a credential provider's own fetch (IMDS, container).
+            attempt = Attempt("botocore", service="credentials", parent=attempt)
+            token = current.set(attempt)
+        attempt.method, attempt.url = str(request.method), shown
+        try:
+            return original(self, request)
+        except HTTPClientError as error:
+            # botocore wraps every unknown exception; hand the refusal on as itself, once.
+            refused = error.kwargs.get("error")
+            if isinstance(refused, CloudReachRefused):
+                raise refused from None
+            raise
+        finally:
+            if token is not None:
+                current.reset(token)
 
     return send

@@ -90,15 +90,31 @@ def _policy_from_environment() -> Policy | None:
         return None
 
 
-def refuse(*, via: str, target: str, argv: Sequence[str], what: str) -> NoReturn:
-    """Record the attempt in the bound reach log, then raise CloudReachRefused."""
+def refuse(
+    *,
+    via: str,
+    target: str,
+    argv: Sequence[str],
+    what: str,
+    extra: Mapping[str, object] | None = None,
+    already_recorded: bool = False,
+) -> NoReturn:
+    """Record the attempt in the bound reach log, then raise CloudReachRefused.
+
+    `already_recorded`: the same logical call was recorded for this target before (an SDK
+    retrying inside one call); refuse again without a second record.
+    """
     from cloudguard import reach  # here, not at the top: every sealed Python child imports us
 
     record = reach.reach_record(via=via, argv=argv, target=target, identity_vars=_identity_vars())
-    log = binding.log or os.environ.get(reach.LOG_VARIABLE, "")
-    status = reach.record_status(log, record)
-    if status.startswith("recorded"):
-        status += ": the test fails even if this exception is caught"
+    record.update(extra or {})
+    if already_recorded:
+        status = "already recorded for this call: the test fails even if this is caught"
+    else:
+        log = binding.log or os.environ.get(reach.LOG_VARIABLE, "")
+        status = reach.record_status(log, record)
+        if status.startswith("recorded"):
+            status += ": the test fails even if this exception is caught"
     test = record["test"]
     message = (
         f"cloudguard refused {what} (via {via}); no packet left this machine.\n"

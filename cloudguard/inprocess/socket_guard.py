@@ -1,4 +1,4 @@
-"""Raw sockets: refuse connections and name lookups for cloud hosts and metadata endpoints.
+"""Where bytes would leave: the one place the in-process guards decide.
 
 Patched on the `socket` module, so whoever goes through Python's socket
 module is seen: urllib3, requests, aiohttp and asyncio, httpx, a C
@@ -6,10 +6,18 @@ extension that calls `socket.socket(...).connect`. `socket.create_connection`
 resolves through `socket.getaddrinfo` and connects through
 `socket.socket.connect`, so it is covered by both.
 
-Only cloud host families and metadata addresses are refused here (the
-SDK-level guards refuse every non-loopback request of their SDK); other
-hosts are not this plugin's business. A name is judged by its spelling and
-an address by its bytes: nothing is resolved to decide.
+Refused, after recording:
+
+- during an SDK call (botocore, azure-core: see `attempt`), every connection
+  to and every name lookup of a host that is not loopback, recorded under
+  the SDK's name with its service, operation and URL;
+- at any time, cloud host names and metadata endpoints (`hosts.is_guarded`),
+  whoever asks. Other hosts outside an SDK call are not this guard's business.
+
+A mock that answers above the socket (responses, requests-mock, vcrpy,
+aioresponses, moto, ...) never gets here, so it is never recorded. A name is
+judged by its spelling and an address by its bytes: nothing is resolved to
+decide.
 """
 
 from __future__ import annotations
@@ -17,15 +25,19 @@ from __future__ import annotations
 import socket
 
 from cloudguard.inprocess import hosts, patches
+from cloudguard.inprocess.attempt import Attempt, current
 from cloudguard.inprocess.refusal import refuse
 
 TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Python child ~5 ms
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from types import ModuleType
     from typing import Any
 
 _INET = (socket.AF_INET, socket.AF_INET6)
+# Which SDK's users read which words in the failure message.
+_SDK_WORDS = {"botocore": "an AWS request", "azure-core": "an Azure request"}
 
 
 def install() -> None:
@@ -35,17 +47,55 @@ def install() -> None:
         patches.swap(socket, name, _guarded_lookup(name))
 
 
-def _refuse(host: str | bytes, port: object, action: str) -> None:
-    target = f"{hosts.normalize(host)}:{port}" if port is not None else hosts.normalize(host)
-    refuse(via="socket", target=target, argv=[action, target], what=f"{action} {target}")
+def patch_event_loop(module: ModuleType) -> None:
+    """asyncio resolves names in a worker thread, which does not see the caller's context.
+
+    Judge the lookup in the caller's context instead, where the SDK call that
+    wants it is known; the thread's own `socket.getaddrinfo` still refuses
+    cloud names whoever asks.
+    """
+    patches.swap(module.BaseEventLoop, "getaddrinfo", _guarded_loop_lookup)
+
+
+def judge(host: object, port: object, action: str) -> None:
+    """Refuse (after recording) when this connection or lookup would leave for a cloud."""
+    if not isinstance(host, str | bytes):
+        return
+    attempt = current.get()
+    if attempt is not None and not hosts.is_loopback(host):
+        _refuse_attempt(attempt, host, port, action)
+    elif hosts.is_guarded(host):
+        target = f"{hosts.normalize(host)}:{port}" if port is not None else hosts.normalize(host)
+        refuse(via="socket", target=target, argv=[action, target], what=f"{action} {target}")
+
+
+def _refuse_attempt(attempt: Attempt, host: str | bytes, port: object, action: str) -> None:
+    from urllib.parse import urlsplit  # only on a refusal: every sealed Python child imports us
+
+    address = f"{hosts.normalize(host)}:{port}" if port is not None else hosts.normalize(host)
+    target = hosts.normalize(urlsplit(attempt.url).hostname) if attempt.url else ""
+    target = target or hosts.normalize(host)
+    extra: dict[str, object] = {"operation": attempt.naming()}
+    if attempt.parent is not None:
+        served = attempt.parent
+        extra["for"] = " ".join(p for p in (served.naming(), served.method, served.url) if p)
+    shown = " ".join(p for p in (attempt.method, attempt.url) if p)
+    already = target in attempt.recorded
+    attempt.recorded.add(target)
+    refuse(
+        via=attempt.sdk,
+        target=target,
+        argv=[*(p for p in (attempt.method, attempt.url) if p), f"({action} {address})"],
+        what=f"{_SDK_WORDS.get(attempt.sdk, 'a request')} {shown} ({attempt.naming()})",
+        extra=extra,
+        already_recorded=already,
+    )
 
 
 def _guarded_connect(original: Callable[..., Any]) -> Callable[..., Any]:
     def connect(self: socket.socket, address: Any, *args: Any) -> Any:
         if self.family in _INET and isinstance(address, tuple) and address:
-            host = address[0]
-            if isinstance(host, str | bytes) and hosts.is_guarded(host):
-                _refuse(host, address[1] if len(address) > 1 else None, "socket connect to")
+            judge(address[0], address[1] if len(address) > 1 else None, "socket connect to")
         return original(self, address, *args)
 
     return connect
@@ -54,11 +104,18 @@ def _guarded_connect(original: Callable[..., Any]) -> Callable[..., Any]:
 def _guarded_lookup(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def make(original: Callable[..., Any]) -> Callable[..., Any]:
         def lookup(host: Any, *args: Any, **kwargs: Any) -> Any:
-            if isinstance(host, str | bytes) and hosts.is_guarded(host):
-                port = args[0] if args else kwargs.get("port")
-                _refuse(host, port, f"name lookup ({name}) of")
+            judge(host, args[0] if args else kwargs.get("port"), f"name lookup ({name}) of")
             return original(host, *args, **kwargs)
 
         return lookup
 
     return make
+
+
+def _guarded_loop_lookup(original: Callable[..., Any]) -> Callable[..., Any]:
+    async def getaddrinfo(self: Any, host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if current.get() is not None:
+            judge(host, port, "name lookup (asyncio getaddrinfo) of")
+        return await original(self, host, port, *args, **kwargs)
+
+    return getaddrinfo

@@ -36,11 +36,16 @@ def run_inner(
     suite: str,
     *args: str,
     conftest: str | None = None,
+    early: str | None = None,
     timeout: float = 240,
 ) -> InnerRun:
+    """`early`: source of a plugin loaded with `-p`, before the seal and the conftest files."""
     pytester.makepyfile(**{f"test_{suite}": (INNER / f"{suite}.py").read_text()})
     if conftest is not None:
         pytester.makeconftest(conftest)
+    if early is not None:
+        pytester.makepyfile(cloudguard_early_control=early)
+        args = ("-p", "cloudguard_early_control", *args)
     junit = pytester.path / "junit.xml"
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", f"--junitxml={junit}", "-o", "junit_family=xunit1",

@@ -1,11 +1,12 @@
 """Negative controls: break each guard on purpose; the proof must go red, for the right reason.
 
 Each control runs the same inner suite as the proof with one piece of
-cloudguard disabled from the inner suite's own conftest (loaded before the
-plugin configures), then requires `proof_problems` to name exactly the
-tests that guard protects, with the reason that guard's absence gives. The
-fence lies beneath the guards, so a disabled guard never lets a packet out:
-the call fails the ordinary, swallowable way instead.
+cloudguard disabled from a plugin the inner run loads with `-p` (before the
+seal is made and the guards installed) or from its conftest, then requires
+`proof_problems` to name exactly the tests that guard protects, with the
+reason that guard's absence gives. The fence lies beneath the guards, so a
+disabled guard never lets a packet out: the call fails the ordinary,
+swallowable way instead.
 """
 
 from __future__ import annotations
@@ -24,20 +25,29 @@ inprocess.GUARDS[{name!r}] = lambda: None  # negative control: this guard is nev
 @pytest.mark.parametrize(
     ("guard", "test", "problem"),
     [
-        # With the SDK guard gone the socket guard still refuses the host name: the test stays
-        # red, but no longer for the channel the proof names; without the socket guard nothing
-        # records the raw connection at all and the swallowed test passes.
+        # Without an SDK's naming hook the socket guard still refuses the host name: the test
+        # stays red, but no longer naming the SDK call the proof names.
         ("botocore", "test_boto3_swallowed", "socket reached `s3.amazonaws.com:443`"),
         ("azure-core", "test_azure_swallowed", "socket reached `management.azure.com:443`"),
-        ("socket", "test_socket_swallowed", "test_socket_swallowed passed"),
     ],
 )
-def test_each_in_process_guard_is_what_makes_its_test_red(fenced, guard, test, problem):
-    run = run_inner(fenced, "reaches", "--cloudguard", conftest=DISABLE_GUARD.format(name=guard))
+def test_each_sdk_hook_is_what_names_its_reach(fenced, guard, test, problem):
+    run = run_inner(fenced, "reaches", "--cloudguard", early=DISABLE_GUARD.format(name=guard))
 
     problems = proof_problems(run)
     assert len(problems) == 1, problems
     assert problems[0].startswith(test) and problem in problems[0], problems
+
+
+def test_the_socket_guard_is_what_makes_every_in_process_reach_red(fenced):
+    # The one place that decides: without it, every swallowed in-process reach passes
+    # (a Python child installs its own guards from the sitecustomize, so it stays red).
+    run = run_inner(fenced, "reaches", "--cloudguard", early=DISABLE_GUARD.format(name="socket"))
+
+    assert sorted(proof_problems(run)) == [
+        f"{name} passed, expected to fail naming {REACHING[name]}"
+        for name in ("test_azure_swallowed", "test_boto3_swallowed", "test_socket_swallowed")
+    ]
 
 
 def test_without_the_sitecustomize_a_python_child_goes_unseen(fenced):
@@ -51,7 +61,7 @@ def sealed_environment(*args, **kwargs):
     return env, dropped
 seal.sealed_environment = sealed_environment
 """
-    run = run_inner(fenced, "reaches", "--cloudguard", conftest=conftest)
+    run = run_inner(fenced, "reaches", "--cloudguard", early=conftest)
 
     assert proof_problems(run) == ["test_python_child_boto3 passed, expected to fail naming "
                                    + REACHING["test_python_child_boto3"]]  # fmt: skip
