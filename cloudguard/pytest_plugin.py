@@ -82,15 +82,51 @@ def _under_seal(environ: Mapping[str, str]) -> bool:
     return bool(environ.get(reach.LOG_VARIABLE) and environ.get(sealing.SEAL_DIR_VARIABLE))
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_configure(config: pytest.Config) -> None:
-    if not (
+def _enabled(config: pytest.Config) -> bool:
+    early_options = getattr(config, "known_args_namespace", None)
+    return bool(
         config.getoption("cloudguard", False)
+        or getattr(early_options, "cloudguard", False)
         or config.getini("cloudguard")
         or _under_seal(os.environ)
-    ):
+    )
+
+
+# Seal only the ambient. A wrapper runs around every other implementation, pytest-env's
+# tryfirst one included, so the seal is made before pytest-env applies the suite's `env =`
+# and before the initial conftest.py files are imported: what the suite declares is the
+# suite's own and survives (listed as kept); what the shell gave the session is dropped.
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, None, None]:
+    early: EarlySeal | None = None
+    if _enabled(early_config):
+        early_config.stash[_DECIDED] = True
+        try:
+            registry = sealing.load_registry(search_from=early_config.rootpath)
+            # Verified here, on what the session inherited, before the suite adds its own.
+            inherited = sealing.inherited_seal(os.environ, registry)
+            if inherited is not None:
+                early_config.stash[_INHERITED] = inherited
+            else:
+                early = EarlySeal.make(early_config)
+        except (sealing.RegistryError, reach.ReachLogError, OSError) as error:
+            early_config.stash[_ADMISSION] = error  # refused in pytest_configure (exit 97)
+    try:
+        return (yield)
+    finally:
+        if early is not None:
+            sys.stderr.write(sealing.seal_line(early.dropped, kept=early.kept()) + "\n")
+            sys.stderr.flush()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if not _enabled(config):
         return
     try:
+        refused = config.stash.get(_ADMISSION, None)
+        if refused is not None:
+            raise refused
         guard = SessionGuard.begin(config)
     except (sealing.RegistryError, reach.ReachLogError, OSError) as error:
         pytest.exit(
@@ -98,6 +134,57 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     config.stash[_GUARD] = guard
     config.pluginmanager.register(guard, "cloudguard-session")
+
+
+@dataclass
+class EarlySeal:
+    """The session's own seal, made before the suite's declarations (pytest-env, conftest)."""
+
+    registry: sealing.Registry
+    seal: sealing.Seal
+    log: str
+    start: int
+    owned_log: bool
+    original_environ: dict[str, str]
+    sealed: dict[str, str]
+    dropped: list[str]
+
+    @classmethod
+    def make(cls, config: pytest.Config) -> EarlySeal:
+        registry = sealing.load_registry(search_from=config.rootpath)
+        # Before pytest_configure only the early parse holds the options.
+        requested = getattr(config.known_args_namespace, "cloudguard_log", None)
+        log, start, owned_log = _arm(config.getoption("cloudguard_log") or requested)
+        seal = sealing.create_seal(registry, log=log)
+        env, dropped = sealing.sealed_environment(os.environ, registry, seal, log)
+        # Inherited from an outer pytest (this session is some test's subprocess): they name
+        # that test, not ours, and would attribute our reaches outside any test to it.
+        for inherited in (reach.TEST_VARIABLE, "PYTEST_CURRENT_TEST"):
+            env.pop(inherited, None)
+        original = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(env)
+        # Installed now, so a conftest that reaches while it is imported is seen too.
+        config.stash[_OUTER] = _outer_binding()
+        inprocess.install(log=log, policy=sealing.policy(registry, seal))
+        early = cls(registry, seal, log, start, owned_log, original, env, dropped)
+        config.stash[_EARLY] = early
+        return early
+
+    def kept(self) -> list[str]:
+        """Seal-covered names the suite itself set or changed after the seal: its own."""
+        return sorted(
+            name
+            for name, value in os.environ.items()
+            if self.registry.covers(name) and self.sealed.get(name) != value
+        )
+
+
+_EARLY = pytest.StashKey[EarlySeal]()
+_INHERITED = pytest.StashKey[sealing.Seal]()  # a verified seal this session runs under
+_DECIDED = pytest.StashKey[bool]()  # the early hook ran: begin() does not decide again
+_ADMISSION = pytest.StashKey[Exception]()
+_OUTER = pytest.StashKey["tuple[str | None, Policy | None] | None"]()
 
 
 _GUARD = pytest.StashKey["SessionGuard"]()
@@ -166,8 +253,12 @@ class SessionGuard:
     @classmethod
     def begin(cls, config: pytest.Config) -> SessionGuard:
         registry = sealing.load_registry(search_from=config.rootpath)
-        verified = sealing.inherited_seal(os.environ, registry)  # verified, not assumed
-        if verified is not None:
+        early = config.stash.get(_EARLY, None)
+        verified = config.stash.get(_INHERITED, None)
+        if early is None and verified is None and _DECIDED not in config.stash:
+            # The plugin was loaded too late to decide before the conftests: decide now.
+            verified = sealing.inherited_seal(os.environ, registry)  # verified, not assumed
+        if early is None and verified is not None:
             # Under `cloudguard run`, or a worker of a sealed controller: the seal and the log
             # are already in place, and the seal line was printed by whoever made them.
             log = os.environ[reach.LOG_VARIABLE]
@@ -185,28 +276,20 @@ class SessionGuard:
                 nested_in=os.environ.get(reach.TEST_VARIABLE)
                 or os.environ.get("PYTEST_CURRENT_TEST"),
             )
-        log, start, owned_log = _arm(config.getoption("cloudguard_log"))
-        seal = sealing.create_seal(registry, log=log)
-        env, dropped = sealing.sealed_environment(os.environ, registry, seal, log)
-        # Inherited from an outer pytest (this session is some test's subprocess): they name
-        # that test, not ours, and would attribute our reaches outside any test to it.
-        for inherited in (reach.TEST_VARIABLE, "PYTEST_CURRENT_TEST"):
-            env.pop(inherited, None)
-        original = dict(os.environ)
-        os.environ.clear()
-        os.environ.update(env)
-        sys.stderr.write(sealing.seal_line(dropped) + "\n")
-        sys.stderr.flush()
-        outer = _outer_binding()
-        inprocess.install(log=log, policy=sealing.policy(registry, seal))
+        if early is None:
+            # The plugin was loaded too late for the early seal (a conftest's
+            # `pytest_plugins`): seal now; what the suite declared so far is dropped too.
+            early = EarlySeal.make(config)
+            sys.stderr.write(sealing.seal_line(early.dropped) + "\n")
+            sys.stderr.flush()
         return cls(
             config,
-            log=log,
-            start=start,
-            owned_seal=seal,
-            owned_log=owned_log,
-            original_environ=original,
-            outer_binding=outer,
+            log=early.log,
+            start=early.start,
+            owned_seal=early.seal,
+            owned_log=early.owned_log,
+            original_environ=early.original_environ,
+            outer_binding=config.stash.get(_OUTER, None),
         )
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -346,7 +429,7 @@ def _size(path: str) -> int:
 
 
 def failure_message(reached: Sequence[Record], log: str) -> str:
-    named = ", ".join(dict.fromkeys(f"{r.get('via')} -> {r.get('target')}" for r in reached))
+    named = ", ".join(dict.fromkeys(_named(r) for r in reached))
     lines = [
         f"cloudguard: this test reached a real cloud: {named}",
         f"Each attempt ({len(reached)}) was refused before any packet left and recorded;",
@@ -362,6 +445,14 @@ def failure_message(reached: Sequence[Record], log: str) -> str:
         else:
             lines.append("  " + HERMETIC.get(via, f"{via}: use a local fake on loopback."))
     return "\n".join(lines)
+
+
+def _named(record: Record) -> str:
+    """`botocore -> sts.us-east-1.amazonaws.com (sts GetCallerIdentity)`."""
+    operation = record.get("operation")
+    return f"{record.get('via')} -> {record.get('target')}" + (
+        f" ({operation})" if operation else ""
+    )
 
 
 def _fail(report: pytest.TestReport, item: pytest.Item, message: str) -> None:

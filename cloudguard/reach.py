@@ -516,7 +516,8 @@ def describe(record: Mapping[str, object]) -> str:
     operation, served = record.get("operation"), record.get("for")
     if operation:  # named by an SDK hook: what the call was, and whose call it served
         lines.append(
-            f"    operation: {shown(operation)}" + (f" (for {shown(served, 2000)})" if served else "")
+            f"    operation: {shown(operation)}"
+            + (f" (for {shown(served, 2000)})" if served else "")
         )
     if isinstance(identity, list) and identity:
         lines.append(

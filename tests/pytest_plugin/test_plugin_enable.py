@@ -130,7 +130,8 @@ def test_under_cloudguard_run_it_reuses_the_runs_seal_and_log(fenced):
     assert records[1]["test"] == "test_mod.py::test_reaches"
 
 
-def test_xdist_workers_inherit_the_controllers_seal(fenced):
+def test_xdist_workers_inherit_the_controllers_seal(fenced, monkeypatch):
+    monkeypatch.setenv("AWS_PROFILE", "ambient-profile")  # in the shell: sealed
     fenced.makepyfile(
         test_mod="""
 import os
@@ -139,7 +140,7 @@ import pytest
 @pytest.mark.parametrize("n", range(4))
 def test_worker_is_sealed(n):
     assert os.environ["PYTEST_XDIST_WORKER"]
-    assert "AWS_CA_BUNDLE" not in os.environ
+    assert "AWS_PROFILE" not in os.environ
     assert os.environ["AWS_EC2_METADATA_DISABLED"] == "true"
     assert os.environ["CLOUDGUARD_TEST"].endswith(f"test_worker_is_sealed[{n}]")
 """
