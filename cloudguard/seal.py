@@ -348,12 +348,32 @@ class Seal:
             "NO_GCE_CHECK": "True",
         }
 
+    def sentinels(self) -> dict[str, str]:
+        """Fake AWS credentials and region, as moto's docs tell tests to set.
+
+        With the ambient credentials dropped, botocore would raise NoCredentialsError
+        before any request and a swallowing test would pass unseen. With these it goes
+        on to the connection, where the socket guard records the call by service and
+        operation and refuses it. They grant nothing anywhere. A test that wants
+        NoCredentialsError on purpose removes them itself (`monkeypatch.delenv`).
+        """
+        return dict(SENTINELS)
+
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
 # The variables the seal sets to its own values: a provider binding never replaces one.
 REDIRECTED = tuple(Seal(Path()).redirections())
+
+
+SENTINEL = "cloudguard-sentinel-not-a-credential"
+SENTINELS = {
+    "AWS_ACCESS_KEY_ID": SENTINEL,
+    "AWS_SECRET_ACCESS_KEY": SENTINEL,
+    "AWS_SESSION_TOKEN": SENTINEL,
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
 
 
 def create_seal(registry: Registry, *, python: str | None = None, log: str | None = None) -> Seal:
@@ -382,7 +402,7 @@ def policy(registry: Registry, seal: Seal) -> Policy:
         names=registry.names,
         prefixes=registry.prefixes,
         exempt=(RUNNER_PREFIX, *registry.exempt_prefixes),
-        owned=seal.redirections(),
+        owned={**seal.redirections(), **seal.sentinels()},
         provider_variables=registry.provider_variables,
     )
 
@@ -423,6 +443,7 @@ def sealed_environment(
     env[SEAL_DIR_VARIABLE] = str(seal.root)
     env["PATH"] = guard_first(seal, environ.get("PATH", ""))
     env["PYTHONPATH"] = guards_first(environ.get("PYTHONPATH", ""))
+    env.update(seal.sentinels())
     env.update(seal.redirections())  # last: nothing above may rebind a credential store
     return env, dropped
 
@@ -487,6 +508,11 @@ def guard_first(seal: Seal, path: str) -> str:
     return os.pathsep.join(p for p in (str(seal.bin_dir), path) if p)
 
 
-def seal_line(dropped: Iterable[str]) -> str:
-    """The one line a seal prints: names only, never values (escaped: names come from outside)."""
-    return f"{SEAL_LINE_PREFIX} dropped={','.join(one_line(name, 200) for name in dropped)}"
+def seal_line(dropped: Iterable[str], *, kept: Iterable[str] = ()) -> str:
+    """The one line a seal prints: names only, never values (escaped: names come from outside).
+
+    `kept`: names the suite itself declared after the seal (pytest-env, conftest.py).
+    """
+    line = f"{SEAL_LINE_PREFIX} dropped={','.join(one_line(name, 200) for name in dropped)}"
+    kept = [one_line(name, 200) for name in kept]
+    return line + (f" kept={','.join(kept)}" if kept else "")
