@@ -71,10 +71,14 @@ def _is_refuser(command: str) -> bool:
 
 
 def _target(tool: str, args: Sequence[str]) -> str:
-    """`az vm create` from `az vm create --name x`: the tool and its words before any option."""
+    """`az vm create` from `az vm create --name x`: the tool and its command words.
+
+    Only plain words count (`azcopy copy URL` is `azcopy copy`): the target is printed
+    and recorded as it is, and a URL or a value may carry a secret.
+    """
     words: list[str] = []
     for arg in args[:2]:
-        if arg.startswith("-"):
+        if not arg or arg.startswith("-") or not arg.replace("-", "").isalnum():
             break
         words.append(reach.printable(arg))
     return " ".join([tool, *words])
