@@ -1,0 +1,87 @@
+"""Negative controls for telling the truth (harness: tests/cloudguard_mutants.py).
+
+Break each rule in a copy of the package; the named test must go red with
+its own message:
+
+- judged back at the SDK layer (before the HTTP-level mocks answer), the
+  responses and vcrpy tests of the matrix turn red;
+- sealed late (at pytest_configure, after pytest-env and the conftest), the
+  suite's own settings are lost;
+- redaction by an exact list of option names lets the table's secrets through.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cloudguard_mutants import Mutation, assert_turns_red
+
+MATRIX = (
+    "tests/pytest_plugin/test_plugin_matrix.py::"
+    "test_each_mocked_test_is_green_and_each_twin_red[serial]"
+)
+MUTATIONS = [
+    Mutation(
+        name="azure-core judged at the SDK layer",
+        module="inprocess/azure_guard.py",
+        original="""        try:
+            return original(self, request, **kwargs)
+""",
+        broken="""        try:
+            from cloudguard.inprocess.socket_guard import judge
+
+            judge(urlsplit(str(request.url)).hostname, None, "the SDK layer")
+            return original(self, request, **kwargs)
+""",
+        tests=(MATRIX,),
+        reason=("mocked test_mocked_responses_azure", "mocked test_mocked_vcrpy_azure"),
+    ),
+    Mutation(
+        name="botocore judged at the SDK layer",
+        module="inprocess/botocore_guard.py",
+        original="""        try:
+            return original(self, request)
+""",
+        broken="""        try:
+            from cloudguard.inprocess.socket_guard import judge
+
+            judge(parts.hostname, None, "the SDK layer")
+            return original(self, request)
+""",
+        tests=(MATRIX,),
+        reason="mocked test_mocked_vcrpy_boto3",
+    ),
+    Mutation(
+        name="sealed late, after pytest-env and the conftest",
+        module="pytest_plugin.py",
+        original="    if _enabled(early_config) and not _under_seal(os.environ):\n",
+        broken="    if False:  # sealed at pytest_configure instead\n",
+        tests=(
+            "tests/pytest_plugin/test_plugin_declared.py::"
+            "test_the_suites_declared_settings_survive_and_are_listed_as_kept[serial]",
+        ),
+        reason="'test_pytest_env_settings_survive': 'failed'",
+    ),
+    Mutation(
+        name="redaction by an exact list of option names",
+        module="redaction.py",
+        original=(
+            "    return lowered in SECRET_NAMES or any(word in lowered for word in SECRET_WORDS)\n"
+        ),
+        broken="""    from cloudguard.reach import SECRET_OPTIONS
+
+    return lowered in SECRET_OPTIONS
+""",
+        tests=(
+            "tests/pytest_plugin/test_plugin_secrets.py::"
+            "test_no_secret_value_survives_redaction[az vm create -g]",
+        ),
+        reason="FAKE01adminPw!",
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_the_rule_turns_its_test_red(tmp_path: Path, mutation: Mutation) -> None:
+    assert_turns_red(tmp_path, mutation)
