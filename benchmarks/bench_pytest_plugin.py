@@ -8,6 +8,11 @@ and per test the attribution variable set and the log stat-ed after each
 phase. Also measured: the start-up cost the seal's sitecustomize adds to
 every Python child (`python -c pass`, guards installed vs not).
 
+Wall time and CPU time (user + system of the pytest process) are both
+recorded. The target is judged on CPU time: on the shared 2-core machine
+(load average above 10 while eight people work) wall time measures the
+neighbours, while the CPU a run spends is the plugin's cost.
+
 Prints a markdown table and writes benchmarks/results/pytest_plugin.json.
 """
 
@@ -16,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,7 +36,7 @@ TESTS = 2_000
 FILES = 20
 ROUNDS = 7
 CHILD_ROUNDS = 40
-TARGET = 1.05
+TARGET = 1.03  # pytest-socket --disable-socket measures 1.02x on the same work
 RESULTS = Path(__file__).resolve().parent / "results" / "pytest_plugin.json"
 
 
@@ -50,16 +56,22 @@ def environment() -> dict[str, str]:
     return env
 
 
-def pytest_seconds(root: Path, plugin: list[str], env: dict[str, str]) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def pytest_seconds(root: Path, plugin: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one run."""
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _children_cpu()
     done = subprocess.run([*argv, *plugin], cwd=root, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu_used = time.perf_counter() - start, _children_cpu() - cpu
     if done.returncode != 0 or f"{TESTS} passed" not in done.stdout:
         sys.exit(
             f"benchmark suite did not pass cleanly ({done.returncode}):\n{done.stdout[-2000:]}"
         )
-    return elapsed
+    return elapsed, cpu_used
 
 
 def child_seconds(env: dict[str, str]) -> float:
@@ -76,9 +88,15 @@ def main() -> int:
         pytest_seconds(root, ["--cloudguard"], env)  # warm the bytecode and page caches
         off: list[float] = []
         on: list[float] = []
+        off_cpu: list[float] = []
+        on_cpu: list[float] = []
         for _ in range(ROUNDS):
-            off.append(pytest_seconds(root, ["-p", "no:cloudguard"], env))
-            on.append(pytest_seconds(root, ["--cloudguard"], env))
+            wall, cpu = pytest_seconds(root, ["-p", "no:cloudguard"], env)
+            off.append(wall)
+            off_cpu.append(cpu)
+            wall, cpu = pytest_seconds(root, ["--cloudguard"], env)
+            on.append(wall)
+            on_cpu.append(cpu)
         log = root / "armed.jsonl"
         reach.arm(str(log), by="benchmark")
         guarded = dict(env, PYTHONPATH=str(SITECUSTOMIZE_DIR), **{reach.LOG_VARIABLE: str(log)})
@@ -90,6 +108,7 @@ def main() -> int:
 
     off_median, on_median = statistics.median(off), statistics.median(on)
     ratio = on_median / off_median
+    cpu_ratio = statistics.median(on_cpu) / statistics.median(off_cpu)
     per_test_us = (on_median - off_median) / TESTS * 1e6
     child_ms = (statistics.median(sealed) - statistics.median(bare)) * 1e3
     print(f"{TESTS:,} trivial tests, {ROUNDS} alternating rounds each, medians:\n")
@@ -98,8 +117,10 @@ def main() -> int:
     row = "| {} | {:.3f} | {:.3f} | {:.3f} |"
     print(row.format("plugin off (`-p no:cloudguard`)", off_median, min(off), max(off)))
     print(row.format("plugin on (`--cloudguard`)", on_median, min(on), max(on)))
+    print(row.format("CPU s, plugin off", statistics.median(off_cpu), min(off_cpu), max(off_cpu)))
+    print(row.format("CPU s, plugin on", statistics.median(on_cpu), min(on_cpu), max(on_cpu)))
     print(
-        f"\n**on/off ratio: {ratio:.3f}x** (target <= {TARGET}x); "
+        f"\n**on/off CPU ratio: {cpu_ratio:.3f}x** (target <= {TARGET}x); wall {ratio:.3f}x; "
         f"about {per_test_us:.0f} us per test including the session's one-off seal."
     )
     print(f"\nPython child start-up (`python -c pass`, median of {CHILD_ROUNDS}): "
@@ -117,6 +138,9 @@ def main() -> int:
                 "off_median": off_median,
                 "on_median": on_median,
                 "ratio": ratio,
+                "off_cpu_seconds": off_cpu,
+                "on_cpu_seconds": on_cpu,
+                "cpu_ratio": cpu_ratio,
                 "target": TARGET,
                 "per_test_overhead_us": per_test_us,
                 "child_bare_ms": statistics.median(bare) * 1e3,
@@ -128,7 +152,7 @@ def main() -> int:
         )
         + "\n"
     )
-    return 0 if ratio <= TARGET else 1
+    return 0 if cpu_ratio <= TARGET else 1
 
 
 if __name__ == "__main__":
