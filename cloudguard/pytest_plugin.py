@@ -42,11 +42,11 @@ Record = Mapping[str, object]
 
 # How each channel is made hermetic; the failure message names the ones that were used.
 HERMETIC = {
-    "botocore": "AWS SDK: mock it in process (moto's @mock_aws) or give the client a loopback\n"
-    "    endpoint_url (moto's ThreadedMotoServer(port=0) on 127.0.0.1).",
-    "azure-core": "Azure SDK: point the client at a local fake on loopback over HTTPS\n"
-    "    (base_url='https://127.0.0.1:PORT', trustme certificate) with a fake credential,\n"
-    "    or give it an in-process transport.",
+    "botocore": "AWS SDK: mock it in process (moto's @mock_aws, Stubber, a vcrpy cassette) or\n"
+    "    give the client a loopback endpoint_url (moto's ThreadedMotoServer(port=0)).",
+    "azure-core": "Azure SDK: mock it above the socket (responses, requests-mock, a vcrpy\n"
+    "    cassette; aioresponses for .aio clients), or point the client at a local fake on\n"
+    "    loopback over HTTPS (base_url='https://127.0.0.1:PORT', trustme certificate).",
     "socket": "socket: connect to a local fake on loopback; instance metadata (169.254.169.254)\n"
     "    is never reachable from a test, so pass the test's own fake credentials explicitly.",
     "provider": "provider: name the test's own fake provider in the environment it gives its\n"
@@ -115,7 +115,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
         return (yield)
     finally:
         if early is not None:
-            sys.stderr.write(sealing.seal_line(early.dropped, kept=early.kept()) + "\n")
+            kept = early.kept()
+            early.fill_sentinels()
+            sys.stderr.write(sealing.seal_line(early.dropped, kept=kept) + "\n")
             sys.stderr.flush()
 
 
@@ -161,6 +163,10 @@ class EarlySeal:
         # that test, not ours, and would attribute our reaches outside any test to it.
         for inherited in (reach.TEST_VARIABLE, "PYTEST_CURRENT_TEST"):
             env.pop(inherited, None)
+        # The sentinels fill only what the suite leaves unset: set after pytest-env and the
+        # conftest files, so a suite's own fake (pytest-env's `D:` defaults too) wins.
+        for name in seal.sentinels():
+            env.pop(name, None)
         original = dict(os.environ)
         os.environ.clear()
         os.environ.update(env)
@@ -170,6 +176,10 @@ class EarlySeal:
         early = cls(registry, seal, log, start, owned_log, original, env, dropped)
         config.stash[_EARLY] = early
         return early
+
+    def fill_sentinels(self) -> None:
+        for name, value in self.seal.sentinels().items():
+            os.environ.setdefault(name, value)
 
     def kept(self) -> list[str]:
         """Seal-covered names the suite itself set or changed after the seal: its own."""
@@ -280,6 +290,7 @@ class SessionGuard:
             # The plugin was loaded too late for the early seal (a conftest's
             # `pytest_plugins`): seal now; what the suite declared so far is dropped too.
             early = EarlySeal.make(config)
+            early.fill_sentinels()
             sys.stderr.write(sealing.seal_line(early.dropped) + "\n")
             sys.stderr.flush()
         return cls(

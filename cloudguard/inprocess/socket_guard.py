@@ -75,7 +75,7 @@ def _refuse_attempt(attempt: Attempt, host: str | bytes, port: object, action: s
     address = f"{hosts.normalize(host)}:{port}" if port is not None else hosts.normalize(host)
     target = hosts.normalize(urlsplit(attempt.url).hostname) if attempt.url else ""
     target = target or hosts.normalize(host)
-    extra: dict[str, object] = {"operation": attempt.naming()}
+    extra: dict[str, object] = {"operation": attempt.naming(), "socket": f"{action} {address}"}
     if attempt.parent is not None:
         served = attempt.parent
         extra["for"] = " ".join(p for p in (served.naming(), served.method, served.url) if p)
@@ -85,7 +85,7 @@ def _refuse_attempt(attempt: Attempt, host: str | bytes, port: object, action: s
     refuse(
         via=attempt.sdk,
         target=target,
-        argv=[*(p for p in (attempt.method, attempt.url) if p), f"({action} {address})"],
+        argv=[p for p in (attempt.method, attempt.url) if p] or [action, address],
         what=f"{_SDK_WORDS.get(attempt.sdk, 'a request')} {shown} ({attempt.naming()})",
         extra=extra,
         already_recorded=already,

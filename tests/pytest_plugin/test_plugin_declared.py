@@ -3,7 +3,9 @@
 pytest-env's `env =` settings and values a conftest.py sets while it is
 imported come after the seal (the plugin seals in a wrapper around
 pytest_load_initial_conftests), so they survive and are listed as kept;
-what the shell exported is dropped. The same rule serially and under xdist.
+what the shell exported is dropped. The seal's sentinel credentials fill
+only what the suite left unset (a pytest-env `D:` default wins). The same
+rule serially and under xdist.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ INI = """
 env =
     AZURE_SUBSCRIPTION_ID=00000000-0000-0000-0000-0000000000aa
     AWS_DEFAULT_REGION=eu-west-1
+    D:AWS_ACCESS_KEY_ID=suite-own-fake
 """
 CONFTEST = """
 import os
@@ -39,9 +42,11 @@ def test_the_suites_declared_settings_survive_and_are_listed_as_kept(fenced, mon
         "test_conftest_settings_survive": "passed",
         "test_the_ambient_identity_is_sealed": "passed",
         "test_trust_settings_are_kept": "passed",
+        "test_sentinels_fill_only_what_the_suite_left_unset": "passed",
     }, run.output[-3000:]
     (line,) = run.seal_lines()
-    assert line.endswith(" kept=AWS_DEFAULT_REGION,AZURE_ACCESS_TOKEN,AZURE_SUBSCRIPTION_ID")
+    kept = "AWS_ACCESS_KEY_ID,AWS_DEFAULT_REGION,AZURE_ACCESS_TOKEN,AZURE_SUBSCRIPTION_ID"
+    assert line.endswith(f" kept={kept}")
     dropped = line.split("dropped=", 1)[1].split(" ", 1)[0].split(",")
     assert {"AZURE_CLIENT_SECRET", "AWS_PROFILE"} <= set(dropped)
     assert "AWS_CA_BUNDLE" not in dropped

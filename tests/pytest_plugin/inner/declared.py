@@ -25,3 +25,8 @@ def test_the_ambient_identity_is_sealed():
 def test_trust_settings_are_kept():
     assert os.environ["AWS_CA_BUNDLE"].endswith("corporate-ca.pem")
     assert os.environ["CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE"].endswith("corporate-ca.pem")
+
+
+def test_sentinels_fill_only_what_the_suite_left_unset():
+    assert os.environ["AWS_ACCESS_KEY_ID"] == "suite-own-fake"  # pytest-env `D:` default
+    assert os.environ["AWS_SECRET_ACCESS_KEY"] == "cloudguard-sentinel-not-a-credential"
