@@ -116,6 +116,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
     finally:
         if early is not None:
             kept = early.kept()
+            early.seal.keep(kept)  # the workers inherit them and verify the seal against it
             early.fill_sentinels()
             sys.stderr.write(sealing.seal_line(early.dropped, kept=kept) + "\n")
             sys.stderr.flush()

@@ -359,6 +359,23 @@ class Seal:
         """
         return dict(SENTINELS)
 
+    @property
+    def kept_file(self) -> Path:
+        return self.root / "kept"
+
+    def keep(self, names: Iterable[str]) -> None:
+        """Record the sealed names a pytest session's suite declared itself (pytest-env,
+        conftest), so its xdist workers, which inherit them, verify the seal all the same."""
+        private_files.write_private(self.kept_file, "".join(f"{name}\n" for name in names))
+
+    def kept(self) -> frozenset[str]:
+        try:
+            fd = private_files.open_own(self.kept_file, os.O_RDONLY)
+        except FileNotFoundError:
+            return frozenset()
+        with os.fdopen(fd, encoding="utf-8") as names:
+            return frozenset(line.strip() for line in names if line.strip())
+
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -485,7 +502,11 @@ def inherited_seal_problems(environ: Mapping[str, str], registry: Registry) -> l
         problems.append(f"seal dir {root} is not a directory of the caller's")
     if environ.get("PATH", "").split(os.pathsep)[0] != str(seal.bin_dir):
         problems.append(f"the guard bin {seal.bin_dir} is not first on PATH")
-    identity = policy(registry, seal).identity_vars(environ)
+    try:  # a suite's own declared settings, kept by the session that made this seal
+        kept = seal.kept()
+    except OSError as error:
+        return [f"seal dir {root}: kept names unreadable: {error}"]
+    identity = [n for n in policy(registry, seal).identity_vars(environ) if n not in kept]
     if identity:
         problems.append(f"identity variables are set: {', '.join(identity)}")
     try:
