@@ -25,24 +25,19 @@ def test_a_refusal_is_recorded_once_per_call_with_default_retries(fenced):
         )
 
 
-# The control: a refusal raised as an error the SDKs retry (as a naive guard would raise it).
+# The control: a refusal raised as an error the SDKs retry (as a naive guard would raise it:
+# a connection refused at the socket), with nothing deduplicated per logical call.
 RETRYABLE_REFUSAL = """
-from cloudguard.inprocess import azure_guard, botocore_guard, refusal
+from cloudguard.inprocess import refusal, socket_guard
 
-def _retryable(via):
-    def refuse(**kwargs):
-        try:
-            refusal.refuse(**kwargs)
-        except refusal.CloudReachRefused:
-            if via == "botocore":
-                from botocore.exceptions import EndpointConnectionError
-                raise EndpointConnectionError(endpoint_url=kwargs["target"]) from None
-            from azure.core.exceptions import ServiceRequestError
-            raise ServiceRequestError("refused") from None
-    return refuse
+def refuse(**kwargs):
+    kwargs["already_recorded"] = False
+    try:
+        refusal.refuse(**kwargs)
+    except refusal.CloudReachRefused:
+        raise ConnectionRefusedError(111, "refused") from None
 
-botocore_guard.refuse = _retryable("botocore")
-azure_guard.refuse = _retryable("azure-core")
+socket_guard.refuse = refuse
 """
 
 
