@@ -55,8 +55,8 @@ MUTATIONS = [
     Mutation(
         name="sealed late, after pytest-env and the conftest",
         module="pytest_plugin.py",
-        original="    if _enabled(early_config) and not _under_seal(os.environ):\n",
-        broken="    if False:  # sealed at pytest_configure instead\n",
+        original="                early = EarlySeal.make(early_config)\n",
+        broken="                pass  # sealed at pytest_configure instead\n",
         tests=(
             "tests/pytest_plugin/test_plugin_declared.py::"
             "test_the_suites_declared_settings_survive_and_are_listed_as_kept[serial]",
