@@ -196,6 +196,7 @@ def _azure_vm(item: Any, source: str, index: int) -> Resource:
         created=parse_time(item.get("timeCreated")),
         tags=_string_tags(item.get("tags")),
         source=source,
+        uid=str(item.get("vmId") or ""),
     )
 
 

@@ -46,6 +46,9 @@ class Resource:
     created: datetime | None  # timezone-aware UTC, or None when unknown
     tags: Mapping[str, str] = field(default_factory=dict)
     source: str = ""  # where the record came from: a file path, "azure:<sub>", ...
+    # The provider's unique id of this very resource (Azure vmId / disk uniqueId), which a
+    # resource deleted and re-created under the same name does not share; "" when unknown.
+    uid: str = ""
 
     def tag(self, name: str, *, case_insensitive: bool | None = None) -> str | None:
         """The value of tag `name`. Azure tag names are case-insensitive."""

@@ -81,6 +81,7 @@ def vm_resource(vm: Any, subscription: str) -> Resource:
         created=utc(getattr(vm, "time_created", None)),
         tags={str(k): str(v) for k, v in (vm.tags or {}).items()},
         source=f"azure:{subscription}",
+        uid=text(getattr(vm, "vm_id", None)),
     )
 
 
@@ -107,6 +108,7 @@ def disk_resource(disk: Any, subscription: str) -> Resource:
         created=utc(getattr(disk, "time_created", None)),
         tags={str(k): str(v) for k, v in (disk.tags or {}).items()},
         source=f"azure:{subscription}",
+        uid=text(getattr(disk, "unique_id", None)),
     )
 
 

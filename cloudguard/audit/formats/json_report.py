@@ -91,6 +91,7 @@ def finding_document(finding: Finding) -> dict[str, Any]:
             "created": r.created.isoformat() if r.created else None,
             "tags": dict(r.tags),
             "source": r.source,
+            "uid": r.uid,
         },
         "age_seconds": int(finding.age.total_seconds()) if finding.age is not None else None,
         "billable": finding.cost.billable,
