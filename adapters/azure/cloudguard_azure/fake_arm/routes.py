@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 from cloudguard_azure.fake_arm import wire
 from cloudguard_azure.fake_arm.faults import Faults
-from cloudguard_azure.fake_arm.state import ArmState, Operation
+from cloudguard_azure.fake_arm.state import ArmState, Operation, locks_at
 
 
 @dataclass
@@ -198,6 +198,8 @@ def instance_view(ctx: Context, req: Request, sub: str, group: str, name: str) -
 
 @route("GET", "vm_get", _RG + _COMPUTE + r"/virtualMachines/(?P<name>[^/]+)")
 def get_vm(ctx: Context, req: Request, sub: str, group: str, name: str) -> Response:
+    if missing := _scope_missing(ctx, sub, group):
+        return missing
     vm = ctx.state.vm(sub, group, name)
     if vm is None:
         return not_found("Microsoft.Compute/virtualMachines", name, group)
@@ -263,6 +265,8 @@ def list_disks_by_group(ctx: Context, req: Request, sub: str, group: str) -> Res
 
 @route("GET", "disk_get", _RG + _COMPUTE + r"/disks/(?P<name>[^/]+)")
 def get_disk(ctx: Context, req: Request, sub: str, group: str, name: str) -> Response:
+    if missing := _scope_missing(ctx, sub, group):
+        return missing
     disk = ctx.state.disk(sub, group, name)
     if disk is None:
         return not_found("Microsoft.Compute/disks", name, group)
@@ -283,3 +287,37 @@ def delete_disk(ctx: Context, req: Request, sub: str, group: str, name: str) -> 
         )
     failure = ctx.faults.take_operation_failure(req.path)
     return _lro_accepted(req, sub, ctx.state.begin_delete_disk(disk, failure))
+
+
+# -- what reaping reads: a group's tags, management locks, missing scopes ---------------------
+
+
+def _scope_missing(ctx: Context, sub: str, group: str) -> Response | None:
+    """ARM names the missing scope: a resource under it is not "not found", it is unreadable."""
+    if missing := _subscription_or_404(ctx, sub):
+        return missing
+    found = ctx.state.subscription(sub)
+    if found is None or group.casefold() not in found.groups:
+        return arm_error(
+            404, "ResourceGroupNotFound", f"Resource group '{group}' could not be found."
+        )
+    return None
+
+
+@route("GET", "resource_group_get", _RG)
+def get_group(ctx: Context, req: Request, sub: str, group: str) -> Response:
+    if missing := _scope_missing(ctx, sub, group):
+        return missing
+    found = ctx.state.subscription(sub)
+    assert found is not None
+    return json_response(200, wire.resource_group(found, found.groups[group.casefold()]))
+
+
+@route(
+    "GET", "locks_list", r"(?P<scope>/subscriptions/.+?)/providers/Microsoft\.Authorization/locks"
+)
+def list_locks(ctx: Context, req: Request, scope: str) -> Response:
+    sub = scope.split("/")[2]
+    if missing := _subscription_or_404(ctx, sub):
+        return missing
+    return paged(ctx, req, locks_at(ctx.state, scope), wire.management_lock, sub)

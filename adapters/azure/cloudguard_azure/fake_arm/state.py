@@ -39,6 +39,10 @@ class VirtualMachine:
     time_created: datetime
     provisioning_state: str = "Succeeded"
     vm_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    # What a delete leaves behind (reaping reports it): attached data disks' ARM ids, and
+    # the NIC's deleteOption ("Delete": it goes with the VM; "Detach": it stays, billing).
+    data_disks: list[str] = field(default_factory=list)
+    nic_delete_option: str = "Delete"
 
     @property
     def id(self) -> str:
@@ -57,6 +61,7 @@ class ManagedDisk:
     time_created: datetime
     managed_by: str | None = None  # the owning VM's ARM id; None when attached to nothing
     disk_state: str = "Unattached"  # Unattached | Attached | Reserved | ActiveSAS ...
+    unique_id: str = field(default_factory=lambda: str(uuid.uuid4()))  # ARM's `uniqueId`
 
     @property
     def id(self) -> str:
@@ -76,6 +81,21 @@ class Subscription:
     display_name: str
     tenant_id: str
     groups: dict[str, ResourceGroup] = field(default_factory=dict)  # key: casefolded name
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ManagementLock:
+    """A management lock at a scope (subscription, group or resource ARM id)."""
+
+    scope: str
+    name: str
+    level: str  # CanNotDelete | ReadOnly
+    notes: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.scope}/providers/Microsoft.Authorization/locks/{self.name}"
 
 
 @dataclass
@@ -104,6 +124,7 @@ class ArmState:
         self.vms: dict[str, VirtualMachine] = {}  # key: casefolded ARM id
         self.disks: dict[str, ManagedDisk] = {}
         self.operations: dict[str, Operation] = {}
+        self.locks: list[ManagementLock] = []  # Microsoft.Authorization/locks, any scope
         # How many polls an LRO stays InProgress: 1 shows the SDK really polls.
         self.polls_until_done = 1
 
@@ -335,3 +356,47 @@ class ArmState:
             op.finish()
             op.status = "Succeeded"
         op.ended = datetime.now(UTC)
+
+
+# -- what reaping needs: locks, attachment, a VM re-created under its name ------------------
+
+
+def add_lock(state: ArmState, scope: str, name: str, level: str = "CanNotDelete") -> ManagementLock:
+    with state.lock:
+        lock = ManagementLock(scope.rstrip("/"), name, level)
+        state.locks.append(lock)
+        return lock
+
+
+def locks_at(state: ArmState, scope: str) -> list[ManagementLock]:
+    """Locks at `scope` and at the scopes above it (ARM lists inherited locks too)."""
+    wanted = scope.rstrip("/").casefold()
+    with state.lock:
+        return [
+            lock
+            for lock in state.locks
+            if wanted == lock.scope.casefold() or wanted.startswith(lock.scope.casefold() + "/")
+        ]
+
+
+def attach_disk(state: ArmState, vm: VirtualMachine, disk: ManagedDisk) -> None:
+    with state.lock:
+        disk.managed_by = vm.id
+        disk.disk_state = "Attached"
+        vm.data_disks.append(disk.id)
+
+
+def recreate_vm(state: ArmState, vm: VirtualMachine, created: datetime) -> VirtualMachine:
+    """Delete `vm` and create another under the same name and tags: a new vmId and time."""
+    with state.lock:
+        state.vms.pop(vm.id.casefold(), None)
+        return state.add_vm(
+            vm.subscription,
+            vm.group,
+            vm.name,
+            size=vm.size,
+            power_state="running",
+            tags=dict(vm.tags),
+            time_created=created,
+            location=vm.location,
+        )

@@ -15,6 +15,7 @@ from typing import Any
 
 from cloudguard_azure.fake_arm.state import (
     ManagedDisk,
+    ManagementLock,
     Operation,
     ResourceGroup,
     Subscription,
@@ -53,7 +54,7 @@ def subscription(sub: Subscription) -> Json:
         },
         "authorizationSource": "RoleBased",
         "managedByTenants": [],
-        "tags": {},
+        "tags": dict(sub.tags),
     }
 
 
@@ -153,7 +154,7 @@ def virtual_machine(vm: VirtualMachine, *, with_status: bool = False) -> Json:
                 "deleteOption": "Delete",
                 "diskSizeGB": 30,
             },
-            "dataDisks": [],
+            "dataDisks": data_disks(vm),
             "diskControllerType": "SCSI",
         },
         "osProfile": {
@@ -173,7 +174,7 @@ def virtual_machine(vm: VirtualMachine, *, with_status: bool = False) -> Json:
                 {
                     "id": f"/subscriptions/{sub}/resourceGroups/{group}"
                     f"/providers/Microsoft.Network/networkInterfaces/{vm.name}-nic",
-                    "properties": {"deleteOption": "Delete"},
+                    "properties": {"deleteOption": vm.nic_delete_option},
                 }
             ]
         },
@@ -212,7 +213,7 @@ def disk(d: ManagedDisk) -> Json:
             "creationData": {"createOption": "Empty"},
             "diskSizeGB": d.size_gb,
             "diskSizeBytes": d.size_gb * 1024**3,
-            "uniqueId": d.name,
+            "uniqueId": d.unique_id,
             "encryption": {"type": "EncryptionAtRestWithPlatformKey"},
             "networkAccessPolicy": "AllowAll",
             "publicNetworkAccess": "Enabled",
@@ -254,3 +255,33 @@ def encode(body: Json) -> bytes:
 
 def _os_disk_name(vm: VirtualMachine) -> str:
     return f"{vm.name}_OsDisk_1_{vm.vm_id.replace('-', '')}"
+
+
+# -- what reaping reads: attached data disks, management locks ------------------------------
+
+
+def data_disks(vm: VirtualMachine) -> list[Json]:
+    """`storageProfile.dataDisks`: attached managed disks, kept when the VM is deleted."""
+    return [
+        {
+            "lun": lun,
+            "name": disk_id.rsplit("/", 1)[-1],
+            "createOption": "Attach",
+            "caching": "None",
+            "managedDisk": {"storageAccountType": "Premium_LRS", "id": disk_id},
+            "deleteOption": "Detach",
+            "diskSizeGB": 128,
+            "toBeDetached": False,
+        }
+        for lun, disk_id in enumerate(vm.data_disks)
+    ]
+
+
+def management_lock(lock: ManagementLock) -> Json:
+    """One lock (ManagementLocks_ListByScope, api-version 2020-05-01)."""
+    return {
+        "id": lock.id,
+        "type": "Microsoft.Authorization/locks",
+        "name": lock.name,
+        "properties": {"level": lock.level, "notes": lock.notes, "owners": []},
+    }
