@@ -210,3 +210,42 @@ def _resolve(spec: _Key, value: Any, base: Path) -> Any:
     if spec.path and isinstance(value, str) and value != "-":
         return str((base / Path(value).expanduser()).resolve())
     return value
+
+
+# -- the [reap] table: what only `cloudguard reap apply` reads ----------------------------
+
+REAP_KEYS: dict[str, _Key] = {
+    # Subscriptions / AWS accounts reaping may act in; required for `reap apply --yes`.
+    "accounts": _Key(_string, many=True),
+    # A plan whose audit is older than this is refused (default 24h).
+    "max-age": _Key(parse_duration),
+}
+
+
+def load_reap_config(path: Path) -> dict[str, Any]:
+    """The validated `[reap]` table of `path` (absent: empty); a bad key or value is 97."""
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), f"cannot read: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), f"not valid TOML: {exc}") from exc
+    table = document.get("reap", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: reap", "must be a table ([reap])")
+    values: dict[str, Any] = {}
+    for key, raw in table.items():
+        where = f"{path}: reap.{key}"
+        spec = REAP_KEYS.get(key)
+        if spec is None:
+            raise ConfigError(where, f"unknown key (known: {', '.join(sorted(REAP_KEYS))})")
+        try:
+            if spec.many:
+                if not isinstance(raw, list):
+                    raise OptionValueError(f"expected a list, got {type(raw).__name__}")
+                values[key] = [spec.parse(item) for item in raw]
+            else:
+                values[key] = spec.parse(raw)
+        except OptionValueError as exc:
+            raise ConfigError(where, str(exc)) from exc
+    return values

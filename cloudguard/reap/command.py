@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,6 +21,7 @@ import typer
 
 from cloudguard import exit_codes
 from cloudguard.audit import options as opts
+from cloudguard.audit.formats.text import one_line
 from cloudguard.reap.model import REVERSIBLE, Plan, tag_value
 from cloudguard.reap.plan import PlanError, PlanUsageError
 
@@ -93,7 +94,8 @@ def plan_command(
     unknown action, a missing report); 97 the report is not a cloudguard.audit
     v1 document, or is malformed.
     """
-    from cloudguard.reap.plan import build_plan, read_document, render_plan
+    from cloudguard.private_files import write_private
+    from cloudguard.reap.plan import build_plan, plan_digest, read_document, render_plan
 
     from_ = _report_argument(report_path, from_)
     try:
@@ -119,18 +121,25 @@ def plan_command(
             "resources there are not in this plan"
         )
     document = render_plan(plan)
+    digest = plan_digest(document.encode("utf-8"))
     table = plan_table(plan)
     if output is None:
         sys.stdout.write(document)
         sys.stderr.write(table)
+        _say(f"plan digest {digest} (apply --yes needs --approve {digest})")
         return
     try:
-        output.write_text(document, encoding="utf-8")
+        write_private(output, document)  # never through a planted link, never another's file
     except OSError as exc:
-        _say(f"cannot write --output {output}: {exc}")
+        _say(f"cannot write --output {one_line(str(output), 300)}: {exc}")
         raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
     sys.stdout.write(table)
-    _say(f"plan written to {output}; review it, then `cloudguard reap apply {output}`")
+    shown = one_line(str(output), 300)
+    _say(
+        f"plan written to {shown}, digest {digest}; review it, then "
+        f"`cloudguard reap apply {shown}` (dry run) and "
+        f"`cloudguard reap apply {shown} --yes --approve {digest}`"
+    )
 
 
 def _report_argument(argument: Path | None, old_option: Path | None) -> Path:
@@ -153,17 +162,32 @@ def apply_command(
     yes: Annotated[
         bool,
         typer.Option(
-            "--yes", "-y", help="Act. Without it: re-verify and print what would be done."
+            "--yes", "-y", help="Act. Without it: re-derive and print what would be done."
         ),
     ] = False,
+    approve: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DIGEST",
+            help="The plan digest `reap plan` (and the dry run) printed; required with --yes. "
+            "A plan changed since it was reviewed is refused.",
+        ),
+    ] = None,
+    max_age: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            help="Refuse a plan whose audit is older than this (default: 24h, or [reap] max-age).",
+        ),
+    ] = None,
     log: Annotated[
         Path | None,
         typer.Option(
             "--log",
             "-l",
             metavar="PATH",
-            help="Reap log, JSON Lines, appended (default: "
-            "cloudguard-reap-<UTC timestamp>.jsonl here).",
+            help="Reap log, JSON Lines, appended; never through a symlink, never another "
+            "user's file (default: a new cloudguard-reap-<UTC timestamp>-<random>.jsonl here).",
         ),
     ] = None,
     credential: opts.Credential = None,
@@ -185,73 +209,156 @@ def apply_command(
             rich_help_panel=_EVIDENCE,
         ),
     ] = None,
+    repo: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH", help="Git repository generations must be.", rich_help_panel=_EVIDENCE
+        ),
+    ] = None,
+    fixtures_from: Annotated[
+        list[str] | None,
+        typer.Option(metavar="PATH", help="Test corpus (repeatable).", rich_help_panel=_EVIDENCE),
+    ] = None,
+    fixture_ids: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="FILE", help="Known fixture ids (repeatable).", rich_help_panel=_EVIDENCE
+        ),
+    ] = None,
+    task_tag: Annotated[
+        str | None, typer.Option(help="Tag naming the fleet task (default: task-id).")
+    ] = None,
+    generation_tag: Annotated[
+        str | None,
+        typer.Option(help="Tag naming the generation (default: repository-generation)."),
+    ] = None,
+    grace: Annotated[
+        str | None,
+        typer.Option(metavar="DURATION", help="Younger without a record: pending (default: 2h)."),
+    ] = None,
+    leaked_by: Annotated[
+        list[str] | None,
+        typer.Option(metavar="KEY=VALUE", help="A resource carrying this tag is leaked."),
+    ] = None,
     config: opts.ConfigFile = None,
 ) -> None:
-    """Re-verify each planned item live, one at a time, and (with --yes) act on it.
+    """Re-derive each planned item live, one at a time, and (with --yes) act on it.
+
+    The verdict is the audit's own classifier's, on the resource as read now,
+    with evidence read now and the policy given here or in cloudguard.toml
+    (never the plan's): the plan only narrows what may be done.
 
     Exit codes: 0 every item reaped (dry run: would be) or skipped for a safety
-    reason; 1 an action failed; 2 usage (bad plan); 75 did not run: an adapter,
-    credential or evidence source could not be read, or the log cannot be
-    written (nothing is acted on without its evidence); 97 the plan is not a
-    cloudguard.reap.plan v1 document or is malformed, or cloudguard.toml is invalid.
+    reason; 1 an action failed; 2 usage (bad plan, no --approve, a plan too old,
+    no [reap] accounts or an item outside them); 75 did not run: an adapter,
+    credential, evidence source, lock or item could not be read, another apply
+    holds the plan, or the log cannot be written (nothing is acted on after
+    that); 97 the plan is not a cloudguard.reap.plan v2 document, is malformed,
+    or is not the one approved; cloudguard.toml is invalid.
     """
+    from cloudguard.audit.cost import bundled_prices
+    from cloudguard.audit.engine import EvidenceSources
+    from cloudguard.audit.findings import Policy
     from cloudguard.audit.model import SweepRequest
     from cloudguard.reap.engine import apply_plan
+    from cloudguard.reap.locks import LockError, lock_directory
     from cloudguard.reap.log import ReapLog, ReapLogError, default_log_path
-    from cloudguard.reap.plan import load_plan
+    from cloudguard.reap.plan import load_plan, plan_digest, read_plan_bytes
     from cloudguard.reap.providers import open_reaper
+    from cloudguard.reap.rederive import LiveAudit
 
     if plan_path is None:
         raise typer.BadParameter("give the plan to apply", param_hint="PLAN.json")
-    options = _options(
-        config,
-        {
-            "credential": credential,
-            "management-endpoint": management_endpoint,
-            "ca-bundle": ca_bundle,
-            "controller-home": controller_home,
-            "controller-records": controller_records,
-        },
-    )
+    given = {
+        "credential": credential,
+        "management-endpoint": management_endpoint,
+        "ca-bundle": ca_bundle,
+        "controller-home": controller_home,
+        "controller-records": controller_records,
+        "repo": repo,
+        "fixtures-from": fixtures_from or None,
+        "fixture-ids": fixture_ids or None,
+        "task-tag": task_tag,
+        "generation-tag": generation_tag,
+        "grace": grace,
+        "leaked-by": leaked_by or None,
+    }
+    options = _options(config, given)
+    reap_options = _reap_options(config)
     try:
-        plan = load_plan(plan_path)
+        data = read_plan_bytes(plan_path)
+        plan = load_plan(plan_path, data)
     except PlanUsageError as exc:
         raise typer.BadParameter(str(exc), param_hint="PLAN.json") from exc
     except PlanError as exc:
         _say(f"refused: {exc}")
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
-    read_tasks = _controller_evidence(options)
+    digest = plan_digest(data)
+    if yes:
+        _check_approval(approve, digest, plan_path)
+    given_age = _parsed(max_age, "--max-age")
+    _check_age(plan, given_age if given_age is not None else reap_options.get("max-age", _MAX_AGE))
+    _check_accounts(plan, reap_options.get("accounts"), required=yes)
+    _check_evidence_options(options)
     _check_credential(plan, options["credential"])
 
+    given_grace = _parsed(grace, "--grace")
+    policy = Policy(
+        task_tag=options["task-tag"] or "task-id",
+        generation_tag=options["generation-tag"] or "repository-generation",
+        grace=given_grace if given_grace is not None else (options["grace"] or _GRACE),
+        leaked_by=tuple(_leaked(leaked_by) if leaked_by else (options["leaked-by"] or ())),
+    )
+    live_audit = LiveAudit(
+        EvidenceSources(
+            controller_home=options["controller-home"],
+            controller_records=options["controller-records"],
+            repo=options["repo"],
+            fixtures_from=tuple(options["fixtures-from"] or ()),
+            fixture_ids=tuple(options["fixture-ids"] or ()),
+        ),
+        policy,
+        bundled_prices(),
+        lambda: datetime.now(UTC),
+    )
     request = SweepRequest(
         credential=options["credential"],
         endpoint=options["management-endpoint"],
         ca_bundle=options["ca-bundle"],
-        task_tag=plan.policy.task_tag,
+        task_tag=policy.task_tag,
     )
     path = log or default_log_path(datetime.now(UTC))
     try:
-        reap_log = ReapLog(path, echo=typer.echo)
+        reap_log = ReapLog(path, echo=lambda line: typer.echo(line), new=log is None)
     except ReapLogError as exc:
         _say(f"did not run: {exc}")
         raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
     try:
+        locks = lock_directory() if yes else None
         code = apply_plan(
             plan,
             plan_path=str(plan_path),
+            digest=digest,
             open_reaper=lambda name: open_reaper(name, request),
-            controller_tasks=read_tasks,
+            live_audit=live_audit,
             log=reap_log,
             execute=yes,
+            locks=locks,
         )
-    except ReapLogError as exc:  # the record failed mid-run: stop, say so
+    except LockError as exc:
+        _say(f"did not run: {exc}")
+        raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
+    except ReapLogError as exc:  # the record failed mid-run: stop, say so; nothing after it
         _say(f"stopped: {exc}")
         raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
     finally:
         reap_log.close()
-    _say(f"log written to {path}")
+    _say(f"log written to {one_line(str(path), 300)}")
     if not yes:
-        _say("dry run: nothing was changed; re-run with --yes to act on the items above")
+        _say(
+            f"dry run: nothing was changed; plan digest {digest}; to act on the items above: "
+            f"cloudguard reap apply {one_line(str(plan_path), 300)} --yes --approve {digest}"
+        )
     raise typer.Exit(code)
 
 
@@ -273,6 +380,12 @@ def _check_credential(plan: Plan, credential: str | None) -> None:
         raise typer.BadParameter(str(exc), param_hint="--credential") from exc
 
 
+_MAX_AGE = timedelta(hours=24)
+_GRACE = timedelta(hours=2)
+# A plan "made" this far in the future is a clock or an edit, not a plan.
+_CLOCK_SKEW = timedelta(minutes=5)
+
+
 def _options(explicit: Path | None, given: dict[str, Any]) -> dict[str, Any]:
     """Command line over the [audit] table of cloudguard.toml (the audit's own config)."""
     from_config = opts.config_values(explicit, "reap")
@@ -281,10 +394,103 @@ def _options(explicit: Path | None, given: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _controller_evidence(options: dict[str, Any]) -> Any:
-    """A function that re-reads the controller evidence each time it is called."""
-    from cloudguard.audit.evidence import controller_home_tasks, exported_controller_tasks
+def _reap_options(explicit: Path | None) -> dict[str, Any]:
+    """The [reap] table of the same cloudguard.toml; 97 if invalid."""
+    from cloudguard.audit import config as cfg
 
+    path = explicit if explicit is not None else cfg.find_config(Path.cwd())
+    if path is None or not path.is_file():
+        return {}
+    try:
+        return cfg.load_reap_config(path)
+    except cfg.ConfigError as exc:
+        _say(f"invalid config: {exc}")
+        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
+
+
+def _parsed(value: str | None, hint: str) -> timedelta | None:
+    from cloudguard.audit import config as cfg
+
+    if value is None:
+        return None
+    try:
+        return cfg.parse_duration(value)
+    except cfg.OptionValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint=hint) from exc
+
+
+def _leaked(values: list[str]) -> list[tuple[str, str]]:
+    from cloudguard.audit import config as cfg
+
+    try:
+        return [cfg.parse_leaked_by(v) for v in values]
+    except cfg.OptionValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--leaked-by") from exc
+
+
+def _check_approval(approve: str | None, digest: str, plan_path: Path) -> None:
+    """--yes acts on the plan that was reviewed, byte for byte, or on nothing."""
+    if approve is None:
+        raise typer.BadParameter(
+            f"--yes acts only on a reviewed plan: add --approve {digest} (the digest "
+            "`reap plan` and the dry run print) after reviewing it",
+            param_hint="--approve",
+        )
+    given = approve.strip().lower().removeprefix("sha256:")
+    if given != digest.removeprefix("sha256:"):
+        _say(
+            f"refused: {one_line(str(plan_path), 300)} is not the plan that was approved "
+            f"(its digest is {digest}, approved {one_line(approve, 80)}): it changed since "
+            "review; review it again"
+        )
+        raise typer.Exit(exit_codes.REFUSED_ADMISSION)
+
+
+def _check_age(plan: Plan, max_age: timedelta) -> None:
+    """What a plan knows is as old as its audit; past --max-age it is not acted on."""
+    now = datetime.now(UTC)
+    made = min(plan.created_at, plan.audit_generated_at)
+    if max(plan.created_at, plan.audit_generated_at) > now + _CLOCK_SKEW:
+        raise typer.BadParameter(
+            "the plan or its audit is dated in the future: make a new plan",
+            param_hint="PLAN.json",
+        )
+    if now - made > max_age:
+        raise typer.BadParameter(
+            f"the plan is too old: its audit is from {plan.audit_generated_at.isoformat()} "
+            f"({_hours(now - made)} ago), older than --max-age {_hours(max_age)}; "
+            "run the audit again and make a new plan",
+            param_hint="PLAN.json",
+        )
+
+
+def _hours(span: timedelta) -> str:
+    return f"{span.total_seconds() / 3600:.1f}h"
+
+
+def _check_accounts(plan: Plan, accounts: list[str] | None, *, required: bool) -> None:
+    """Only listed subscriptions / AWS accounts, checked before any request (as aws-nuke does)."""
+    if accounts is None:
+        if required:
+            raise typer.BadParameter(
+                "--yes acts only in listed accounts: set [reap] accounts = [...] "
+                "(subscription ids / AWS account ids) in cloudguard.toml",
+                param_hint="--yes",
+            )
+        return
+    allowed = {a.strip().casefold() for a in accounts if a.strip()}
+    outside = [i for i in plan.items if i.account.strip().casefold() not in allowed]
+    if outside:
+        shown = "; ".join(
+            f"{one_line(i.name)} in {one_line(i.account) or '(no account)'}" for i in outside[:5]
+        )
+        raise typer.BadParameter(
+            f"{len(outside)} item(s) outside [reap] accounts: {shown}; nothing was read or done",
+            param_hint="PLAN.json",
+        )
+
+
+def _check_evidence_options(options: dict[str, Any]) -> None:
     home, records = options["controller-home"], options["controller-records"]
     if home is None and records is None:
         raise typer.BadParameter(
@@ -297,16 +503,6 @@ def _controller_evidence(options: dict[str, Any]) -> Any:
             "controller records are re-read before each item: give a file, not stdin",
             param_hint="--controller-records",
         )
-
-    def read() -> frozenset[str]:
-        tasks: frozenset[str] = frozenset()
-        if home is not None:
-            tasks |= controller_home_tasks(home)
-        if records is not None:
-            tasks |= exported_controller_tasks(records)
-        return tasks
-
-    return read
 
 
 def plan_table(plan: Plan) -> str:
@@ -323,7 +519,7 @@ def plan_table(plan: Plan) -> str:
     console.print(
         Text(
             f"cloudguard reap plan: {len(plan.items)} to {plan.requested_action} "
-            f"({verdicts}) from {plan.audit_source}, "
+            f"({one_line(verdicts)}) from {one_line(plan.audit_source, 300)}, "
             f"audited {plan.audit_generated_at.isoformat()}; "
             f"{len(plan.not_planned)} not planned."
         ),
@@ -352,16 +548,16 @@ def plan_table(plan: Plan) -> str:
                 one_line(item.name),
                 one_line(item.group) if item.group else "-",
                 one_line(item.region),
-                item.power_state,
+                one_line(item.power_state),
                 one_line(task),
-                ", ".join(item.reasons) or "-",
+                one_line(", ".join(item.reasons)) or "-",
             )
             table.add_row(*(Text(c) for c in cells))
         console.print(table)
     for skipped in plan.not_planned:
         console.print(
             Text(
-                f"not planned: {skipped.verdict} {one_line(skipped.name)}: "
+                f"not planned: {one_line(skipped.verdict)} {one_line(skipped.name)}: "
                 f"{one_line(skipped.why, 200)}"
             ),
             soft_wrap=True,

@@ -6,18 +6,28 @@ an intent with no outcome — evidence that something may have happened.
 Each run appends a `start` line (with the schema) and ends with an `end`
 line; every line carries the run's id, so runs appended to one file stay
 apart. Each line is also printed, one escaped line per event.
+
+The file is opened through `private_files` (never through a symlink, never
+another user's, created 0600), and each line is appended as `reach.append`
+does: one `write` under an exclusive `flock`, after a newline if the file
+ends in a torn line (a run that died or hit a full disk mid-write), so a
+torn line is never continued by the next record. Any failure to write is a
+`ReapLogError`: the run stops there (75), and nothing is acted on after it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import secrets
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from cloudguard import private_files
 from cloudguard.audit.formats.text import one_line
 from cloudguard.reap.model import PlanItem
 from cloudguard.schemas import schema_id
@@ -31,17 +41,27 @@ class ReapLogError(Exception):
 
 
 def default_log_path(now: datetime, directory: Path | None = None) -> Path:
+    """A fresh name nobody could have guessed and planted a file or link under."""
     stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return (directory or Path.cwd()) / f"cloudguard-reap-{stamp}.jsonl"
+    return (directory or Path.cwd()) / f"cloudguard-reap-{stamp}-{secrets.token_hex(6)}.jsonl"
 
 
 class ReapLog:
-    def __init__(self, path: Path, echo: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, path: Path, echo: Callable[[str], None] | None = None, *, new: bool = False
+    ) -> None:
+        """Open `path` to append; `new`: it must not exist yet (a default, unguessable name)."""
         self.path = path
         self.run = str(uuid.uuid4())
         self._echo = echo or (lambda line: None)
         try:
-            self._file: TextIO = path.open("a", encoding="utf-8")
+            try:
+                os.close(private_files.create_new(path))
+            except private_files.UnsafePathError:
+                if new:
+                    raise
+            # Read-write, to see whether the file ends in a torn line; append-only writes.
+            self._fd = private_files.open_own(path, os.O_RDWR | os.O_APPEND)
         except OSError as exc:
             raise ReapLogError(f"cannot open reap log {path}: {exc}") from exc
 
@@ -59,20 +79,32 @@ class ReapLog:
         record.update(fields)
         record["run"] = self.run
         try:
-            self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            self._append((json.dumps(record, ensure_ascii=False) + "\n").encode())
         except OSError as exc:
             raise ReapLogError(f"cannot write reap log {self.path}: {exc}") from exc
         self._echo(describe(record))
         return record
+
+    def _append(self, line: bytes) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        try:
+            end = os.fstat(self._fd).st_size
+            if end and os.pread(self._fd, 1, end - 1) != b"\n":
+                line = b"\n" + line  # a write died mid-line: keep this record whole
+            written = os.write(self._fd, line)
+            if written != len(line):
+                raise OSError(f"short write ({written} of {len(line)} bytes)")
+            # On disk before anything is acted on: an intent must survive a crash.
+            os.fsync(self._fd)
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def start(self, **fields: Any) -> None:
         fields = {"$schema": schema_id("reap-log"), **fields}
         self.write("start", schema=SCHEMA, schema_version=SCHEMA_VERSION, **fields)
 
     def close(self) -> None:
-        self._file.close()
+        os.close(self._fd)
 
 
 def describe(record: dict[str, Any]) -> str:

@@ -91,6 +91,32 @@ class PlanItem:
     # leaked VM may have a record (leaked means "whatever the controller says");
     # only a record that was not there at audit time is news.
     controller_record: str = "missing"
+    # Who it was when reviewed: apply acts only on the very same resource. Azure ids are
+    # names, so a VM deleted and re-created under its name has the planned id but a new
+    # vmId (uid) and creation time; EC2 ids are never reused (see IDS_NEVER_REUSED).
+    uid: str = ""
+    created: datetime | None = None
+
+
+# Providers whose resource ids are never given to another resource: the id is the identity.
+IDS_NEVER_REUSED = frozenset({"aws"})
+
+
+@dataclass(frozen=True)
+class Live:
+    """One resource as its provider answers for it now, with what reaping must know besides.
+
+    `protections` names each protection the cloud or the operator put on it or on a scope
+    above it (a tag on its resource group or subscription, an Azure management lock, EC2
+    termination/stop protection): any of them is a skip. `attached_to` is, for a disk, what
+    it is attached to now (None: nothing). `left_billing` names what deleting it would leave
+    billing (data disks, NICs, volumes that outlive it).
+    """
+
+    resource: Resource
+    protections: tuple[str, ...] = ()
+    attached_to: str | None = None
+    left_billing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,14 +144,15 @@ class Plan:
 class Reaper(Protocol):
     """One provider's live side of reaping. Adapters return one from `adapter.reaper(request)`.
 
-    `current` reads one resource now (None: it no longer exists) and raises
-    `ReadError` when it cannot tell; `act` performs one action and returns
+    `current` reads one resource now, with its protections (None: it no longer
+    exists) and raises `ReadError` when it cannot tell (a missing subscription or
+    resource group is "cannot tell", never "gone"); `act` performs one action and returns
     only when the provider has accepted (Azure: finished) it, raising
     `ActionError` otherwise. Neither may fall back to some other identity or
     endpoint than the request named.
     """
 
-    def current(self, item: PlanItem) -> Resource | None: ...
+    def current(self, item: PlanItem) -> Live | None: ...
 
     def act(self, item: PlanItem, action: str) -> None: ...
 

@@ -10,6 +10,7 @@ asks for something unsafe is a usage error (`PlanUsageError`, exit 2).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -37,7 +38,8 @@ from cloudguard.reap.model import (
 from cloudguard.schemas import schema_id
 
 SCHEMA = "cloudguard.reap.plan"
-SCHEMA_VERSION = 1
+# 2: items carry `uid` and `created`, the identity of the resource that was reviewed.
+SCHEMA_VERSION = 2
 
 # Power states in which the reversible action has nothing left to do.
 _ALREADY_OFF = {"deallocate": {"deallocated"}, "stop": {"stopped"}}
@@ -150,6 +152,8 @@ def build_plan(
             power_state=doc.text(r, "power_state", where),
             audited_at=audited_at,
             controller_record=doc.text(checks, "controller_record", f"{where}.checks"),
+            uid=doc.optional_text(r, "uid", where),
+            created=doc.optional_time(r, "created", where),
         )
         if verdict == LEAKED:
             carried = tuple(
@@ -244,6 +248,8 @@ def item_document(item: PlanItem) -> dict[str, Any]:
         "audited_at": item.audited_at.isoformat(),
         "leaked_by": [f"{k}={v}" for k, v in item.leaked_by],
         "controller_record": item.controller_record,
+        "uid": item.uid,
+        "created": item.created.isoformat() if item.created else None,
     }
 
 
@@ -251,11 +257,32 @@ def render_plan(plan: Plan) -> str:
     return json.dumps(plan_document(plan), indent=2, ensure_ascii=False) + "\n"
 
 
-def load_plan(path: Path) -> Plan:
-    """A plan file, checked field by field."""
+def plan_digest(data: bytes) -> str:
+    """What `reap plan` prints and `apply --approve` must repeat: the plan file's exact bytes."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def read_plan_bytes(path: Path) -> bytes:
+    """The plan file, read once: its digest and its content come from the same bytes."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError as exc:
+        raise PlanUsageError(f"plan {path} does not exist") from exc
+    except OSError as exc:
+        raise PlanError(str(path), f"cannot read plan: {exc}") from exc
+
+
+def load_plan(path: Path, data: bytes | None = None) -> Plan:
+    """A plan file (or its bytes, already read), checked field by field."""
     source = str(path)
     doc = _Reader(source)
-    root = doc.obj(read_document(path, "plan"), "")
+    if data is None:
+        data = read_plan_bytes(path)
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PlanError(source, f"plan is not valid JSON: {exc}") from exc
+    root = doc.obj(parsed, "")
     if root.get("schema") != SCHEMA or root.get("schema_version") != SCHEMA_VERSION:
         raise PlanError(
             source,
@@ -316,6 +343,8 @@ def _load_item(doc: _Reader, raw: Any, where: str) -> PlanItem:
         audited_at=doc.time(item, "audited_at", where),
         leaked_by=doc.leaked_by(item.get("leaked_by"), f"{where}.leaked_by"),
         controller_record=doc.text(item, "controller_record", where),
+        uid=doc.text(item, "uid", where),
+        created=doc.optional_time(item, "created", where),
     )
 
 
@@ -326,6 +355,8 @@ def _check_semantics(plan: Plan, source: str) -> None:
             raise PlanUsageError(f"bad plan {source}: verdict {verdict!r} is never reapable")
     for index, item in enumerate(plan.items):
         where = f"bad plan {source}: items[{index}] ({item.name})"
+        if not item.account.strip():
+            raise PlanUsageError(f"{where}: no account (subscription / AWS account)")
         if item.verdict not in REAPABLE_VERDICTS:
             raise PlanUsageError(f"{where}: verdict {item.verdict!r} is never reapable")
         if item.action not in ACTIONS.get((item.provider, item.kind), {}).values():
@@ -341,6 +372,14 @@ def _check_semantics(plan: Plan, source: str) -> None:
 
 
 # -- strict field access -------------------------------------------------------------
+
+
+def _aware_time(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        raise ValueError("no UTC offset")
+    return moment
+
 
 T = TypeVar("T")
 
@@ -384,9 +423,15 @@ class _Reader:
             raise self._fail(where, "tag values must be strings")
         return dict(tags)
 
+    def optional_text(self, parent: Mapping[str, Any], key: str, where: str) -> str:
+        return "" if parent.get(key) is None else self.text(parent, key, where)
+
+    def optional_time(self, parent: Mapping[str, Any], key: str, where: str) -> datetime | None:
+        return None if parent.get(key) is None else self.time(parent, key, where)
+
     def time(self, parent: Mapping[str, Any], key: str, where: str) -> datetime:
         text = self.text(parent, key, where)
-        return self._parse(text, f"{where}.{key}".lstrip("."), datetime.fromisoformat)
+        return self._parse(text, f"{where}.{key}".lstrip("."), _aware_time)
 
     def leaked_by(self, value: Any, where: str) -> tuple[tuple[str, str], ...]:
         return tuple(

@@ -1,9 +1,12 @@
-"""Re-verification: may this planned item be acted on, given what is true now?
+"""Re-derivation: may this planned item be acted on, given what is true now?
 
-The plan is a snapshot; between it and apply a VM can be claimed by the
-controller, retagged, protected, deallocated or deleted. `verify` compares
-the live resource with the snapshot and the controller evidence read at
-apply time, and returns every reason not to act. An empty answer is the
+The plan is a list of candidates, never a source of truth: anyone who can
+write the file can edit it. So the verdict is derived again, live: the
+resource as its provider answers now, classified by the audit's own
+classifier with evidence read now and a policy from configuration and the
+command line (`live_finding`, passed in). The plan only narrows: its
+snapshot (identity, verdict, tags) must still agree, or the item is
+skipped. `verify` returns every reason not to act; an empty answer is the
 only "go". When in doubt it says no: tags that cannot be read are a skip,
 never "no protection tag" (aws-nuke #612, cloud-nuke #1140).
 """
@@ -13,20 +16,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cloudguard.audit.findings import LEAKED
-from cloudguard.audit.model import Resource
-from cloudguard.reap.model import PlanItem, PlanPolicy, protection_tag, tag_value
+from cloudguard.audit.findings import Finding, Policy
+from cloudguard.reap.model import (
+    IDS_NEVER_REUSED,
+    REAPABLE_VERDICTS,
+    Live,
+    PlanItem,
+    protection_tag,
+    tag_value,
+)
 
 # Skip codes (in the log and the docs).
 GONE = "gone"
 NOT_THE_SAME_RESOURCE = "not-the-planned-resource"
+IDENTITY_UNKNOWN = "identity-unknown"
 TAGS_UNREADABLE = "tags-unreadable"
 PROTECTED = "protected"
+NO_TASK_TAG = "no-task-tag"
+VERDICT_CHANGED = "verdict-changed"
 TASK_TAG_CHANGED = "task-tag-changed"
 GENERATION_CHANGED = "generation-changed"
-CONTROLLER_RECORD = "controller-record"
-LEAKED_TAG_GONE = "leaked-tag-gone"
+ATTACHED = "attached"
 ALREADY_DONE = "already-done"
+LOCKED = "locked"  # another apply holds this resource (set by the engine)
 
 # Power states in which an action has nothing left to do (or is under way).
 _ALREADY = {
@@ -43,17 +55,25 @@ class Skip:
 
 def verify(
     item: PlanItem,
-    current: Resource | None,
-    policy: PlanPolicy,
-    controller_tasks: frozenset[str],
+    live: Live | None,
+    live_finding: Finding | None,
+    policy: Policy,
 ) -> tuple[Skip, ...]:
-    """Every reason not to act on `item` now; empty means it may be acted on."""
-    if current is None or current.power_state == "terminated":
+    """Every reason not to act on `item` now; empty means it may be acted on.
+
+    `live_finding` is the audit classifier's finding for `live` with evidence
+    read now (None: the classifier says it is not the fleet's); `policy` is
+    apply's own (configuration and command line), never the plan's.
+    """
+    if live is None or live.resource.power_state == "terminated":
         return (Skip(GONE, "no longer exists"),)
+    current = live.resource
     if current.id.casefold() != item.id.casefold() or current.kind != item.kind:
         return (
             Skip(NOT_THE_SAME_RESOURCE, f"the provider answered with {current.kind} {current.id}"),
         )
+    if (different := _identity(item, live)) is not None:
+        return (different,)
     if not current.tags:
         # A resource the fleet tagged has tags; none at all means they were not
         # returned (or were all removed): owner and protection are unknown.
@@ -63,24 +83,50 @@ def verify(
     skips: list[Skip] = []
     if (protected := protection_tag(current.tags)) is not None:
         skips.append(Skip(PROTECTED, f"carries protection tag {protected!r}"))
+    skips += [Skip(PROTECTED, protection) for protection in live.protections]
+    if current.tag(policy.task_tag) is None:
+        skips.append(Skip(NO_TASK_TAG, f"does not carry the fleet's task tag {policy.task_tag!r}"))
+    skips += _verdict(item, live_finding)
     skips += _changed(item, current.tags, policy.task_tag, TASK_TAG_CHANGED)
     skips += _changed(item, current.tags, policy.generation_tag, GENERATION_CHANGED)
-    if item.controller_record != "found":
-        # The planned task id and the live one (they differ only if retagged: a skip too).
-        tasks = {tag_value(item.provider, t, policy.task_tag) for t in (item.tags, current.tags)}
-        for task in sorted(t for t in tasks if t is not None and t in controller_tasks):
-            skips.append(
-                Skip(CONTROLLER_RECORD, f"the controller now has a record of task {task!r}")
-            )
-    if item.verdict == LEAKED:
-        for key, value in item.leaked_by:
-            if tag_value(item.provider, current.tags, key) != value:
-                skips.append(
-                    Skip(LEAKED_TAG_GONE, f"no longer carries leaked-by tag {key}={value}")
-                )
+    if item.kind == "disk" and live.attached_to is not None:
+        skips.append(Skip(ATTACHED, f"is attached to {live.attached_to}"))
     if current.power_state in _ALREADY.get(item.action, ()):
         skips.append(Skip(ALREADY_DONE, f"already {current.power_state}"))
     return tuple(skips)
+
+
+def _identity(item: PlanItem, live: Live) -> Skip | None:
+    """The very resource that was reviewed, not another one that took its name."""
+    if item.provider in IDS_NEVER_REUSED:
+        return None  # the id matched above, and it is never given to another resource
+    now = live.resource
+    if not item.uid or item.created is None:
+        return Skip(
+            IDENTITY_UNKNOWN,
+            "the plan does not say which resource it reviewed (no unique id and creation time): "
+            "make a new plan from a new audit",
+        )
+    if not now.uid or now.created is None:
+        return Skip(IDENTITY_UNKNOWN, "the provider returned no unique id or creation time")
+    if now.uid.casefold() != item.uid.casefold() or now.created != item.created:
+        return Skip(
+            NOT_THE_SAME_RESOURCE,
+            f"re-created since the plan: unique id {now.uid}, created {now.created.isoformat()} "
+            f"(planned {item.uid}, created {item.created.isoformat()})",
+        )
+    return None
+
+
+def _verdict(item: PlanItem, finding: Finding | None) -> list[Skip]:
+    if finding is None:
+        return [Skip(VERDICT_CHANGED, "the audit's classifier no longer counts it as the fleet's")]
+    why = f" ({', '.join(finding.reasons)})" if finding.reasons else ""
+    if finding.verdict not in REAPABLE_VERDICTS:
+        return [Skip(VERDICT_CHANGED, f"is {finding.verdict} now{why}, never reapable")]
+    if finding.verdict != item.verdict:
+        return [Skip(VERDICT_CHANGED, f"is {finding.verdict} now{why}; planned as {item.verdict}")]
+    return []
 
 
 def _changed(item: PlanItem, now: Mapping[str, str], name: str, code: str) -> list[Skip]:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import reap_fake_adapter
+from reap_helpers import SUB
 
 
 @pytest.fixture(autouse=True)
@@ -15,5 +16,10 @@ def _own_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work = tmp_path / "cwd"
     work.mkdir()
     monkeypatch.chdir(work)
+    # Locks of this test's own: parallel tests (and other checkouts) never share one.
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    (tmp_path / "run").mkdir(mode=0o700)
+    # The accounts `apply --yes` may act in: the fleet's.
+    (work / "cloudguard.toml").write_text(f'[reap]\naccounts = ["{SUB}", "123456789012"]\n')
     reap_fake_adapter.reset()
     return work

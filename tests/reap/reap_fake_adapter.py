@@ -7,10 +7,11 @@ raises a BaseException mid-action, as a killed process would stop.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from cloudguard.audit.model import Resource, SweepRequest
-from cloudguard.reap.model import ActionError, PlanItem, ReadError, ReaperUnavailable
+from cloudguard.reap.model import ActionError, Live, PlanItem, ReadError, ReaperUnavailable
 
 WORLD: dict[str, Resource] = {}
 ACTED: list[tuple[str, str]] = []
@@ -20,6 +21,8 @@ ACT_FAILS: set[str] = set()
 CRASH_ON_ACT: set[str] = set()
 REQUESTS: list[SweepRequest] = []
 CLOSED: list[str] = []
+ON_READ: dict[str, Callable[[], None]] = {}  # id -> what happens in the world as it is read
+ON_ACT: list[Callable[[PlanItem], None]] = []  # called inside every action, before it is done
 
 
 class Crash(BaseException):
@@ -27,7 +30,18 @@ class Crash(BaseException):
 
 
 def reset() -> None:
-    for collection in (WORLD, ACTED, READ, READ_FAILS, ACT_FAILS, CRASH_ON_ACT, REQUESTS, CLOSED):
+    for collection in (
+        WORLD,
+        ACTED,
+        READ,
+        READ_FAILS,
+        ACT_FAILS,
+        CRASH_ON_ACT,
+        REQUESTS,
+        CLOSED,
+        ON_READ,
+        ON_ACT,
+    ):
         collection.clear()
 
 
@@ -35,13 +49,18 @@ class FakeReaper:
     def __init__(self, request: SweepRequest) -> None:
         REQUESTS.append(request)
 
-    def current(self, item: PlanItem) -> Resource | None:
+    def current(self, item: PlanItem) -> Live | None:
         READ.append(item.id)
+        if item.id in ON_READ:
+            ON_READ[item.id]()
         if item.id in READ_FAILS:
             raise ReadError(f"fake {item.id}", "HTTP 403 AuthorizationFailed")
-        return WORLD.get(item.id)
+        found = WORLD.get(item.id)
+        return None if found is None else Live(found)
 
     def act(self, item: PlanItem, action: str) -> None:
+        for hook in ON_ACT:
+            hook(item)
         if item.id in CRASH_ON_ACT:
             raise Crash(item.id)
         if item.id in ACT_FAILS:

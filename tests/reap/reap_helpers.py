@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -52,6 +53,7 @@ def resource(
         created=created or NOW - timedelta(days=3),
         tags=dict(tags),
         source="test",
+        uid=f"uid-{name}" if provider == "azure" else "",
     )
 
 
@@ -118,6 +120,10 @@ def cli(*args: str) -> Any:
     # COLUMNS: rich wraps its error box at the terminal width; a long temp path must not
     # split the words a test looks for.
     return CliRunner().invoke(app, list(args), env={"COLUMNS": "1000"})
+
+
+def digest(plan: Path) -> str:
+    return "sha256:" + hashlib.sha256(plan.read_bytes()).hexdigest()
 
 
 def events(log: Path) -> list[dict[str, Any]]:

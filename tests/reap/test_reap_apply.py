@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import shutil
 from dataclasses import replace
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -15,6 +15,7 @@ from reap_helpers import (
     audit_report,
     cli,
     controller_home,
+    digest,
     entry,
     events,
     fleet,
@@ -22,11 +23,14 @@ from reap_helpers import (
 )
 
 from cloudguard.audit import providers
-from cloudguard.audit.evidence import EvidenceError
+from cloudguard.audit.cost import bundled_prices
+from cloudguard.audit.engine import EvidenceSources
+from cloudguard.audit.findings import Policy
 from cloudguard.reap.engine import apply_plan
 from cloudguard.reap.log import ReapLog
 from cloudguard.reap.model import Plan
 from cloudguard.reap.plan import build_plan, load_plan, plan_document
+from cloudguard.reap.rederive import LiveAudit
 
 
 @pytest.fixture
@@ -48,31 +52,42 @@ def setup(tmp_path: Path, installed: dict[str, EntryPoint]) -> dict[str, Path]:
 
 
 def apply(setup: dict[str, Path], *extra: str, home: Path | None = None):
+    approved = digest(setup["plan"]) if setup["plan"].exists() else "sha256:" + "0" * 64
+    approve = ("--approve", approved) if "--yes" in extra else ()
     return cli(
         "reap",
         "apply",
         str(setup["plan"]),
         "--controller-home",
         str(home or setup["home"]),
+        "--leaked-by",
+        "run-id=ci-77",
         "--log",
         str(setup["log"]),
+        *approve,
         *extra,
     )
 
 
-def apply_in_process(
-    plan: Plan, setup: dict[str, Path], tasks: Callable[[], frozenset[str]]
-) -> int:
-    """The engine itself, with controller evidence that changes between reads."""
+def apply_in_process(plan: Plan, setup: dict[str, Path], home: Path | None = None) -> int:
+    """The engine itself, on the fake cloud, with the controller home given."""
     log = ReapLog(setup["log"])
+    live_audit = LiveAudit(
+        EvidenceSources(controller_home=str(home or setup["home"])),
+        Policy(leaked_by=(("run-id", "ci-77"),)),
+        bundled_prices(),
+        lambda: NOW,
+    )
     try:
         return apply_plan(
             plan,
             plan_path="plan.json",
+            digest="sha256:" + "0" * 64,
             open_reaper=lambda name: cloud.FakeReaper(None),  # type: ignore[arg-type]
-            controller_tasks=tasks,
+            live_audit=live_audit,
             log=log,
             execute=True,
+            locks=setup["tmp"] / "run",
         )
     finally:
         log.close()
@@ -158,15 +173,10 @@ def test_controller_evidence_unreadable_at_the_start_stops_everything(
 
 def test_controller_evidence_lost_mid_run_stops_the_rest(setup: dict[str, Path]) -> None:
     plan = load_plan(setup["plan"])
-    reads = iter([frozenset(), frozenset()])  # the start, the first item; then unreadable
+    # As the second item is read, the controller home goes away.
+    cloud.ON_READ[plan.items[1].id] = lambda: shutil.rmtree(setup["home"])
 
-    def tasks() -> frozenset[str]:
-        try:
-            return next(reads)
-        except StopIteration:
-            raise EvidenceError("controller home /srv/fleet", "permission denied") from None
-
-    code = apply_in_process(plan, setup, tasks)
+    code = apply_in_process(plan, setup)
 
     assert code == 75
     assert [a for a, _ in cloud.ACTED] == [plan.items[0].id]
@@ -180,19 +190,16 @@ def test_a_record_that_appears_mid_run_stops_that_item(setup: dict[str, Path]) -
     """Evidence is re-read before each item, not only once at the start."""
     plan = load_plan(setup["plan"])
     target = next(i for i in plan.items[1:] if i.verdict == "orphan")
-    calls = iter([frozenset()])  # at the start, no record yet
+    record = setup["home"] / "state" / f"{target.tags['task-id']}.meta"
+    cloud.ON_READ[target.id] = lambda: record.write_text("phase=running\n")
 
-    def tasks() -> frozenset[str]:
-        return next(calls, frozenset({target.tags["task-id"]}))
-
-    code = apply_in_process(plan, setup, tasks)
+    code = apply_in_process(plan, setup)
 
     assert code == 0
     skipped = [e for e in events(setup["log"]) if e["event"] == "skipped"]
-    assert [e["id"] for e in skipped] == [target.id], (
-        "the item whose record appeared was not skipped"
-    )
-    assert skipped[0]["skips"][0]["code"] == "controller-record"
+    assert [e["id"] for e in skipped] == [target.id], f"was acted on (record-appeared): {skipped}"
+    assert [s["code"] for s in skipped[0]["skips"]] == ["verdict-changed"]
+    assert "is ok now" in skipped[0]["skips"][0]["detail"]
 
 
 @pytest.mark.parametrize(
@@ -246,6 +253,7 @@ def test_provider_options_reach_the_reaper(setup: dict[str, Path]) -> None:
 def test_options_come_from_the_audit_config_too(setup: dict[str, Path], _own_directory) -> None:
     (_own_directory / "cloudguard.toml").write_text(
         f'[audit]\ncontroller-home = "{setup["home"]}"\ncredential = "fake-arm"\nformat = "json"\n'
+        'leaked-by = ["run-id=ci-77"]\n'
     )
     done = cli("reap", "apply", str(setup["plan"]))
 
@@ -262,7 +270,7 @@ def test_an_invalid_config_is_97(setup: dict[str, Path], _own_directory) -> None
 
 
 def test_apply_without_controller_evidence_is_a_usage_error(setup: dict[str, Path]) -> None:
-    done = cli("reap", "apply", str(setup["plan"]), "--yes")
+    done = cli("reap", "apply", str(setup["plan"]), "--yes", "--approve", digest(setup["plan"]))
     assert done.exit_code == 2 and "--controller-home" in done.output
     assert cloud.READ == []
 
@@ -277,6 +285,8 @@ def test_a_log_that_cannot_be_written_means_nothing_is_done(setup: dict[str, Pat
         "--log",
         str(setup["tmp"] / "no-such-dir" / "reap.jsonl"),
         "--yes",
+        "--approve",
+        digest(setup["plan"]),
     )
     assert done.exit_code == 75 and "cannot open reap log" in done.output
     assert cloud.READ == [] and cloud.ACTED == []

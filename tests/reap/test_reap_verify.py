@@ -1,4 +1,8 @@
-"""Re-verification, rule by rule: every reason not to act, and the one way to go ahead."""
+"""Re-derivation, rule by rule: every reason not to act, and the one way to go ahead.
+
+The live finding comes from the audit's own classifier (as `reap apply` runs it),
+with the policy given here, never the plan's.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,15 @@ from dataclasses import replace
 import pytest
 from reap_helpers import NOW, resource
 
+from cloudguard.audit.classify import classify
+from cloudguard.audit.cost import bundled_prices
+from cloudguard.audit.evidence import Evidence
+from cloudguard.audit.findings import Policy
 from cloudguard.audit.model import Resource
-from cloudguard.reap.model import PlanItem, PlanPolicy
+from cloudguard.reap.model import Live, PlanItem
 from cloudguard.reap.verify import verify
 
-POLICY = PlanPolicy(leaked_by=(("run-id", "ci-77"),))
+POLICY = Policy(leaked_by=(("run-id", "ci-77"),))
 TAGS = {"task-id": "cloud-noenv-c7", "repository-generation": "c7" * 20}
 
 
@@ -31,11 +39,18 @@ def item_for(live: Resource, *, verdict: str = "orphan", action: str = "dealloca
         power_state=live.power_state,
         audited_at=NOW,
         leaked_by=(("run-id", "ci-77"),) if verdict == "leaked" else (),
+        uid=live.uid,
+        created=live.created,
     )
 
 
 def codes(item: PlanItem, live: Resource | None, tasks: frozenset[str] = frozenset()) -> list[str]:
-    return [skip.code for skip in verify(item, live, POLICY, tasks)]
+    finding = (
+        None
+        if live is None
+        else classify(live, Evidence(controller_tasks=tasks), POLICY, bundled_prices(), NOW)
+    )
+    return [s.code for s in verify(item, None if live is None else Live(live), finding, POLICY)]
 
 
 def retagged(live: Resource, **tags: str | None) -> Resource:
@@ -80,7 +95,7 @@ def test_azure_tag_names_are_case_insensitive_aws_task_tags_exact() -> None:
     renamed = replace(
         aws, tags={"Task-Id": TAGS["task-id"], **{"repository-generation": "c7" * 20}}
     )
-    assert codes(item_for(aws), renamed) == ["task-tag-changed"]
+    assert {"task-tag-changed", "no-task-tag"} <= set(codes(item_for(aws), renamed))
     # Protection, though, is matched case-insensitively everywhere.
     assert codes(item_for(aws), retagged(aws, **{"Do-Not-Reap": ""})) == ["protected"]
 
@@ -98,7 +113,7 @@ def test_no_tags_at_all_is_unreadable_not_unprotected() -> None:
 
 def test_a_controller_record_that_appeared_is_a_skip() -> None:
     live = resource("vm-1", TAGS)
-    assert codes(item_for(live), live, frozenset({"cloud-noenv-c7"})) == ["controller-record"]
+    assert codes(item_for(live), live, frozenset({"cloud-noenv-c7"})) == ["verdict-changed"]
     assert codes(item_for(live), live, frozenset({"another-task"})) == []
 
 
@@ -106,8 +121,8 @@ def test_a_leaked_item_needs_its_leaked_by_tag_still() -> None:
     live = resource("vm-1", {**TAGS, "run-id": "ci-77"})
     item = item_for(live, verdict="leaked")
     assert codes(item, live) == []
-    assert codes(item, retagged(live, **{"run-id": None})) == ["leaked-tag-gone"]
-    assert codes(item, retagged(live, **{"run-id": "ci-78"})) == ["leaked-tag-gone"]
+    assert codes(item, retagged(live, **{"run-id": None})) == ["verdict-changed"]
+    assert codes(item, retagged(live, **{"run-id": "ci-78"})) == ["verdict-changed"]
 
 
 @pytest.mark.parametrize(
@@ -132,14 +147,29 @@ def test_another_resource_answering_is_a_skip() -> None:
     assert codes(item_for(live), replace(live, kind="disk")) == ["not-the-planned-resource"]
 
 
-def test_only_a_record_the_audit_did_not_see_is_news() -> None:
-    """Leaked means "whatever the controller says": a record the audit already saw does not
-    stop it; its leaked-by tag is what is re-checked. A record that appeared does."""
+def test_a_leaked_vm_stays_leaked_whatever_the_controller_says() -> None:
+    """Leaked means "whatever the controller says"; an orphan with a record is not one."""
     live = resource("vm-1", {**TAGS, "run-id": "ci-77"})
     known = frozenset({"cloud-noenv-c7"})
     leaked = item_for(live, verdict="leaked")
     assert codes(replace(leaked, controller_record="found"), live, known) == []
-    assert codes(replace(leaked, controller_record="missing"), live, known) == ["controller-record"]
-    assert codes(replace(item_for(live), controller_record="not-checked"), live, known) == [
-        "controller-record"
+    assert codes(item_for(live), live, known) == ["verdict-changed"]  # planned orphan: now leaked
+
+
+def test_the_plan_cannot_say_what_the_classifier_did_not() -> None:
+    """Edited plans: a claimed record, another verdict, no task tag: the live verdict decides."""
+    live = resource("vm-1", TAGS)
+    known = frozenset({"cloud-noenv-c7"})
+    assert codes(replace(item_for(live), controller_record="found"), live, known) == [
+        "verdict-changed"
     ]
+    assert codes(item_for(live, verdict="leaked"), live) == ["verdict-changed"]
+    stray = resource("vm-2", {"run-id": "ci-77"})  # leaked by tag, but not the fleet's
+    assert codes(item_for(stray, verdict="leaked"), stray) == ["no-task-tag"]
+
+
+def test_a_vm_re_created_under_its_name_is_not_the_planned_one() -> None:
+    live = resource("vm-1", TAGS)
+    again = replace(live, uid="uid-new", created=NOW)
+    assert codes(item_for(live), again) == ["not-the-planned-resource"]
+    assert codes(replace(item_for(live), uid=""), live) == ["identity-unknown"]

@@ -3,20 +3,28 @@
 Reads by id (`DescribeInstances(InstanceIds=[id])`, `DescribeVolumes(
 VolumeIds=[id])`), which return tags with the resource; instances are
 normalised by the same code as the sweep and `aws ec2 describe-instances`
-files. Acts with `StopInstances`, `TerminateInstances`, `DeleteVolume`; an
-accepted request is "done" (EC2 then stops or terminates on its own). The
-session and client options are the sweep's (`--credential PROFILE`,
-`--management-endpoint`, `--ca-bundle`). boto3 is imported inside functions.
+files. An instance's termination and stop protection
+(`DescribeInstanceAttribute` disableApiTermination / disableApiStop) is read
+with it and honoured as protection; a volume's attachments say whether it is
+in use. The credentials must be the item's account's (STS
+GetCallerIdentity, once): an item of another account is unreadable, never
+acted on in the wrong one. Acts with `StopInstances`, `TerminateInstances`,
+`DeleteVolume`, through a client whose retries are off: a request whose
+answer was lost is reported failed, never sent again. An accepted request is
+"done" (EC2 then stops or terminates on its own). The session and client
+options are the sweep's (`--credential PROFILE`, `--management-endpoint`,
+`--ca-bundle`). boto3 is imported inside functions.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from cloudguard.audit.inventory_files import parse_inventory
-from cloudguard.audit.model import Resource, SweepRequest
-from cloudguard.reap.model import ActionError, PlanItem, ReadError, ReaperUnavailable
+from cloudguard.audit.model import SweepRequest
+from cloudguard.reap.model import ActionError, Live, PlanItem, ReadError, ReaperUnavailable
 from cloudguard_aws.adapter import (
     CREDENTIAL_CHAIN,
     default_session,
@@ -28,6 +36,11 @@ from cloudguard_aws.adapter import (
 
 # Error codes meaning "no such resource" (as opposed to "cannot tell").
 _NOT_FOUND = {"InvalidInstanceID.NotFound", "InvalidVolume.NotFound"}
+_IDS = {"vm": re.compile(r"^i-[0-9a-f]{8,17}$"), "disk": re.compile(r"^vol-[0-9a-f]{8,17}$")}
+_PROTECTION = {
+    "disableApiTermination": "EC2 termination protection (DisableApiTermination) is on",
+    "disableApiStop": "EC2 stop protection (DisableApiStop) is on",
+}
 
 
 class AwsReaper:
@@ -36,40 +49,80 @@ class AwsReaper:
     ) -> None:
         self._request = request
         self._session = (session_factory or default_session)(request)
-        self._clients: dict[str, Any] = {}
+        self._clients: dict[tuple[str, bool], Any] = {}
         if self._session.get_credentials() is None:
             raise ReaperUnavailable(
                 "aws credentials", f"no AWS credentials found; tried: {CREDENTIAL_CHAIN}"
             )
+        self._account: str | None = None
 
-    def current(self, item: PlanItem) -> Resource | None:
+    def current(self, item: PlanItem) -> Live | None:
         from botocore.exceptions import BotoCoreError, ClientError
 
-        ec2 = self._ec2(item.region)
+        source = f"aws {item.kind} {item.id}"
+        _check_address(item, ReadError)
         try:
+            self._check_account(item)
+            ec2 = self._ec2(item.region)
             if item.kind == "vm":
                 answer = ec2.describe_instances(InstanceIds=[item.id])
                 found = parse_inventory(
                     {"Reservations": jsonable(answer.get("Reservations", []))},
                     source=f"aws:{item.region}",
                 )
-            else:
-                answer = ec2.describe_volumes(VolumeIds=[item.id])
-                found = tuple(
-                    volume_resource(v, item.region, item.account) for v in answer.get("Volumes", [])
+                resource = next((r for r in found if r.id == item.id), None)
+                if resource is None:
+                    return None
+                raw = answer["Reservations"][0]["Instances"][0]
+                return Live(
+                    resource,
+                    protections=self._instance_protection(ec2, item.id),
+                    left_billing=_kept_volumes(raw),
                 )
+            volumes = ec2.describe_volumes(VolumeIds=[item.id]).get("Volumes", [])
+            volume = next((v for v in volumes if v.get("VolumeId") == item.id), None)
+            if volume is None:
+                return None
+            attached = [a.get("InstanceId", "?") for a in volume.get("Attachments") or ()]
+            in_use = attached or volume.get("State") not in ("available", None)
+            return Live(
+                volume_resource(volume, item.region, item.account),
+                attached_to=(", ".join(attached) or f"state {volume.get('State')}")
+                if in_use
+                else None,
+            )
         except ClientError as error:
             if _code(error) in _NOT_FOUND:
                 return None
-            raise ReadError(f"aws {item.kind} {item.id}", describe_error(error)) from error
+            raise ReadError(source, describe_error(error)) from error
         except BotoCoreError as error:
-            raise ReadError(f"aws {item.kind} {item.id}", describe_error(error)) from error
-        return next((r for r in found if r.id == item.id), None)
+            raise ReadError(source, describe_error(error)) from error
+
+    def _instance_protection(self, ec2: Any, instance: str) -> tuple[str, ...]:
+        found: list[str] = []
+        for attribute, meaning in _PROTECTION.items():
+            answer = ec2.describe_instance_attribute(InstanceId=instance, Attribute=attribute)
+            key = attribute[0].upper() + attribute[1:]
+            if answer.get(key, {}).get("Value"):
+                found.append(meaning)
+        return tuple(found)
+
+    def _check_account(self, item: PlanItem) -> None:
+        if self._account is None:
+            sts = make_client(self._session, self._request, "sts", item.region)
+            self._account = str(sts.get_caller_identity()["Account"])
+        if item.account != self._account:
+            raise ReadError(
+                f"aws {item.kind} {item.id}",
+                f"the item is in account {item.account!r}, the credentials are for "
+                f"{self._account}: not acted on in another account",
+            )
 
     def act(self, item: PlanItem, action: str) -> None:
         from botocore.exceptions import BotoCoreError, ClientError
 
-        ec2 = self._ec2(item.region)
+        _check_address(item, ActionError)
+        ec2 = self._ec2(item.region, acting=True)
         source = f"aws {item.kind} {item.id}"
         try:
             if item.kind == "vm" and action == "stop":
@@ -88,12 +141,44 @@ class AwsReaper:
             client.close()
         self._clients.clear()
 
-    def _ec2(self, region: str) -> Any:
-        if region not in self._clients:
-            self._clients[region] = make_client(self._session, self._request, "ec2", region)
-        return self._clients[region]
+    def _ec2(self, region: str, *, acting: bool = False) -> Any:
+        key = (region, acting)
+        if key not in self._clients:
+            client = make_client(self._session, self._request, "ec2", region)
+            if acting:
+                from botocore.config import Config
+
+                # One attempt: botocore would re-send a Stop/Terminate/DeleteVolume whose
+                # answer was lost (5xx, connection reset); ours is logged failed instead.
+                client = self._session.client(
+                    "ec2",
+                    region_name=region,
+                    endpoint_url=self._request.endpoint,
+                    verify=self._request.ca_bundle,
+                    config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),
+                )
+            self._clients[key] = client
+        return self._clients[key]
 
 
 def _code(error: Exception) -> str:
     response = getattr(error, "response", None)
     return str(response.get("Error", {}).get("Code", "")) if isinstance(response, dict) else ""
+
+
+def _check_address(item: PlanItem, error: type[ReadError] | type[ActionError]) -> None:
+    source = f"aws {item.kind} {item.id}"
+    if not item.account.strip():
+        raise error(source, "the item names no AWS account")
+    pattern = _IDS.get(item.kind)
+    if pattern is None or not pattern.match(item.id) or item.region in ("", ".", ".."):
+        raise error(source, f"not an EC2 {item.kind} id in a region")
+
+
+def _kept_volumes(instance: dict[str, Any]) -> tuple[str, ...]:
+    """Volumes that outlive a terminate (DeleteOnTermination false): they go on billing."""
+    return tuple(
+        f"EBS volume {m['Ebs'].get('VolumeId', '?')} ({m.get('DeviceName', '?')})"
+        for m in instance.get("BlockDeviceMappings") or ()
+        if "Ebs" in m and not m["Ebs"].get("DeleteOnTermination", False)
+    )

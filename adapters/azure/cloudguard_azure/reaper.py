@@ -2,9 +2,16 @@
 
 Reads with ARM GET, one resource at a time (`virtual_machines.get(...,
 expand="instanceView")` for tags and power state in one call, `disks.get`),
-never from a listing or Resource Graph, which can lag ARM. Acts with the
-long-running operations (`begin_deallocate`, `begin_delete`) and waits for
-them to finish: "done" means ARM said Succeeded. The credential and client
+never from a listing or Resource Graph, which can lag ARM; then what
+protects it from above: its resource group's and subscription's tags, and
+the management locks (Microsoft.Authorization/locks, azure-mgmt-resource-locks)
+at its own, its group's and its subscription's scope. A 404 is "gone" only
+when ARM says the resource itself is not found (`ResourceNotFound`); a
+missing subscription or group is "cannot tell". Acts with the long-running
+operations (`begin_deallocate`, `begin_delete`) and waits for them to
+finish: "done" means ARM said Succeeded. An action is sent with
+`retry_total=0`: a deallocate or delete whose answer was lost is reported
+failed (someone looks), never sent again by azure-core's retry policy. The credential and client
 options are the sweep's (`credentials.build`, `--management-endpoint`,
 `--ca-bundle`), so the same loopback and credential rules hold. SDK imports
 live inside the functions.
@@ -15,12 +22,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cloudguard.audit.model import Resource, SweepRequest
+from cloudguard.audit.model import SweepRequest
 from cloudguard.reap.model import (
     ActionError,
+    Live,
     PlanItem,
     ReadError,
     ReaperUnavailable,
+    protection_tag,
 )
 from cloudguard_azure import credentials, normalise
 from cloudguard_azure.adapter import arm_scope, describe_error, preflight
@@ -33,6 +42,10 @@ _ID = re.compile(
 _TYPES = {"vm": "virtualmachines", "disk": "disks"}
 # Deallocating a VM takes minutes; past this the outcome is unknown (a failure to look at).
 DEFAULT_LRO_TIMEOUT = 1800.0
+# The only 404 that means "it is gone"; SubscriptionNotFound, ResourceGroupNotFound and
+# the rest mean we cannot tell.
+_GONE_CODES = frozenset({"resourcenotfound"})
+_LOCK_LEVELS = frozenset({"cannotdelete", "readonly"})
 
 
 class AzureReaper:
@@ -48,7 +61,7 @@ class AzureReaper:
     ) -> None:
         self._options = {**client_options, "user_agent": "cloudguard-reap"}
         self._lro_timeout = lro_timeout
-        self._clients: dict[str, Any] = {}
+        self._clients: dict[tuple[str, str], Any] = {}
         self._owned = credential is None
         if credential is None:
             name = request.credential or "default"
@@ -63,32 +76,69 @@ class AzureReaper:
                 raise ReaperUnavailable(source, refused)
         self._credential = credential
 
-    def current(self, item: PlanItem) -> Resource | None:
+    def current(self, item: PlanItem) -> Live | None:
         from azure.core.exceptions import ResourceNotFoundError
 
         sub, group, name = _address(item, ReadError)
-        compute = self._compute(sub)
+        compute = self._client("compute", sub)
+        source = f"azure {item.kind} {item.id}"
         try:
             if item.kind == "vm":
                 vm = compute.virtual_machines.get(group, name, expand="instanceView")
-                return normalise.vm_resource(vm, sub)
-            return normalise.disk_resource(compute.disks.get(group, name), sub)
-        except ResourceNotFoundError:
-            return None
+                resource, attached, left = normalise.vm_resource(vm, sub), None, _left_by(vm)
+            else:
+                disk = compute.disks.get(group, name)
+                resource, left = normalise.disk_resource(disk, sub), ()
+                attached = None if normalise.is_unattached(disk) else _attachment(disk)
+        except ResourceNotFoundError as exc:
+            if _arm_code(exc) in _GONE_CODES:
+                return None
+            raise ReadError(source, describe_error(exc)) from exc
         except Exception as exc:  # 403, throttled past retries, unreadable: unknown state
-            raise ReadError(f"azure {item.kind} {item.id}", describe_error(exc)) from exc
+            raise ReadError(source, describe_error(exc)) from exc
+        protections = self._protections(sub, group, resource.id, source)
+        return Live(resource, protections=protections, attached_to=attached, left_billing=left)
+
+    def _protections(self, sub: str, group: str, resource_id: str, source: str) -> tuple[str, ...]:
+        """Protection tags on its group and subscription, and locks at any of the three scopes."""
+        found: list[str] = []
+        sub_scope = f"/subscriptions/{sub}"
+        group_scope = f"{sub_scope}/resourceGroups/{group}"
+        try:
+            group_tags = self._client("resources", sub).resource_groups.get(group).tags or {}
+            if (tag := protection_tag(group_tags)) is not None:
+                found.append(f"its resource group {group} carries protection tag {tag!r}")
+            subscription = self._client("subscriptions", "").subscriptions.get(sub)
+            if (tag := protection_tag(subscription.tags or {})) is not None:
+                found.append(f"its subscription {sub} carries protection tag {tag!r}")
+            locks = self._client("locks", sub).management_locks
+            seen: set[str] = set()
+            for scope in (sub_scope, group_scope, resource_id):
+                # The operation's URL template is "/{scope}/providers/...": no leading "/".
+                for lock in locks.list_by_scope(scope.lstrip("/")):
+                    lock_scope = str(lock.id).split("/providers/Microsoft.Authorization/locks/")[0]
+                    level = normalise.text(lock.level)
+                    if str(lock.id).casefold() in seen or level.casefold() not in _LOCK_LEVELS:
+                        continue
+                    if _covers(lock_scope, resource_id):
+                        seen.add(str(lock.id).casefold())
+                        found.append(f"management lock {lock.name!r} ({level}) on {lock_scope}")
+        except Exception as exc:  # protection unknown: not "unprotected"
+            raise ReadError(source, f"cannot read its protection: {describe_error(exc)}") from exc
+        return tuple(found)
 
     def act(self, item: PlanItem, action: str) -> None:
         sub, group, name = _address(item, ActionError)
-        compute = self._compute(sub)
+        compute = self._client("compute", sub)
         source = f"azure {item.kind} {item.id}"
         try:
+            # retry_total=0: never re-sent by the retry policy (polling may retry: it reads).
             if item.kind == "vm" and action == "deallocate":
-                poller = compute.virtual_machines.begin_deallocate(group, name)
+                poller = compute.virtual_machines.begin_deallocate(group, name, retry_total=0)
             elif item.kind == "vm" and action == "delete":
-                poller = compute.virtual_machines.begin_delete(group, name)
+                poller = compute.virtual_machines.begin_delete(group, name, retry_total=0)
             elif item.kind == "disk" and action == "delete":
-                poller = compute.disks.begin_delete(group, name)
+                poller = compute.disks.begin_delete(group, name, retry_total=0)
             else:
                 raise ActionError(source, f"no action {action!r} for a {item.kind}")
             poller.result(timeout=self._lro_timeout)
@@ -109,15 +159,86 @@ class AzureReaper:
         if self._owned:
             _close(self._credential)
 
-    def _compute(self, subscription: str) -> Any:
-        from azure.mgmt.compute import ComputeManagementClient
-
-        key = subscription.casefold()
+    def _client(self, kind: str, subscription: str) -> Any:
+        key = (kind, subscription.casefold())
         if key not in self._clients:
-            self._clients[key] = ComputeManagementClient(
-                self._credential, subscription, **self._options
-            )
+            self._clients[key] = _CLIENTS[kind](self._credential, subscription, self._options)
         return self._clients[key]
+
+
+def _compute(credential: Any, subscription: str, options: dict[str, Any]) -> Any:
+    from azure.mgmt.compute import ComputeManagementClient
+
+    return ComputeManagementClient(credential, subscription, **options)
+
+
+def _resources(credential: Any, subscription: str, options: dict[str, Any]) -> Any:
+    from azure.mgmt.resource.resources import ResourceManagementClient
+
+    return ResourceManagementClient(credential, subscription, **options)
+
+
+def _subscriptions(credential: Any, subscription: str, options: dict[str, Any]) -> Any:
+    from azure.mgmt.resource.subscriptions import SubscriptionClient
+
+    return SubscriptionClient(credential, **options)
+
+
+def _locks(credential: Any, subscription: str, options: dict[str, Any]) -> Any:
+    from azure.mgmt.resource.locks import ManagementLockClient
+
+    return ManagementLockClient(credential, subscription, **options)
+
+
+_CLIENTS = {
+    "compute": _compute,
+    "resources": _resources,
+    "subscriptions": _subscriptions,
+    "locks": _locks,
+}
+
+
+def _covers(scope: str, resource_id: str) -> bool:
+    """A lock at `scope` applies to `resource_id`: the same scope or one above it."""
+    scope, target = scope.rstrip("/").casefold(), resource_id.casefold()
+    return target == scope or target.startswith(scope + "/")
+
+
+def _arm_code(exc: Exception) -> str:
+    code = getattr(getattr(exc, "error", None), "code", None)
+    if not code:
+        try:
+            code = exc.response.json()["error"]["code"]  # type: ignore[attr-defined]
+        except Exception:
+            code = ""
+    return str(code).casefold()
+
+
+def _attachment(disk: Any) -> str:
+    owner = getattr(disk, "managed_by", None)
+    return (
+        str(owner)
+        if owner
+        else f"nothing named, but its state is {normalise.text(disk.disk_state)}"
+    )
+
+
+def _left_by(vm: Any) -> tuple[str, ...]:
+    """What deleting `vm` leaves billing: disks and NICs whose deleteOption is not Delete."""
+    left: list[str] = []
+    storage = getattr(vm, "storage_profile", None)
+    os_disk = getattr(storage, "os_disk", None)
+    if os_disk is not None and normalise.text(os_disk.delete_option).casefold() != "delete":
+        left.append(f"OS disk {os_disk.name}")
+    for disk in getattr(storage, "data_disks", None) or ():
+        if normalise.text(disk.delete_option).casefold() != "delete":
+            managed = getattr(disk, "managed_disk", None)
+            left.append(f"data disk {getattr(managed, 'id', None) or disk.name}")
+    network = getattr(vm, "network_profile", None)
+    for nic in getattr(network, "network_interfaces", None) or ():
+        if normalise.text(nic.delete_option).casefold() != "delete":
+            left.append(f"NIC {nic.id} (and any public IP on it)")
+    return tuple(left)
 
 
 def _address(item: PlanItem, error: type[ReadError] | type[ActionError]) -> tuple[str, str, str]:
@@ -127,7 +248,11 @@ def _address(item: PlanItem, error: type[ReadError] | type[ActionError]) -> tupl
     source = f"azure {item.kind} {item.id}"
     if match is None or match["type"].casefold() != _TYPES.get(item.kind):
         raise error(source, f"not an ARM id of a {item.kind}")
-    if item.account and match["sub"].casefold() != item.account.casefold():
+    if not item.account.strip():
+        raise error(source, "the item names no subscription (account)")
+    if any(part in (".", "..") for part in (match["sub"], match["group"], match["name"])):
+        raise error(source, "a '.' or '..' segment in the id")
+    if match["sub"].casefold() != item.account.casefold():
         raise error(source, f"id names subscription {match['sub']}, the item {item.account}")
     return match["sub"], match["group"], match["name"]
 

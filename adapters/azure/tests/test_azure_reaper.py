@@ -8,6 +8,7 @@ was (not) done; the reap log is the proof of what was said.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,8 +92,11 @@ class Incident:
         assert done.exit_code == 0, done.output
         return plan
 
-    def apply(self, plan: Path, *extra: str, home: Path | None = None) -> tuple[int, str, Path]:
-        log = self.work / "reap.jsonl"
+    def apply(
+        self, plan: Path, *extra: str, home: Path | None = None, log: Path | None = None
+    ) -> tuple[int, str, Path]:
+        log = log or self.work / "reap.jsonl"
+        approve = ("--approve", digest(plan)) if "--yes" in extra and plan.exists() else ()
         done = cli(
             "reap",
             "apply",
@@ -102,6 +106,7 @@ class Incident:
             str(home or self.home),
             "--log",
             str(log),
+            *approve,
             *extra,
         )
         return done.exit_code, done.output, log
@@ -112,10 +117,20 @@ def incident(arm: FakeArm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
     work = tmp_path / "cwd"
     work.mkdir()
     monkeypatch.chdir(work)  # no cloudguard.toml from the repository applies
+    # This test's own lock directory, and the subscriptions `apply --yes` may act in.
+    (tmp_path / "run").mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    (work / "cloudguard.toml").write_text(
+        f'[reap]\naccounts = ["{demo.SUB_PILOT}", "{demo.SUB_FLEET}"]\n'
+    )
     shas = demo.make_repo(tmp_path / "repo")
     home = demo.make_controller_home(tmp_path / "controller")
     demo.seed_fleet(arm.state, shas, datetime.now(UTC))
     return Incident(arm, home, tmp_path / "repo", shas, work)
+
+
+def digest(plan: Path) -> str:
+    return "sha256:" + hashlib.sha256(plan.read_bytes()).hexdigest()
 
 
 def events(log: Path) -> list[dict[str, Any]]:
@@ -141,7 +156,7 @@ def test_plan_from_a_real_audit_names_only_the_incident_vm_and_touches_nothing(
     incident.arm.faults.reset_counts()
 
     plan = json.loads(plan_path.read_text())
-    assert plan["schema"] == "cloudguard.reap.plan" and plan["schema_version"] == 1
+    assert plan["schema"] == "cloudguard.reap.plan" and plan["schema_version"] == 2
     (item,) = plan["items"]
     assert (item["provider"], item["name"], item["group"], item["kind"]) == (
         "azure",
@@ -221,7 +236,7 @@ SKIPS: dict[str, tuple[Callable[[Incident], None], str]] = {
     "generation-changed": (_retag("repository-generation", "0" * 40), "generation-changed"),
     "protected": (_retag("Do-Not-Reap", ""), "protected"),
     "protected-cloudguard": (_retag("cloudguard-protect", "yes"), "protected"),
-    "record-appeared": (_record_appears, "controller-record"),
+    "record-appeared": (_record_appears, "verdict-changed"),
     "gone": (_vm_deleted, "gone"),
     "tags-unreadable": (_tags_removed, "tags-unreadable"),
 }
@@ -353,5 +368,5 @@ def test_a_plan_of_the_wrong_schema_is_refused_with_97(incident: Incident) -> No
     code, out, _ = incident.apply(audit_report, "--yes")
 
     assert code == 97, out
-    assert "not a cloudguard.reap.plan v1 plan" in out
+    assert "not a cloudguard.reap.plan v2 plan" in out
     assert incident.arm.faults.total_requests == 0
