@@ -1,42 +1,71 @@
-"""`cloudguard reap` on AWS: boto3 against moto in server mode on 127.0.0.1.
+"""`cloudguard reap` on AWS, through the CLI: boto3 against moto in server mode on 127.0.0.1.
 
-The audit is the real one (the AWS adapter's sweep, the engine, the JSON
-formatter); the plan is built from that JSON and applied by the reap engine
-with the adapter's own reaper, so every byte between audit and EC2 is the
-code users run.
+`cloudguard audit --provider aws` sweeps moto, `reap plan` plans from its JSON,
+`reap apply` re-derives and acts through the adapter's own reaper: every byte
+between the audit and EC2 is the code users run. The credentials are a
+profile of the test's own (moto's keys), named with `--credential`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_helpers import AMI, ec2, session
-from cloudguard_aws.adapter import AwsAdapter
+import typer
+from aws_helpers import AMI, FAKE_KEYS, ec2
+from typer.testing import CliRunner
 
-from cloudguard.audit.cost import bundled_prices
-from cloudguard.audit.engine import EvidenceSources, run_audit
-from cloudguard.audit.findings import Policy
-from cloudguard.audit.formats.json_report import JsonFormat
-from cloudguard.audit.model import SweepRequest, SweepResult
-from cloudguard.reap.engine import apply_plan
-from cloudguard.reap.log import ReapLog
-from cloudguard.reap.model import Plan
-from cloudguard.reap.plan import build_plan
+from cloudguard.audit.command import audit
+from cloudguard.reap.command import app as reap_app
 
 ORPHAN_TASK = "cloud-noenv-c7"
 KNOWN_TASK = "task-0042"
+ACCOUNT = "123456789012"  # moto's
 
 
-def launch(endpoint: str, tags: dict[str, str]) -> str:
+def cli(*args: str) -> Any:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:  # a group, so commands are invoked as users do
+        pass
+
+    app.command("audit")(audit)
+    app.add_typer(reap_app, name="reap")
+    return CliRunner().invoke(app, list(args))
+
+
+def launch(endpoint: str, tags: dict[str, str], **extra: Any) -> str:
     spec = [{"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}]
     answer = ec2(endpoint).run_instances(
-        ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="m5.xlarge", TagSpecifications=spec
+        ImageId=AMI,
+        MinCount=1,
+        MaxCount=1,
+        InstanceType="m5.xlarge",
+        TagSpecifications=spec,
+        **extra,
     )
     return str(answer["Instances"][0]["InstanceId"])
+
+
+def volume(endpoint: str, tags: dict[str, str]) -> str:
+    return str(
+        ec2(endpoint).create_volume(
+            AvailabilityZone="us-east-1a",
+            Size=100,
+            VolumeType="gp3",
+            TagSpecifications=[
+                {
+                    "ResourceType": "volume",
+                    "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
+                }
+            ],
+        )["VolumeId"]
+    )
 
 
 def state_of(endpoint: str, instance: str) -> str:
@@ -44,150 +73,306 @@ def state_of(endpoint: str, instance: str) -> str:
     return str(answer["Reservations"][0]["Instances"][0]["State"]["Name"])
 
 
+def digest(plan: Path) -> str:
+    return "sha256:" + hashlib.sha256(plan.read_bytes()).hexdigest()
+
+
+@dataclass
+class Fleet:
+    endpoint: str
+    home: Path
+    work: Path
+    orphan: str
+    healthy: str
+
+    def live(self) -> list[str]:
+        return ["--credential", "moto", "--management-endpoint", self.endpoint]
+
+    def plan(self, *extra: str) -> Path:
+        report = self.work / "audit.json"
+        done = cli(
+            "audit",
+            "--provider",
+            "aws",
+            "--region",
+            "us-east-1",
+            *self.live(),
+            "--controller-home",
+            str(self.home),
+            "--grace",
+            "0s",  # just launched, yet no record: an orphan, not pending
+            "--format",
+            "json",
+            "--output",
+            str(report),
+        )
+        assert done.exit_code == 1, done.output
+        plan = self.work / "plan.json"
+        done = cli("reap", "plan", "--from", str(report), "--output", str(plan), *extra)
+        assert done.exit_code == 0, done.output
+        return plan
+
+    def apply(self, plan: Path, *extra: str) -> tuple[int, str, list[dict[str, Any]]]:
+        log = self.work / "reap.jsonl"
+        approve = ("--approve", digest(plan)) if "--yes" in extra else ()
+        done = cli(
+            "reap",
+            "apply",
+            str(plan),
+            *self.live(),
+            "--controller-home",
+            str(self.home),
+            "--grace",
+            "0s",
+            "--log",
+            str(log),
+            *approve,
+            *extra,
+        )
+        records = (
+            [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        )
+        return done.exit_code, done.output, records
+
+
 @pytest.fixture
-def fleet(endpoint: str, tmp_path: Path) -> dict[str, Any]:
+def fleet(endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fleet:
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    credentials = tmp_path / "aws-credentials"
+    credentials.write_text(
+        "[moto]\n" + "".join(f"{key} = {value}\n" for key, value in FAKE_KEYS.items())
+    )
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    (tmp_path / "run").mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    (work / "cloudguard.toml").write_text(f'[reap]\naccounts = ["{ACCOUNT}"]\n')
     home = tmp_path / "controller"
     for folder in ("state", "queue", "workers"):
         (home / folder).mkdir(parents=True)
     (home / "state" / f"{KNOWN_TASK}.meta").write_text("phase=running\n")
     orphan = launch(endpoint, {"task-id": ORPHAN_TASK, "Name": "wkr-01"})
     healthy = launch(endpoint, {"task-id": KNOWN_TASK, "Name": "wkr-02"})
-    return {"endpoint": endpoint, "home": home, "orphan": orphan, "healthy": healthy}
+    return Fleet(endpoint, home, work, orphan, healthy)
 
 
-def request(fleet: dict[str, Any]) -> SweepRequest:
-    return SweepRequest(endpoint=fleet["endpoint"], regions=("us-east-1",))
+def skip_codes(records: list[dict[str, Any]]) -> list[str]:
+    return [s["code"] for e in records if e["event"] == "skipped" for s in e["skips"]]
 
 
-class LiveAws:
-    def __init__(self, fleet: dict[str, Any]) -> None:
-        self.request = request(fleet)
+def test_the_orphan_is_stopped_by_default_and_the_healthy_instance_runs_on(fleet: Fleet) -> None:
+    plan = fleet.plan()
+    (item,) = json.loads(plan.read_text())["items"]
+    assert (item["id"], item["action"], item["verdict"]) == (fleet.orphan, "stop", "orphan")
 
-    def read(self) -> SweepResult:
-        return AwsAdapter(session_factory=session).sweep(self.request)
+    code, out, records = fleet.apply(plan, "--yes")
 
-
-def plan_for(fleet: dict[str, Any], action: str = "deallocate") -> Plan:
-    report = run_audit(
-        [LiveAws(fleet)],
-        EvidenceSources(controller_home=str(fleet["home"])),
-        Policy(grace=timedelta(0)),  # just launched, yet no record: an orphan, not pending
-        bundled_prices(),
-        datetime.now(UTC),
-    )
-    document = json.loads(JsonFormat().render(report))
-    return build_plan(
-        document, source="audit.json", verdicts=[], requested_action=action, now=datetime.now(UTC)
-    )
+    assert code == 0, out
+    assert [e["event"] for e in records] == ["start", "intent", "done", "end"]
+    assert state_of(fleet.endpoint, fleet.orphan) in {"stopping", "stopped"}
+    assert state_of(fleet.endpoint, fleet.healthy) == "running"
 
 
-def apply(
-    fleet: dict[str, Any], plan: Plan, tmp_path: Path, *, execute: bool = True
-) -> tuple[int, list[dict[str, Any]]]:
-    from cloudguard.audit.evidence import controller_home_tasks
+def test_a_dry_run_stops_nothing(fleet: Fleet) -> None:
+    code, out, records = fleet.apply(fleet.plan())
 
-    path = tmp_path / "reap.jsonl"
-    log = ReapLog(path)
-    try:
-        code = apply_plan(
-            plan,
-            plan_path="plan.json",
-            open_reaper=lambda name: AwsAdapter(session_factory=session).reaper(request(fleet)),
-            controller_tasks=lambda: controller_home_tasks(fleet["home"]),
-            log=log,
-            execute=execute,
-        )
-    finally:
-        log.close()
-    return code, [json.loads(line) for line in path.read_text().splitlines()]
+    assert state_of(fleet.endpoint, fleet.orphan) == "running", "a dry run stopped it"
+    assert [e["event"] for e in records] == ["start", "would-act", "end"]
+    assert code == 0, out
 
 
-def test_the_orphan_is_stopped_by_default_and_the_healthy_instance_runs_on(
-    fleet: dict[str, Any], tmp_path: Path
-) -> None:
-    plan = plan_for(fleet)
-    (item,) = plan.items
-    assert (item.id, item.action, item.verdict) == (fleet["orphan"], "stop", "orphan")
+def test_action_delete_terminates(fleet: Fleet) -> None:
+    plan = fleet.plan("--action", "delete")
+    assert [i["action"] for i in json.loads(plan.read_text())["items"]] == ["terminate"]
 
-    code, events = apply(fleet, plan, tmp_path)
+    code, out, _ = fleet.apply(plan, "--yes")
 
-    assert code == 0, events
-    assert [e["event"] for e in events] == ["start", "intent", "done", "end"]
-    assert state_of(fleet["endpoint"], fleet["orphan"]) in {"stopping", "stopped"}
-    assert state_of(fleet["endpoint"], fleet["healthy"]) == "running"
-
-
-def test_a_dry_run_stops_nothing(fleet: dict[str, Any], tmp_path: Path) -> None:
-    code, events = apply(fleet, plan_for(fleet), tmp_path, execute=False)
-
-    assert state_of(fleet["endpoint"], fleet["orphan"]) == "running", "a dry run stopped it"
-    assert [e["event"] for e in events] == ["start", "would-act", "end"]
-    assert code == 0, events
-
-
-def test_action_delete_terminates(fleet: dict[str, Any], tmp_path: Path) -> None:
-    plan = plan_for(fleet, "delete")
-    assert [i.action for i in plan.items] == ["terminate"]
-
-    code, events = apply(fleet, plan, tmp_path)
-
-    assert code == 0, events
-    assert state_of(fleet["endpoint"], fleet["orphan"]) in {"shutting-down", "terminated"}
-    assert state_of(fleet["endpoint"], fleet["healthy"]) == "running"
+    assert code == 0, out
+    assert state_of(fleet.endpoint, fleet.orphan) in {"shutting-down", "terminated"}
+    assert state_of(fleet.endpoint, fleet.healthy) == "running"
 
 
 @pytest.mark.parametrize("tag", ["do-not-reap", "Cloudguard-Protect"])
-def test_a_protection_tag_added_after_the_plan_skips_the_instance(
-    fleet: dict[str, Any], tmp_path: Path, tag: str
-) -> None:
-    plan = plan_for(fleet, "delete")
-    ec2(fleet["endpoint"]).create_tags(
-        Resources=[fleet["orphan"]], Tags=[{"Key": tag, "Value": ""}]
-    )
+def test_a_protection_tag_added_after_the_plan_skips_the_instance(fleet: Fleet, tag: str) -> None:
+    plan = fleet.plan("--action", "delete")
+    ec2(fleet.endpoint).create_tags(Resources=[fleet.orphan], Tags=[{"Key": tag, "Value": ""}])
 
-    code, events = apply(fleet, plan, tmp_path)
+    code, out, records = fleet.apply(plan, "--yes")
 
-    assert state_of(fleet["endpoint"], fleet["orphan"]) == "running", (
-        f"the protected instance was acted on: {events}"
+    assert state_of(fleet.endpoint, fleet.orphan) == "running", (
+        f"the protected instance was acted on: {records}"
     )
-    (skipped,) = [e for e in events if e["event"] == "skipped"]
-    assert [s["code"] for s in skipped["skips"]] == ["protected"], events
+    assert skip_codes(records) == ["protected"], records
     assert code == 0
 
 
-def test_an_instance_terminated_since_the_plan_is_gone_not_failed(
-    fleet: dict[str, Any], tmp_path: Path
-) -> None:
-    plan = plan_for(fleet)
-    ec2(fleet["endpoint"]).terminate_instances(InstanceIds=[fleet["orphan"]])
-
-    code, events = apply(fleet, plan, tmp_path)
-
-    skips = [s["code"] for e in events if e["event"] == "skipped" for s in e["skips"]]
-    assert skips == ["gone"], f"expected skip 'gone', log: {events}"
-    assert code == 0, events
-
-
-def test_an_unattached_fleet_volume_is_deleted_only_with_action_delete(
-    fleet: dict[str, Any], tmp_path: Path
-) -> None:
-    client = ec2(fleet["endpoint"])
-    volume = client.create_volume(
-        AvailabilityZone="us-east-1a",
-        Size=100,
-        VolumeType="gp3",
-        TagSpecifications=[
-            {"ResourceType": "volume", "Tags": [{"Key": "task-id", "Value": ORPHAN_TASK}]}
-        ],
-    )["VolumeId"]
-    assert [n.id for n in plan_for(fleet).not_planned] == [volume]  # no reversible action
-
-    plan = plan_for(fleet, "delete")
-    assert {(i.kind, i.action) for i in plan.items} == {("vm", "terminate"), ("disk", "delete")}
-    code, events = apply(fleet, plan, tmp_path)
-
-    assert code == 0, events
-    assert (
-        client.describe_volumes(Filters=[{"Name": "volume-id", "Values": [volume]}])["Volumes"]
-        == []
+@pytest.mark.parametrize("attribute", ["DisableApiTermination", "DisableApiStop"])
+def test_termination_or_stop_protection_is_protection(fleet: Fleet, attribute: str) -> None:
+    plan = fleet.plan("--action", "delete")
+    ec2(fleet.endpoint).modify_instance_attribute(
+        InstanceId=fleet.orphan, **{attribute: {"Value": True}}
     )
+
+    code, out, records = fleet.apply(plan, "--yes")
+
+    assert state_of(fleet.endpoint, fleet.orphan) == "running", (
+        f"acted on despite {attribute}: {records}"
+    )
+    (skipped,) = [e for e in records if e["event"] == "skipped"]
+    assert [s["code"] for s in skipped["skips"]] == ["protected"]
+    assert f"({attribute}) is on" in skipped["skips"][0]["detail"]
+    assert code == 0, out
+
+
+def test_an_instance_terminated_since_the_plan_is_gone_not_failed(fleet: Fleet) -> None:
+    plan = fleet.plan()
+    ec2(fleet.endpoint).terminate_instances(InstanceIds=[fleet.orphan])
+
+    code, out, records = fleet.apply(plan, "--yes")
+
+    assert skip_codes(records) == ["gone"], f"expected skip 'gone', log: {records}"
+    assert code == 0, out
+
+
+def test_an_unattached_fleet_volume_is_deleted_only_with_action_delete(fleet: Fleet) -> None:
+    client = ec2(fleet.endpoint)
+    orphan_volume = volume(fleet.endpoint, {"task-id": ORPHAN_TASK})
+    reversible = json.loads(fleet.plan().read_text())
+    assert [n["id"] for n in reversible["not_planned"]] == [orphan_volume]  # no reversible action
+
+    plan = fleet.plan("--action", "delete")
+    items = json.loads(plan.read_text())["items"]
+    assert {(i["kind"], i["action"]) for i in items} == {("vm", "terminate"), ("disk", "delete")}
+    code, out, _ = fleet.apply(plan, "--yes")
+
+    assert code == 0, out
+    found = client.describe_volumes(Filters=[{"Name": "volume-id", "Values": [orphan_volume]}])
+    assert found["Volumes"] == []
+
+
+def test_a_volume_attached_after_the_plan_is_not_deleted(fleet: Fleet) -> None:
+    orphan_volume = volume(fleet.endpoint, {"task-id": ORPHAN_TASK})
+    plan = fleet.plan("--action", "delete")
+    ec2(fleet.endpoint).attach_volume(
+        VolumeId=orphan_volume, InstanceId=fleet.healthy, Device="/dev/sdf"
+    )
+
+    code, out, records = fleet.apply(plan, "--yes")
+
+    left = ec2(fleet.endpoint).describe_volumes(VolumeIds=[orphan_volume])["Volumes"]
+    assert left, f"the attached volume {orphan_volume} was deleted: {out}"
+    (skipped,) = [e for e in records if e["event"] == "skipped"]
+    assert skipped["id"] == orphan_volume
+    assert [s["code"] for s in skipped["skips"]] == ["attached"]
+    assert fleet.healthy in skipped["skips"][0]["detail"]
+    assert code == 0, out
+
+
+def _edit(plan: Path, change: Any) -> None:
+    document = json.loads(plan.read_text())
+    change(document)
+    plan.write_text(json.dumps(document))
+
+
+def test_edited_plans_cannot_widen_what_is_done(fleet: Fleet) -> None:
+    """An untagged instance added; a record claimed; a leaked-by tag the policy lacks; the
+    policy's task tag renamed: each item is skipped by the live verdict, nothing acted on."""
+    stray = launch(fleet.endpoint, {"Name": "not-the-fleets", "run-id": "ci-77"})
+    plan = fleet.plan("--action", "delete")
+    template = json.loads(plan.read_text())["items"][0]
+
+    def widen(document: dict[str, Any]) -> None:
+        untagged = {**template, "id": stray, "name": "not-the-fleets", "tags": {"Name": "x"}}
+        leaked = {
+            **template,
+            "id": stray,
+            "verdict": "leaked",
+            "leaked_by": ["run-id=ci-77"],
+            "tags": {"run-id": "ci-77"},
+        }
+        claimed = {**template, "id": fleet.healthy, "controller_record": "found"}
+        document["items"] = [untagged, leaked, claimed]
+        document["policy"]["task_tag"] = "Name"  # the plan's policy is never read
+        document["policy"]["leaked_by"] = ["run-id=ci-77"]
+
+    _edit(plan, widen)
+
+    code, out, records = fleet.apply(plan, "--yes")
+
+    acted = [e["id"] for e in records if e["event"] in ("intent", "done")]
+    assert acted == [], f"an edited plan widened what was done: {acted}"
+    assert state_of(fleet.endpoint, stray) == "running"
+    assert state_of(fleet.endpoint, fleet.healthy) == "running"
+    per_item = [{s["code"] for s in e["skips"]} for e in records if e["event"] == "skipped"]
+    assert len(per_item) == 3, records
+    assert {"no-task-tag", "verdict-changed"} <= per_item[0]
+    assert {"no-task-tag"} <= per_item[1]  # leaked by a tag --leaked-by never named
+    assert {"verdict-changed"} <= per_item[2]  # the controller knows it: ok
+    assert code == 0, out
+
+
+def test_an_account_outside_the_allowlist_is_refused_before_any_request(
+    fleet: Fleet, endpoint: str
+) -> None:
+    plan = fleet.plan()
+    (fleet.work / "cloudguard.toml").write_text('[reap]\naccounts = ["999999999999"]\n')
+
+    code, out, records = fleet.apply(plan, "--yes")
+
+    assert code == 2, out
+    assert "outside [reap] accounts" in out and ACCOUNT in out
+    assert records == []
+    assert state_of(endpoint, fleet.orphan) == "running"
+
+
+def test_credentials_of_another_account_are_unreadable_not_acted_on(fleet: Fleet) -> None:
+    plan = fleet.plan()
+    _edit(plan, lambda d: d["items"][0].update(account="999999999999"))
+    (fleet.work / "cloudguard.toml").write_text('[reap]\naccounts = ["999999999999"]\n')
+
+    code, out, records = fleet.apply(plan, "--yes")
+
+    assert code == 75, out
+    (unreadable,) = [e for e in records if e["event"] == "unreadable"]
+    assert "credentials are for 123456789012" in unreadable["detail"]
+    assert state_of(fleet.endpoint, fleet.orphan) == "running"
+
+
+def test_terminate_reports_the_volumes_it_leaves_billing(fleet: Fleet) -> None:
+    kept = launch(
+        fleet.endpoint,
+        {"task-id": "task-kept"},
+        BlockDeviceMappings=[
+            {"DeviceName": "/dev/sdf", "Ebs": {"VolumeSize": 50, "DeleteOnTermination": False}}
+        ],
+    )
+    plan = fleet.plan("--action", "delete")
+
+    code, out, records = fleet.apply(plan, "--yes")
+
+    assert code == 0, out
+    (done,) = [e for e in records if e["event"] == "done" and e["id"] == kept]
+    assert any("/dev/sdf" in left for left in done["left_billing"]), done
+    assert "leaves billing: EBS volume vol-" in out
+
+
+def test_the_action_client_never_retries() -> None:
+    """botocore would re-send a terminate whose answer was lost; the acting client may not."""
+    from cloudguard_aws.reaper import AwsReaper
+
+    from cloudguard.audit.model import SweepRequest
+
+    reaper = AwsReaper(SweepRequest(endpoint="http://127.0.0.1:9"), lambda r: _session_for_config())
+    try:
+        client = reaper._ec2("us-east-1", acting=True)
+        assert client.meta.config.retries["total_max_attempts"] == 1
+        assert reaper._ec2("us-east-1").meta.config.retries["total_max_attempts"] > 1
+    finally:
+        reaper.close()
+
+
+def _session_for_config() -> Any:
+    import boto3
+
+    return boto3.Session(region_name="us-east-1", **FAKE_KEYS)
