@@ -68,6 +68,10 @@ def volume(endpoint: str, tags: dict[str, str]) -> str:
     )
 
 
+def _tags(tags: dict[str, str]) -> list[dict[str, str]]:
+    return [{"Key": k, "Value": v} for k, v in tags.items()]
+
+
 def state_of(endpoint: str, instance: str) -> str:
     answer = ec2(endpoint).describe_instances(InstanceIds=[instance])
     return str(answer["Reservations"][0]["Instances"][0]["State"]["Name"])
@@ -204,7 +208,7 @@ def test_a_protection_tag_added_after_the_plan_skips_the_instance(fleet: Fleet, 
         f"the protected instance was acted on: {records}"
     )
     assert skip_codes(records) == ["protected"], records
-    assert code == 0
+    assert code == 0, out
 
 
 @pytest.mark.parametrize("attribute", ["DisableApiTermination", "DisableApiStop"])
