@@ -36,7 +36,8 @@ def cli(*args: str) -> Any:
 
     app.command("audit")(audit)
     app.add_typer(reap_app, name="reap")
-    return CliRunner().invoke(app, list(args))
+    # A wide terminal: rich would wrap a usage error box at the temp path's length.
+    return CliRunner(env={"COLUMNS": "1000"}).invoke(app, list(args))
 
 
 def launch(endpoint: str, tags: dict[str, str], **extra: Any) -> str:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +22,12 @@ import pytest
 import typer
 from cloudguard_azure import demo
 from cloudguard_azure.fake_arm import FakeArm
-from cloudguard_azure.fake_arm.state import VirtualMachine
+from cloudguard_azure.fake_arm.state import VirtualMachine, add_lock, attach_disk, recreate_vm
 from typer.testing import CliRunner
 
 from cloudguard.audit.command import audit
 from cloudguard.reap.command import app as reap_app
+from cloudguard.reap.locks import lock_directory, plan_lock, resource_lock
 
 
 def cli(*args: str) -> Any:
@@ -36,7 +39,8 @@ def cli(*args: str) -> Any:
 
     app.command("audit")(audit)
     app.add_typer(reap_app, name="reap")
-    return CliRunner().invoke(app, list(args))
+    # A wide terminal: rich would wrap a usage error box at the temp path's length.
+    return CliRunner(env={"COLUMNS": "1000"}).invoke(app, list(args))
 
 
 @dataclass
@@ -370,3 +374,331 @@ def test_a_plan_of_the_wrong_schema_is_refused_with_97(incident: Incident) -> No
     assert code == 97, out
     assert "not a cloudguard.reap.plan v2 plan" in out
     assert incident.arm.faults.total_requests == 0
+
+
+# -- attacks: identity, edited plans, attachment, scopes, retries -----------------------------
+
+
+def _edit(plan: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    document = json.loads(plan.read_text())
+    change(document)
+    plan.write_text(json.dumps(document))
+
+
+def _item_for(template: dict[str, Any], vm: VirtualMachine, **changes: Any) -> dict[str, Any]:
+    """A plan item for `vm` with its true identity: only the live verdict can stop it."""
+    return {
+        **template,
+        "account": vm.subscription,
+        "group": vm.group,
+        "id": vm.id,
+        "name": vm.name,
+        "tags": dict(vm.tags),
+        "uid": vm.vm_id,
+        "created": vm.time_created.isoformat(),
+        **changes,
+    }
+
+
+def test_a_vm_re_created_under_its_name_after_the_plan_is_left_alone(incident: Incident) -> None:
+    plan = incident.plan()
+    old = incident.vm
+    again = recreate_vm(incident.arm.state, old, old.time_created - timedelta(days=1))
+    incident.arm.faults.reset_counts()
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    assert writes(incident.arm) == {}, f"the re-created {again.vm_id} was acted on: {out}"
+    (skipped,) = [e for e in events(log) if e["event"] == "skipped"]
+    assert [s["code"] for s in skipped["skips"]] == ["not-the-planned-resource"]
+    assert f"re-created since the plan: unique id {again.vm_id}" in skipped["skips"][0]["detail"]
+    assert code == 0, out
+
+
+def test_edited_plans_cannot_widen_what_is_done(incident: Incident) -> None:
+    """The issue's four edits: a claimed controller record, a VM without the task tag, a
+    leaked-by tag the policy does not name, a renamed policy task tag. Each item is the
+    true identity of a live VM; only the live verdict stands between it and an action."""
+    state = incident.arm.state
+    healthy = state.vm(demo.SUB_FLEET, "fm-workers", "vm-fm2a41b0-wkr-01")
+    assert healthy is not None
+    stray = state.add_vm(demo.SUB_PILOT, "pilot", "vm-stray", tags={"run-id": "ci-77"})
+    swept = state.add_vm(
+        demo.SUB_PILOT, "pilot", "vm-swept", tags={"task-id": "task-2a41b0", "sweep": "s1"}
+    )
+    plan = incident.plan()
+
+    def widen(document: dict[str, Any]) -> None:
+        template = document["items"][0]
+        document["items"] = [
+            _item_for(template, healthy, controller_record="found"),
+            _item_for(template, stray, verdict="leaked", leaked_by=["run-id=ci-77"]),
+            _item_for(template, swept, verdict="leaked", leaked_by=["sweep=s1"]),
+        ]
+        document["policy"]["task_tag"] = "run-id"  # the plan's policy is never read
+        document["policy"]["leaked_by"] = ["run-id=ci-77", "sweep=s1"]
+
+    _edit(plan, widen)
+    incident.arm.faults.reset_counts()
+
+    code, out, log = incident.apply(plan, "--yes", "--leaked-by", "run-id=ci-77")
+
+    assert writes(incident.arm) == {}, (
+        f"an edited plan widened what was done: {writes(incident.arm)}"
+    )
+    skipped = [{s["code"] for s in e["skips"]} for e in events(log) if e["event"] == "skipped"]
+    assert skipped == [{"verdict-changed"}, {"no-task-tag"}, {"verdict-changed"}], events(log)
+    assert code == 0, out
+
+
+def test_a_disk_attached_after_the_plan_is_not_deleted(incident: Incident) -> None:
+    state = incident.arm.state
+    disk = state.add_disk(
+        demo.SUB_PILOT, "pilot", "disk-orphan", tags={"task-id": demo.INCIDENT_TASK}
+    )
+    plan = incident.plan("--action", "delete")
+    healthy = state.vm(demo.SUB_PILOT, "pilot", "vm-fm9b17aa-wkr-01")
+    assert healthy is not None
+    attach_disk(state, healthy, disk)
+    incident.arm.faults.reset_counts()
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    sent = incident.arm.faults.requests["DELETE disk_delete"]
+    assert sent == 0, f"DELETE sent {sent} time(s) for a disk attached to {healthy.name}"
+    skipped = [e for e in events(log) if e["event"] == "skipped" and e["kind"] == "disk"]
+    assert [s["code"] for s in skipped[0]["skips"]] == ["attached"]
+    assert code == 0, out
+
+
+@pytest.mark.parametrize("missing", ["subscription", "group"])
+def test_a_missing_subscription_or_group_is_unreadable_not_gone(
+    incident: Incident, missing: str
+) -> None:
+    plan = incident.plan()
+    sub = incident.arm.state.subscription(demo.SUB_PILOT)
+    assert sub is not None
+    if missing == "group":
+        sub.groups.pop("pilot")
+    else:
+        incident.arm.state.subscriptions.pop(demo.SUB_PILOT.casefold())
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    kinds = [e["event"] for e in events(log)]
+    assert code == 75, f"a missing {missing} was taken for a VM that is gone: {kinds} {out}"
+    (unreadable,) = [e for e in events(log) if e["event"] == "unreadable"]
+    assert "NotFound" in unreadable["detail"]
+
+
+def test_an_action_whose_answer_is_lost_is_not_sent_again(incident: Incident) -> None:
+    plan = incident.plan()
+    incident.arm.faults.inject(500, match="/deallocate", times=1)
+    incident.arm.faults.reset_counts()
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    sent = incident.arm.faults.requests["POST vm_deallocate"]
+    assert sent == 1, f"POST vm_deallocate sent {sent} times for one action"
+    assert [e["event"] for e in events(log)] == ["start", "intent", "failed", "end"]
+    assert code == 1, out
+
+
+def _group_tag(incident: Incident) -> None:
+    incident.arm.state.add_group(demo.SUB_PILOT, "pilot").tags["Do-Not-Reap"] = "finance"
+
+
+def _subscription_tag(incident: Incident) -> None:
+    sub = incident.arm.state.subscription(demo.SUB_PILOT)
+    assert sub is not None
+    sub.tags["cloudguard-protect"] = ""
+
+
+def _lock(scope: str, level: str) -> Callable[[Incident], None]:
+    def place(incident: Incident) -> None:
+        scopes = {
+            "subscription": f"/subscriptions/{demo.SUB_PILOT}",
+            "group": f"/subscriptions/{demo.SUB_PILOT}/resourceGroups/pilot",
+            "resource": incident.vm.id,
+        }
+        add_lock(incident.arm.state, scopes[scope], f"keep-{scope}", level)
+
+    return place
+
+
+PROTECTIONS: dict[str, tuple[Callable[[Incident], None], str]] = {
+    "group-tag": (_group_tag, "its resource group pilot carries protection tag 'Do-Not-Reap'"),
+    "subscription-tag": (_subscription_tag, "carries protection tag 'cloudguard-protect'"),
+    "lock-subscription": (_lock("subscription", "CanNotDelete"), "'keep-subscription'"),
+    "lock-group": (_lock("group", "ReadOnly"), "'keep-group' (ReadOnly)"),
+    "lock-resource": (_lock("resource", "CanNotDelete"), "'keep-resource' (CanNotDelete)"),
+}
+
+
+@pytest.mark.parametrize("case", list(PROTECTIONS))
+def test_protection_from_above_or_a_management_lock_skips_the_vm(
+    incident: Incident, case: str
+) -> None:
+    protect, expected = PROTECTIONS[case]
+    plan = incident.plan("--action", "delete")
+    protect(incident)
+    incident.arm.faults.reset_counts()
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    assert writes(incident.arm) == {}, f"acted on despite {case}: {writes(incident.arm)}"
+    (skipped,) = [e for e in events(log) if e["event"] == "skipped"]
+    details = [s["detail"] for s in skipped["skips"] if s["code"] == "protected"]
+    assert any(expected in d for d in details), details
+    assert code == 0, out
+
+
+def test_delete_reports_the_dependents_it_leaves_billing(incident: Incident) -> None:
+    state = incident.arm.state
+    data = state.add_disk(demo.SUB_PILOT, "pilot", "disk-fm7c799d-data")
+    attach_disk(state, incident.vm, data)
+    incident.vm.nic_delete_option = "Detach"
+    plan = incident.plan("--action", "delete")
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    assert code == 0, out
+    (done,) = [e for e in events(log) if e["event"] == "done"]
+    assert any(left.endswith("/disks/disk-fm7c799d-data") for left in done["left_billing"])
+    assert any(left.startswith("NIC ") for left in done["left_billing"])
+    assert "leaves billing: data disk" in out
+    assert state.disk(demo.SUB_PILOT, "pilot", "disk-fm7c799d-data") is not None
+
+
+# -- reviewed is applied: digest, age, accounts ------------------------------------------------
+
+
+def test_yes_without_the_reviewed_digest_is_refused(incident: Incident) -> None:
+    plan = incident.plan()
+    incident.arm.faults.reset_counts()
+    done = cli(
+        "reap",
+        "apply",
+        str(plan),
+        *incident.live(),
+        "--controller-home",
+        str(incident.home),
+        "--yes",
+    )
+    assert done.exit_code == 2 and "--approve sha256:" in done.output
+    assert incident.arm.faults.total_requests == 0
+
+
+def test_a_plan_changed_since_review_is_refused(incident: Incident) -> None:
+    plan = incident.plan()
+    reviewed = digest(plan)
+    _edit(plan, lambda d: d["items"][0]["tags"].update({"note": "edited"}))
+    incident.arm.faults.reset_counts()
+
+    code, out, _ = incident.apply(plan, "--yes", "--approve", reviewed)
+
+    assert code == 97, out
+    assert f"approved {reviewed}" in out and "changed since review" in out
+    assert incident.arm.faults.total_requests == 0
+    assert incident.vm.power_state == "running"
+
+
+@pytest.mark.parametrize("where", ["option", "config"])
+def test_a_plan_older_than_max_age_is_refused(incident: Incident, where: str) -> None:
+    plan = incident.plan()
+    two_days_ago = (datetime.now(UTC) - timedelta(days=2)).isoformat()
+    _edit(
+        plan,
+        lambda d: (d.update(created_at=two_days_ago), d["audit"].update(generated_at=two_days_ago)),
+    )
+    incident.arm.faults.reset_counts()
+    extra: tuple[str, ...] = ()
+    if where == "config":
+        config = incident.work / "cloudguard.toml"
+        config.write_text(config.read_text() + 'max-age = "1d"\n')
+    else:
+        extra = ("--max-age", "1d")
+
+    code, out, _ = incident.apply(plan, "--yes", *extra)
+
+    assert code == 2, out
+    assert "the plan is too old" in out and "older than --max-age 24.0h" in out
+    assert incident.arm.faults.total_requests == 0
+
+
+def test_yes_needs_an_allowlist_and_an_item_outside_it_is_refused(incident: Incident) -> None:
+    plan = incident.plan()
+    config = incident.work / "cloudguard.toml"
+    config.unlink()
+    incident.arm.faults.reset_counts()
+
+    code, out, _ = incident.apply(plan, "--yes")
+    assert code == 2 and "[reap] accounts" in out, out
+
+    config.write_text(f'[reap]\naccounts = ["{demo.SUB_FLEET}"]\n')
+    code, out, _ = incident.apply(plan, "--yes")
+    assert code == 2, out
+    assert f"outside [reap] accounts: {demo.INCIDENT_VM} in {demo.SUB_PILOT}" in out
+    assert incident.arm.faults.total_requests == 0
+
+
+# -- one apply at a time ---------------------------------------------------------------------
+
+
+def test_a_second_apply_of_a_plan_being_applied_does_nothing_but_say_so(
+    incident: Incident,
+) -> None:
+    plan = incident.plan()
+    incident.arm.faults.reset_counts()
+
+    with plan_lock(lock_directory(), digest(plan)) as held:
+        assert held.held
+        code, out, log = incident.apply(plan, "--yes")
+
+    assert incident.arm.faults.total_requests == 0, f"read or acted while locked: {out}"
+    assert code == 75, out
+    assert "another apply of this plan" in out
+    assert [e["event"] for e in events(log)] == ["start", "did-not-run", "end"]
+
+
+def test_a_resource_another_apply_holds_is_not_read(incident: Incident) -> None:
+    plan = incident.plan()
+    incident.arm.faults.reset_counts()
+
+    with resource_lock(lock_directory(), "azure", incident.vm.id) as held:
+        assert held.held
+        code, out, log = incident.apply(plan, "--yes")
+
+    assert writes(incident.arm) == {}, out
+    assert code == 75, out
+    assert [e["event"] for e in events(log)] == ["start", "held-elsewhere", "end"]
+
+
+def test_two_applies_racing_send_one_action(incident: Incident, tmp_path: Path) -> None:
+    """Two real processes apply one plan at once: one deallocate, never two."""
+    plan = incident.plan()
+    incident.arm.faults.reset_counts()
+    incident.arm.state.polls_until_done = (
+        3  # the first apply is still at work when the second starts
+    )
+    command = [
+        sys.executable, "-m", "cloudguard", "reap", "apply", str(plan), *incident.live(),
+        "--controller-home", str(incident.home), "--yes", "--approve", digest(plan),
+    ]  # fmt: skip
+    runs = [
+        subprocess.Popen(
+            [*command, "--log", str(tmp_path / f"race-{n}.jsonl")],
+            cwd=incident.work,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for n in range(2)
+    ]
+    outputs = [run.communicate(timeout=120)[0] for run in runs]
+    codes = sorted(run.returncode for run in runs)
+
+    sent = incident.arm.faults.requests["POST vm_deallocate"]
+    assert sent == 1, f"POST vm_deallocate sent {sent} times by two applies: {outputs}"
+    assert codes in ([0, 0], [0, 75]), outputs
+    assert incident.vm.power_state == "deallocated"
