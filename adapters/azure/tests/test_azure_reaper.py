@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import resource
 import subprocess
 import sys
 from collections.abc import Callable
@@ -702,3 +703,55 @@ def test_two_applies_racing_send_one_action(incident: Incident, tmp_path: Path) 
     assert sent == 1, f"POST vm_deallocate sent {sent} times by two applies: {outputs}"
     assert codes in ([0, 0], [0, 75]), outputs
     assert incident.vm.power_state == "deallocated"
+
+
+# -- a reap log that fails mid-run ------------------------------------------------------------
+
+
+def test_a_reap_log_hitting_a_size_limit_mid_run_is_75_and_nothing_is_sent(
+    incident: Incident, tmp_path: Path
+) -> None:
+    """A real `cloudguard reap apply` child under RLIMIT_FSIZE: its log can take the start
+    line but not the whole intent. It must stop with 75 before the deallocate, and the
+    torn intent must not be continued by the next run's first record."""
+    plan = incident.plan()
+    command = [
+        sys.executable, "-m", "cloudguard", "reap", "apply", str(plan), *incident.live(),
+        "--controller-home", str(incident.home),
+    ]  # fmt: skip
+    # How long this plan's start line is: a dry run's, less the 2 letters "dry-run" has
+    # over "apply" (every other field has a fixed length).
+    probe = tmp_path / "probe.jsonl"
+    dry = subprocess.run([*command, "--log", str(probe)], cwd=incident.work, check=False)
+    assert dry.returncode == 0
+    start_line = len(probe.read_bytes().split(b"\n")[0]) + 1 - 2
+    log = tmp_path / "limit.jsonl"
+    log.write_bytes(b'{"event": "end"}\n' * 4)
+    limit = log.stat().st_size + start_line + 40
+    incident.arm.faults.reset_counts()
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    child = subprocess.run(
+        [*command, "--log", str(log), "--yes", "--approve", digest(plan)],
+        cwd=incident.work,
+        preexec_fn=limited,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert writes(incident.arm) == {}, f"acted with a log that could not be written: {child}"
+    assert child.returncode == 75, child.stdout + child.stderr
+    assert "stopped: cannot write reap log" in child.stderr
+    data = log.read_bytes()
+    assert len(data) == limit and not data.endswith(b"\n")  # the intent, torn
+
+    code, out, _ = incident.apply(plan, "--yes", log=log)
+
+    assert code == 0, out
+    lines = log.read_bytes().split(b"\n")
+    torn = lines[5]
+    assert torn.startswith(b'{"event": "intent"') and b"run" not in torn[-40:]
+    assert [json.loads(line)["event"] for line in lines[6:-1]] == ["start", "intent", "done", "end"]
