@@ -1,25 +1,96 @@
-"""Negative controls: break re-verification on purpose; the named tests must go red, for the
+"""Negative controls: break each reaping rule on purpose; the named tests must go red, for the
 right reason (harness: tests/cloudguard_mutants.py).
 
-Each control mutates `reap/verify.py` or `reap/engine.py` in a copy of the
-package: a safety check whose tests stay green when it is broken is not tested.
+Each control mutates one rule in a copy of the package (the core's `reap/`, or an
+adapter's reaper: the adapters are copied beside the core, so a `module` of
+`../cloudguard_azure/...` mutates the Azure adapter's copy): a rule whose tests
+stay green when it is broken is not tested. Each reason is a text of the named
+tests' own failure messages.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import cloudguard_aws
+import cloudguard_azure
 import pytest
 from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
 
 AZURE = "adapters/azure/tests/test_azure_reaper.py"
 AWS = "adapters/aws/tests/test_aws_reaper.py"
+CORE = "tests/reap"
 AZURE_SKIP = f"{AZURE}::test_a_vm_that_changed_since_the_plan_is_skipped_and_left_alone"
+AZURE_PROTECTED = f"{AZURE}::test_protection_from_above_or_a_management_lock_skips_the_vm"
+AWS_FLAG = f"{AWS}::test_termination_or_stop_protection_is_protection"
 
-
-RECORD_APPEARS = "tests/reap/test_reap_apply.py::test_a_record_that_appears_mid_run_stops_that_item"
 
 MUTATIONS = [
+    # -- re-derivation (reap/verify.py) ------------------------------------------------------
+    Mutation(
+        name="identity not compared",
+        module="reap/verify.py",
+        original="if (different := _identity(item, live)) is not None:",
+        broken="if (different := None) is not None:",
+        tests=(f"{AZURE}::test_a_vm_re_created_under_its_name_after_the_plan_is_left_alone",),
+        reason="was acted on",
+    ),
+    Mutation(
+        name="the live verdict ignored (edited plans)",
+        module="reap/verify.py",
+        original="    skips += _verdict(item, live_finding)\n",
+        broken="    skips += []\n",
+        tests=(
+            f"{AZURE}::test_edited_plans_cannot_widen_what_is_done",
+            f"{AWS}::test_edited_plans_cannot_widen_what_is_done",
+        ),
+        reason="an edited plan widened what was done",
+    ),
+    Mutation(
+        name="the live verdict ignored (a record appeared)",
+        module="reap/verify.py",
+        original="    skips += _verdict(item, live_finding)\n",
+        broken="    skips += []\n",
+        tests=(
+            f"{AZURE_SKIP}[record-appeared]",
+            f"{CORE}/test_reap_apply.py::test_a_record_that_appears_mid_run_stops_that_item",
+        ),
+        reason="was acted on (record-appeared)",
+    ),
+    Mutation(
+        name="the fleet's task tag not required",
+        module="reap/verify.py",
+        original="    if current.tag(policy.task_tag) is None:\n",
+        broken="    if False:\n",
+        tests=(f"{AZURE}::test_edited_plans_cannot_widen_what_is_done",),
+        reason="an edited plan widened what was done",
+    ),
+    Mutation(
+        name="the cloud's protections ignored",
+        module="reap/verify.py",
+        original="    skips += [Skip(PROTECTED, protection) for protection in live.protections]\n",
+        broken="    skips += []\n",
+        tests=(
+            f"{AZURE_PROTECTED}[group-tag]",
+            f"{AZURE_PROTECTED}[subscription-tag]",
+            f"{AZURE_PROTECTED}[lock-resource]",
+            f"{AWS_FLAG}[DisableApiTermination]",
+            f"{AWS_FLAG}[DisableApiStop]",
+        ),
+        reason="acted on despite",
+    ),
+    Mutation(
+        name="attachment not re-checked",
+        module="reap/verify.py",
+        original='    if item.kind == "disk" and live.attached_to is not None:\n',
+        broken="    if False:\n",
+        tests=(
+            f"{AZURE}::test_a_disk_attached_after_the_plan_is_not_deleted",
+            f"{AWS}::test_a_volume_attached_after_the_plan_is_not_deleted",
+        ),
+        reason="attached",  # "... for a disk attached to ..." / "the attached volume ..."
+    ),
     Mutation(
         name="protection tag ignored",
         module="reap/verify.py",
@@ -42,18 +113,6 @@ MUTATIONS = [
         reason="was acted on",
     ),
     Mutation(
-        name="controller record never seen",
-        module="reap/verify.py",
-        original="if t is not None and t in controller_tasks",
-        broken="if t is not None and False",
-        tests=(f"{AZURE_SKIP}[record-appeared]", RECORD_APPEARS),
-        # Each named test's own message (the harness reads each one's, never the pooled output).
-        reason={
-            f"{AZURE_SKIP}[record-appeared]": "was acted on (record-appeared)",
-            RECORD_APPEARS: "the item whose record appeared was not skipped",
-        },
-    ),
-    Mutation(
         name="unknown tags read as no protection",
         module="reap/verify.py",
         original="    if not current.tags:\n",
@@ -62,28 +121,14 @@ MUTATIONS = [
         reason="expected skip 'tags-unreadable'",
     ),
     Mutation(
-        name="a vanished resource is not noticed",
+        name="a terminated instance is not noticed",
         module="reap/verify.py",
-        original='    if current is None or current.power_state == "terminated":\n',
-        broken="    if False:\n",
-        tests=(
-            f"{AZURE_SKIP}[gone]",
-            f"{AWS}::test_an_instance_terminated_since_the_plan_is_gone_not_failed",
-        ),
+        original='    if live is None or live.resource.power_state == "terminated":\n',
+        broken="    if live is None:\n",
+        tests=(f"{AWS}::test_an_instance_terminated_since_the_plan_is_gone_not_failed",),
         reason="expected skip 'gone'",
     ),
-    Mutation(
-        name="evidence read only once",
-        module="reap/engine.py",
-        original="        tasks = controller_tasks()\n",
-        broken="        tasks = frozenset()\n",
-        tests=(f"{AZURE_SKIP}[record-appeared]", RECORD_APPEARS),
-        # Each named test's own message (the harness reads each one's, never the pooled output).
-        reason={
-            f"{AZURE_SKIP}[record-appeared]": "was acted on (record-appeared)",
-            RECORD_APPEARS: "the item whose record appeared was not skipped",
-        },
-    ),
+    # -- the engine: dry run, locks, exit codes ----------------------------------------------
     Mutation(
         name="dry run acts",
         module="reap/engine.py",
@@ -93,16 +138,167 @@ MUTATIONS = [
             f"{AZURE}::test_a_dry_run_re_reads_the_vm_and_acts_on_nothing",
             f"{AWS}::test_a_dry_run_stops_nothing",
         ),
-        reason={
-            f"{AZURE}::test_a_dry_run_re_reads_the_vm_and_acts_on_nothing": "a dry run sent a POST",
-            f"{AWS}::test_a_dry_run_stops_nothing": "a dry run stopped it",
-        },
+        reason="a dry run",  # "a dry run sent a POST or DELETE" / "a dry run stopped it"
+    ),
+    Mutation(
+        name="the plan's lock not honoured",
+        module="reap/engine.py",
+        original="        if not held.held:\n",
+        broken="        if False:\n",
+        tests=(f"{AZURE}::test_a_second_apply_of_a_plan_being_applied_does_nothing_but_say_so",),
+        reason="read or acted while locked",
+    ),
+    Mutation(
+        name="a resource's lock not honoured",
+        module="reap/engine.py",
+        original="        if not lock.held:\n",
+        broken="        if False:\n",
+        tests=(f"{AZURE}::test_a_resource_another_apply_holds_is_not_read",),
+        reason="acted on a resource another apply holds",
+    ),
+    Mutation(
+        name="1 wins over 75",
+        module="reap/engine.py",
+        original="    if any(counts[kind] for kind in _INCOMPLETE):\n",
+        broken="    if False:\n",
+        tests=(f"{CORE}/test_reap_log_faults.py::test_75_wins_over_1",),
+        reason="a failed action hid an unread item",
+    ),
+    # -- the log -----------------------------------------------------------------------------
+    Mutation(
+        name="intent not fsynced",
+        module="reap/log.py",
+        original="            os.fsync(self._fd)\n",
+        broken="            pass\n",
+        tests=(
+            f"{CORE}/test_reap_log_faults.py::test_the_intent_is_fsynced_before_the_action_is_sent",
+        ),
+        reason="not fsynced before acting",
+    ),
+    Mutation(
+        name="a torn line continued",
+        module="reap/log.py",
+        original='line = b"\\n" + line  # a write died mid-line: keep this record whole\n',
+        broken="pass\n",
+        tests=(
+            f"{CORE}/test_reap_log_faults.py::test_a_torn_line_is_never_continued_by_the_next_record",
+        ),
+        reason="a record was glued onto the torn line",
+    ),
+    Mutation(
+        name="a failed log write ignored",
+        module="reap/log.py",
+        original='raise ReapLogError(f"cannot write reap log {self.path}: {exc}") from exc\n',
+        broken="pass\n",
+        tests=(
+            f"{CORE}/test_reap_log_faults.py::"
+            "test_a_log_that_fills_up_mid_run_is_75_and_nothing_is_acted_on_after_it",
+            f"{AZURE}::test_a_reap_log_hitting_a_size_limit_mid_run_is_75_and_nothing_is_sent",
+        ),
+        reason="a log that cannot be written",
+    ),
+    # -- reviewed is applied (reap/command.py) -----------------------------------------------
+    Mutation(
+        name="approval not compared",
+        module="reap/command.py",
+        original='    if given != digest.removeprefix("sha256:"):\n',
+        broken="    if False:\n",
+        tests=(f"{AZURE}::test_a_plan_changed_since_review_is_refused",),
+        reason="a plan changed since review was applied",
+    ),
+    Mutation(
+        name="no plan expiry",
+        module="reap/command.py",
+        original="    if now - made > max_age:\n",
+        broken="    if False:\n",
+        tests=(
+            f"{AZURE}::test_a_plan_older_than_max_age_is_refused[option]",
+            f"{AZURE}::test_a_plan_older_than_max_age_is_refused[config]",
+        ),
+        reason="a plan 2 days old was applied",
+    ),
+    Mutation(
+        name="allowlist not applied",
+        module="reap/command.py",
+        original="outside = [i for i in plan.items if i.account.strip().casefold() not in allowed]",
+        broken="outside: list[PlanItem] = []",
+        tests=(
+            f"{AZURE}::test_yes_needs_an_allowlist_and_an_item_outside_it_is_refused",
+            f"{AWS}::test_an_account_outside_the_allowlist_is_refused_before_any_request",
+        ),
+        reason="acted outside [reap] accounts",
+    ),
+    # -- the adapters' reapers ---------------------------------------------------------------
+    Mutation(
+        name="azure: a missing subscription or group read as gone",
+        module="../cloudguard_azure/reaper.py",
+        original="            if _arm_code(exc) in _GONE_CODES:\n",
+        broken="            if True:\n",
+        tests=(
+            f"{AZURE}::test_a_missing_subscription_or_group_is_unreadable_not_gone[subscription]",
+            f"{AZURE}::test_a_missing_subscription_or_group_is_unreadable_not_gone[group]",
+        ),
+        reason="was taken for a VM that is gone",
+    ),
+    Mutation(
+        name="azure: an action re-sent by the retry policy",
+        module="../cloudguard_azure/reaper.py",
+        original="begin_deallocate(group, name, retry_total=0)",
+        broken="begin_deallocate(group, name)",
+        tests=(f"{AZURE}::test_an_action_whose_answer_is_lost_is_not_sent_again",),
+        reason="times for one action",
+    ),
+    Mutation(
+        name="azure: management locks not read",
+        module="../cloudguard_azure/reaper.py",
+        original='                for lock in locks.list_by_scope(scope.lstrip("/")):\n',
+        broken="                for lock in ():\n",
+        tests=(
+            f"{AZURE_PROTECTED}[lock-subscription]",
+            f"{AZURE_PROTECTED}[lock-group]",
+            f"{AZURE_PROTECTED}[lock-resource]",
+        ),
+        reason="acted on despite",
+    ),
+    Mutation(
+        name="aws: termination and stop protection not read",
+        module="../cloudguard_aws/reaper.py",
+        original="                found.append(meaning)\n",
+        broken="                pass\n",
+        tests=(f"{AWS_FLAG}[DisableApiTermination]", f"{AWS_FLAG}[DisableApiStop]"),
+        reason="acted on despite",
+    ),
+    Mutation(
+        name="aws: the credentials' account not checked",
+        module="../cloudguard_aws/reaper.py",
+        original="        if item.account != self._account:\n",
+        broken="        if False:\n",
+        tests=(f"{AWS}::test_credentials_of_another_account_are_unreadable_not_acted_on",),
+        reason="acted with credentials of another account",
+    ),
+    Mutation(
+        name="aws: the acting client retries",
+        module="../cloudguard_aws/reaper.py",
+        original='config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),',
+        broken='config=Config(retries={"total_max_attempts": 5, "mode": "standard"}),',
+        tests=(f"{AWS}::test_the_action_client_never_retries",),
+        reason="the acting client retries",
     ),
 ]
 
 
+def _with_adapters(tmp_path: Path) -> None:
+    """Copy the adapters beside the core copy the harness makes (PYTHONPATH wins)."""
+    root = tmp_path / "mutant"
+    root.mkdir()
+    for package in (cloudguard_azure, cloudguard_aws):
+        source = Path(package.__file__).resolve().parent
+        shutil.copytree(source, root / source.name, ignore=shutil.ignore_patterns("__pycache__"))
+
+
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
-def test_breaking_re_verification_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
+def test_breaking_a_reaping_rule_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
+    _with_adapters(tmp_path)
     assert_turns_red(tmp_path, mutation)
 
 

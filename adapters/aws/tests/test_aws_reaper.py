@@ -325,7 +325,7 @@ def test_an_account_outside_the_allowlist_is_refused_before_any_request(
 
     code, out, records = fleet.apply(plan, "--yes")
 
-    assert code == 2, out
+    assert code == 2, f"acted outside [reap] accounts (exit {code}): {out}"
     assert "outside [reap] accounts" in out and ACCOUNT in out
     assert records == []
     assert state_of(endpoint, fleet.orphan) == "running"
@@ -338,7 +338,7 @@ def test_credentials_of_another_account_are_unreadable_not_acted_on(fleet: Fleet
 
     code, out, records = fleet.apply(plan, "--yes")
 
-    assert code == 75, out
+    assert code == 75, f"acted with credentials of another account (exit {code}): {out}"
     (unreadable,) = [e for e in records if e["event"] == "unreadable"]
     assert "credentials are for 123456789012" in unreadable["detail"]
     assert state_of(fleet.endpoint, fleet.orphan) == "running"
@@ -371,7 +371,8 @@ def test_the_action_client_never_retries() -> None:
     reaper = AwsReaper(SweepRequest(endpoint="http://127.0.0.1:9"), lambda r: _session_for_config())
     try:
         client = reaper._ec2("us-east-1", acting=True)
-        assert client.meta.config.retries["total_max_attempts"] == 1
+        attempts = client.meta.config.retries["total_max_attempts"]
+        assert attempts == 1, f"the acting client retries: {attempts} attempts"
         assert reaper._ec2("us-east-1").meta.config.retries["total_max_attempts"] > 1
     finally:
         reaper.close()

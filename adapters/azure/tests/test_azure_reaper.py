@@ -598,7 +598,7 @@ def test_a_plan_changed_since_review_is_refused(incident: Incident) -> None:
 
     code, out, _ = incident.apply(plan, "--yes", "--approve", reviewed)
 
-    assert code == 97, out
+    assert code == 97, f"a plan changed since review was applied (exit {code}): {out}"
     assert f"approved {reviewed}" in out and "changed since review" in out
     assert incident.arm.faults.total_requests == 0
     assert incident.vm.power_state == "running"
@@ -622,7 +622,7 @@ def test_a_plan_older_than_max_age_is_refused(incident: Incident, where: str) ->
 
     code, out, _ = incident.apply(plan, "--yes", *extra)
 
-    assert code == 2, out
+    assert code == 2, f"a plan 2 days old was applied (exit {code}): {out}"
     assert "the plan is too old" in out and "older than --max-age 24.0h" in out
     assert incident.arm.faults.total_requests == 0
 
@@ -638,7 +638,7 @@ def test_yes_needs_an_allowlist_and_an_item_outside_it_is_refused(incident: Inci
 
     config.write_text(f'[reap]\naccounts = ["{demo.SUB_FLEET}"]\n')
     code, out, _ = incident.apply(plan, "--yes")
-    assert code == 2, out
+    assert code == 2, f"acted outside [reap] accounts (exit {code}): {out}"
     assert f"outside [reap] accounts: {demo.INCIDENT_VM} in {demo.SUB_PILOT}" in out
     assert incident.arm.faults.total_requests == 0
 
@@ -670,7 +670,7 @@ def test_a_resource_another_apply_holds_is_not_read(incident: Incident) -> None:
         assert held.held
         code, out, log = incident.apply(plan, "--yes")
 
-    assert writes(incident.arm) == {}, out
+    assert writes(incident.arm) == {}, f"acted on a resource another apply holds: {out}"
     assert code == 75, out
     assert [e["event"] for e in events(log)] == ["start", "held-elsewhere", "end"]
 
@@ -742,7 +742,7 @@ def test_a_reap_log_hitting_a_size_limit_mid_run_is_75_and_nothing_is_sent(
         check=False,
     )
 
-    assert writes(incident.arm) == {}, f"acted with a log that could not be written: {child}"
+    assert writes(incident.arm) == {}, f"acted with a log that cannot be written: {child}"
     assert child.returncode == 75, child.stdout + child.stderr
     assert "stopped: cannot write reap log" in child.stderr
     data = log.read_bytes()
