@@ -3,10 +3,12 @@
 Exit codes (docs/reap.md):
 0 every planned item acted on (dry run: would be) or skipped for a safety reason;
 1 an action failed (or its outcome is unknown); 2 usage (bad plan, a verdict
-that is never reapable); 75 did not run: an adapter, credential or evidence
-source could not be read, or the reap log cannot be written — nothing is
-acted on without its evidence; 97 a plan or audit report of the wrong schema
-or version, or malformed; an invalid cloudguard.toml.
+that is never reapable, --yes without --approve or [reap] accounts, a plan too
+old, an item outside the accounts); 75 did not run: an adapter, credential,
+evidence source, lock or item could not be read, another apply holds the plan,
+or the reap log cannot be written — nothing is acted on without its evidence;
+97 a plan or audit report of the wrong schema or version, or malformed, or a
+plan that is not the one approved; an invalid cloudguard.toml.
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from cloudguard.reap.plan import PlanError, PlanUsageError
 
 app = typer.Typer(
     name="reap",
-    help="Reap what the audit found, safely: plan offline, then re-verify live and act.\n\n"
+    help="Reap what the audit found, safely: plan offline, then re-derive live and act.\n\n"
     "Exit codes: 0 all reaped (or, dry run, would be) or skipped for safety; 1 an action "
-    "failed; 2 usage; 75 did not run (adapter, credential or evidence unreadable); "
-    "97 plan or report of the wrong schema, or malformed.",
+    "failed; 2 usage; 75 did not run (adapter, credential, evidence, lock or log); "
+    "97 plan or report of the wrong schema, malformed, or not the approved plan.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
