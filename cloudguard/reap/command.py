@@ -400,10 +400,10 @@ def _reap_options(explicit: Path | None) -> dict[str, Any]:
     """The [reap] table of the same cloudguard.toml; 97 if invalid."""
     from cloudguard.audit import config as cfg
 
-    path = explicit if explicit is not None else cfg.find_config(Path.cwd())
-    if path is None or not path.is_file():
-        return {}
     try:
+        path = explicit if explicit is not None else cfg.find_config(Path.cwd())
+        if path is None or not path.is_file():
+            return {}
         return cfg.load_reap_config(path)
     except cfg.ConfigError as exc:
         _say(f"invalid config: {exc}")

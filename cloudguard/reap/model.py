@@ -62,7 +62,8 @@ def protection_tag(tags: Mapping[str, str]) -> str | None:
 
 @dataclass(frozen=True)
 class PlanPolicy:
-    """The audit's fleet vocabulary, carried so apply compares the same tags the audit read."""
+    """The audit's fleet vocabulary, carried in the plan for the reviewer only: apply uses
+    its own (configuration and command line), never a plan's."""
 
     task_tag: str = "task-id"
     generation_tag: str = "repository-generation"
@@ -81,15 +82,14 @@ class PlanItem:
     name: str
     kind: str
     action: str  # the provider's verb: deallocate, stop, delete, terminate
-    tags: Mapping[str, str]  # the snapshot: apply acts only if the live tags still agree
+    tags: Mapping[str, str]  # the snapshot: apply acts only if the live task/generation agree
     verdict: str
     reasons: tuple[str, ...]
     power_state: str
     audited_at: datetime
     leaked_by: tuple[tuple[str, str], ...] = ()  # the --leaked-by tags it carried (leaked only)
-    # What the audit's controller check found: found | missing | not-checked. A
-    # leaked VM may have a record (leaked means "whatever the controller says");
-    # only a record that was not there at audit time is news.
+    # What the audit's controller check found: found | missing | not-checked. For the
+    # reviewer only: apply reads the controller evidence itself, for every item.
     controller_record: str = "missing"
     # Who it was when reviewed: apply acts only on the very same resource. Azure ids are
     # names, so a VM deleted and re-created under its name has the planned id but a new

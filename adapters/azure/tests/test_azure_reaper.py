@@ -755,3 +755,35 @@ def test_a_reap_log_hitting_a_size_limit_mid_run_is_75_and_nothing_is_sent(
     torn = lines[5]
     assert torn.startswith(b'{"event": "intent"') and b"run" not in torn[-40:]
     assert [json.loads(line)["event"] for line in lines[6:-1]] == ["start", "intent", "done", "end"]
+
+
+# -- addresses ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("account", "id_", "why"),
+    [
+        (demo.SUB_PILOT, f"/subscriptions/{demo.SUB_PILOT}/resourceGroups/../providers/"
+         "Microsoft.Compute/virtualMachines/vm-1", "'..' segment"),
+        (demo.SUB_PILOT, f"/subscriptions/{demo.SUB_PILOT}/resourceGroups/pilot/providers/"
+         "Microsoft.Compute/virtualMachines/.", "'..' segment"),
+        ("", f"/subscriptions/{demo.SUB_PILOT}/resourceGroups/pilot/providers/"
+         "Microsoft.Compute/virtualMachines/vm-1", "names no subscription"),
+        (demo.SUB_FLEET, f"/subscriptions/{demo.SUB_PILOT}/resourceGroups/pilot/providers/"
+         "Microsoft.Compute/virtualMachines/vm-1", "id names subscription"),
+    ],
+)  # fmt: skip
+def test_a_reaper_address_with_dot_segments_or_no_account_is_refused(
+    account: str, id_: str, why: str
+) -> None:
+    from cloudguard_azure.reaper import _address
+
+    from cloudguard.reap.model import PlanItem, ReadError
+
+    item = PlanItem(
+        provider="azure", account=account, region="westeurope", group="pilot", id=id_,
+        name="vm-1", kind="vm", action="deallocate", tags={}, verdict="orphan", reasons=(),
+        power_state="running", audited_at=datetime.now(UTC),
+    )  # fmt: skip
+    with pytest.raises(ReadError, match=why.replace("'..' segment", "'.' or '..' segment")):
+        _address(item, ReadError)
