@@ -79,6 +79,14 @@ def plan_command(
             "(Azure VM/disk delete, EC2 terminate, EBS delete).",
         ),
     ] = REVERSIBLE,
+    with_dependents: Annotated[
+        bool,
+        typer.Option(
+            "--with-dependents",
+            help="With --action delete: after each VM's delete, delete the disks it left "
+            "billing too, each re-derived live like any planned item.",
+        ),
+    ] = False,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -108,6 +116,7 @@ def plan_command(
             verdicts=verdict or [],
             requested_action=action,
             now=datetime.now(UTC),
+            with_dependents=with_dependents,
         )
     except PlanUsageError as exc:
         raise typer.BadParameter(str(exc)) from exc

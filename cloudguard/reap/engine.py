@@ -22,14 +22,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from cloudguard import exit_codes
 from cloudguard.audit.evidence import EvidenceError
+from cloudguard.audit.findings import Policy
 from cloudguard.reap.locks import Lock, LockError, plan_lock, resource_lock
 from cloudguard.reap.log import ReapLog
-from cloudguard.reap.model import DESTRUCTIVE_ACTIONS, Plan, PlanItem, Reaper, ReaperError
+from cloudguard.reap.model import (
+    DESTRUCTIVE_ACTIONS,
+    Live,
+    Plan,
+    PlanItem,
+    Reaper,
+    ReaperError,
+    tag_value,
+)
 from cloudguard.reap.rederive import LiveAudit
 from cloudguard.reap.verify import LOCKED, Skip, verify
 
@@ -107,16 +116,23 @@ def apply_plan(
                     reapers[provider] = open_reaper(provider)
                 except ReaperError as exc:
                     return did_not_run(f"{exc.source}: {exc.reason}", source=exc.source)
-            for index, item in enumerate(plan.items):
-                outcome = _one_locked(
+            queue = list(plan.items)
+            index = 0
+            while index < len(queue):
+                item = queue[index]
+                outcome, live = _one_locked(
                     index, item, reapers[item.provider], live_audit, log, execute, locks
                 )
                 counts[outcome] += 1
                 if outcome == DID_NOT_RUN:
-                    for later, rest in enumerate(plan.items[index + 1 :], start=index + 1):
+                    for later, rest in enumerate(queue[index + 1 :], start=index + 1):
                         log.write(NOT_REACHED, rest, item_index=later)
                         counts[NOT_REACHED] += 1
                     break
+                if plan.with_dependents and outcome in (DONE, WOULD_ACT) and live is not None:
+                    # Right after their VM: items of their own, re-derived like the rest.
+                    queue[index + 1 : index + 1] = _dependents(item, live, live_audit.policy)
+                index += 1
         finally:
             for reaper in reapers.values():
                 reaper.close()
@@ -129,6 +145,33 @@ def apply_plan(
     return end(ACTION_FAILED if counts[FAILED] else exit_codes.CLEAN)
 
 
+def _dependents(parent: PlanItem, live: Live, policy: Policy) -> list[PlanItem]:
+    """The disks `parent`'s delete leaves billing, as items: planned as their VM was (its
+    verdict and its task and generation tags, which each disk must carry too)."""
+    if parent.kind != "vm" or parent.action not in DESTRUCTIVE_ACTIONS:
+        return []
+    snapshot = {
+        name: value
+        for name in (policy.task_tag, policy.generation_tag)
+        if (value := tag_value(parent.provider, parent.tags, name)) is not None
+    }
+    return [
+        replace(
+            parent,
+            id=disk,
+            name=disk.rsplit("/", 1)[-1],
+            kind="disk",
+            action="delete",
+            tags=snapshot,
+            power_state="unknown",
+            uid="",
+            created=None,
+            dependent_of=parent.id,
+        )
+        for disk in live.dependent_disks
+    ]
+
+
 def _one_locked(
     index: int,
     item: PlanItem,
@@ -137,19 +180,19 @@ def _one_locked(
     log: ReapLog,
     execute: bool,
     locks: Path | None,
-) -> str:
+) -> tuple[str, Live | None]:
     if not execute or locks is None:
         return _one(index, item, reaper, live_audit, log, execute)
     try:
         lock = resource_lock(locks, item.provider, item.id)
     except LockError as exc:
         log.write(DID_NOT_RUN, item, item_index=index, detail=str(exc))
-        return DID_NOT_RUN
+        return DID_NOT_RUN, None
     with lock:
         if not lock.held:
             skip = Skip(LOCKED, f"another apply holds this resource ({lock.path}): not read")
             log.write(HELD, item, item_index=index, skips=[asdict(skip)])
-            return HELD
+            return HELD, None
         return _one(index, item, reaper, live_audit, log, execute)
 
 
@@ -160,23 +203,23 @@ def _one(
     live_audit: LiveAudit,
     log: ReapLog,
     execute: bool,
-) -> str:
+) -> tuple[str, Live | None]:
     try:
         live = reaper.current(item)
     except Exception as exc:  # a ReadError, or an adapter bug: either way, unknown state
         log.write(UNREADABLE, item, item_index=index, detail=_reason(exc))
-        return UNREADABLE
+        return UNREADABLE, None
     try:
         # Classified now, with evidence read now: a controller that claimed the task
         # while earlier items were being handled must still stop this one.
         finding = live_audit.classify(live.resource) if live is not None else None
     except EvidenceError as exc:
         log.write(DID_NOT_RUN, item, item_index=index, detail=f"{exc.source}: {exc.reason}")
-        return DID_NOT_RUN
+        return DID_NOT_RUN, None
     skips = verify(item, live, finding, live_audit.policy)
     if skips or live is None:
         log.write(SKIPPED, item, item_index=index, skips=[asdict(s) for s in skips])
-        return SKIPPED
+        return SKIPPED, live
     left = (
         {"detail": "leaves billing: " + ", ".join(live.left_billing)}
         if live.left_billing and item.action in DESTRUCTIVE_ACTIONS
@@ -184,15 +227,15 @@ def _one(
     )
     if not execute:
         log.write(WOULD_ACT, item, item_index=index, power_state=live.resource.power_state, **left)
-        return WOULD_ACT
+        return WOULD_ACT, live
     log.write(INTENT, item, item_index=index, uid=live.resource.uid)
     try:
         reaper.act(item, item.action)
     except Exception as exc:  # outcome unknown is a failure too: someone must look
         log.write(FAILED, item, item_index=index, detail=_reason(exc))
-        return FAILED
+        return FAILED, live
     log.write(DONE, item, item_index=index, left_billing=list(live.left_billing), **left)
-    return DONE
+    return DONE, live
 
 
 def _reason(exc: BaseException) -> str:

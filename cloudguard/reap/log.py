@@ -76,6 +76,8 @@ class ReapLog:
                 kind=item.kind,
                 action=item.action,
             )
+            if item.dependent_of:
+                record["dependent_of"] = item.dependent_of
         record.update(fields)
         record["run"] = self.run
         try:

@@ -96,6 +96,9 @@ class PlanItem:
     # vmId (uid) and creation time; EC2 ids are never reused (see IDS_NEVER_REUSED).
     uid: str = ""
     created: datetime | None = None
+    # Set on a dependent (a disk its VM's delete left behind, `--with-dependents`): the
+    # planned VM whose live read named it. It has no reviewed identity of its own.
+    dependent_of: str = ""
 
 
 # Providers whose resource ids are never given to another resource: the id is the identity.
@@ -117,6 +120,8 @@ class Live:
     protections: tuple[str, ...] = ()
     attached_to: str | None = None
     left_billing: tuple[str, ...] = ()
+    # The ids of the disks among `left_billing`, which `--with-dependents` reaps too.
+    dependent_disks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,6 +144,9 @@ class Plan:
     policy: PlanPolicy
     items: tuple[PlanItem, ...]
     not_planned: tuple[NotPlanned, ...] = field(default=())
+    # Reviewed as part of the plan: after each VM's delete, the disks it left billing are
+    # items of their own, each re-derived live like any other.
+    with_dependents: bool = False
 
 
 class Reaper(Protocol):

@@ -23,6 +23,7 @@ from cloudguard.audit.formats.json_report import SCHEMA as AUDIT_SCHEMA
 from cloudguard.audit.formats.json_report import SCHEMA_VERSION as AUDIT_SCHEMA_VERSION
 from cloudguard.reap.model import (
     ACTIONS,
+    DESTRUCTIVE,
     DESTRUCTIVE_ACTIONS,
     REAPABLE_VERDICTS,
     REQUESTED_ACTIONS,
@@ -105,12 +106,15 @@ def build_plan(
     verdicts: Sequence[str],
     requested_action: str,
     now: datetime,
+    with_dependents: bool = False,
 ) -> Plan:
     """The plan for `audit` (a parsed `cloudguard.audit` v1 document)."""
     if requested_action not in REQUESTED_ACTIONS:
         raise PlanUsageError(
             f"unknown action {requested_action!r} (choose {' or '.join(REQUESTED_ACTIONS)})"
         )
+    if with_dependents and requested_action == REVERSIBLE:
+        raise PlanUsageError("--with-dependents deletes what a delete leaves: use --action delete")
     wanted = check_verdicts(verdicts)
     doc = _Reader(source)
     root = doc.obj(audit, "")
@@ -175,6 +179,7 @@ def build_plan(
         policy=policy,
         items=tuple(items),
         not_planned=tuple(skipped),
+        with_dependents=with_dependents,
     )
 
 
@@ -217,6 +222,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "source": plan.audit_source,
         },
         "requested_action": plan.requested_action,
+        "with_dependents": plan.with_dependents,
         "verdicts": list(plan.verdicts),
         "policy": {
             "task_tag": plan.policy.task_tag,
@@ -295,6 +301,11 @@ def load_plan(path: Path, data: bytes | None = None) -> Plan:
     if requested not in REQUESTED_ACTIONS:
         raise PlanUsageError(f"bad plan {source}: requested_action {requested!r}")
     verdicts = tuple(doc.text_list(root.get("verdicts"), "verdicts"))
+    with_dependents = root.get("with_dependents", False)
+    if not isinstance(with_dependents, bool):
+        raise PlanError(source, "with_dependents: expected true or false")
+    if with_dependents and requested != DESTRUCTIVE:
+        raise PlanUsageError(f"bad plan {source}: with_dependents in a plan that does not delete")
     plan = Plan(
         created_at=doc.time(root, "created_at", ""),
         audit_generated_at=doc.time(audit, "generated_at", "audit"),
@@ -320,6 +331,7 @@ def load_plan(path: Path, data: bytes | None = None) -> Plan:
             for i, raw in enumerate(doc.array(root.get("not_planned", []), "not_planned"))
             for n in [doc.obj(raw, f"not_planned[{i}]")]
         ),
+        with_dependents=with_dependents,
     )
     _check_semantics(plan, source)
     return plan

@@ -100,6 +100,8 @@ def _identity(item: PlanItem, live: Live) -> Skip | None:
     """The very resource that was reviewed, not another one that took its name."""
     if item.provider in IDS_NEVER_REUSED:
         return None  # the id matched above, and it is never given to another resource
+    if item.dependent_of:
+        return None  # named by its VM's live read a moment ago; it has no reviewed identity
     now = live.resource
     if not item.uid or item.created is None:
         return Skip(

@@ -78,6 +78,12 @@ class AwsReaper:
                     resource,
                     protections=self._instance_protection(ec2, item.id),
                     left_billing=_kept_volumes(raw),
+                    dependent_disks=tuple(
+                        m["Ebs"]["VolumeId"]
+                        for m in raw.get("BlockDeviceMappings") or ()
+                        if "VolumeId" in m.get("Ebs", {})
+                        and not m["Ebs"].get("DeleteOnTermination", False)
+                    ),
                 )
             volumes = ec2.describe_volumes(VolumeIds=[item.id]).get("Volumes", [])
             volume = next((v for v in volumes if v.get("VolumeId") == item.id), None)

@@ -382,3 +382,32 @@ def _session_for_config() -> Any:
     import boto3
 
     return boto3.Session(region_name="us-east-1", **FAKE_KEYS)
+
+
+def test_with_dependents_deletes_the_fleet_volume_a_terminate_left(fleet: Fleet) -> None:
+    kept = launch(
+        fleet.endpoint,
+        {"task-id": "task-kept"},
+        BlockDeviceMappings=[
+            {"DeviceName": "/dev/sdf", "Ebs": {"VolumeSize": 50, "DeleteOnTermination": False}}
+        ],
+    )
+    client = ec2(fleet.endpoint)
+    mapping = client.describe_instances(InstanceIds=[kept])["Reservations"][0]["Instances"][0]
+    (volume_id,) = [
+        m["Ebs"]["VolumeId"]
+        for m in mapping["BlockDeviceMappings"]
+        if not m["Ebs"].get("DeleteOnTermination")
+    ]
+    client.create_tags(Resources=[volume_id], Tags=_tags({"task-id": "task-kept"}))
+    plan = fleet.plan("--action", "delete", "--with-dependents")
+
+    code, out, records = fleet.apply(plan, "--yes")
+
+    assert code == 0, out
+    (dependent,) = [e for e in records if e.get("dependent_of") == kept and e["event"] == "done"]
+    assert dependent["id"] == volume_id
+    assert (
+        client.describe_volumes(Filters=[{"Name": "volume-id", "Values": [volume_id]}])["Volumes"]
+        == []
+    ), f"the volume {volume_id} that terminate left was not deleted: {out}"

@@ -86,9 +86,10 @@ class AzureReaper:
             if item.kind == "vm":
                 vm = compute.virtual_machines.get(group, name, expand="instanceView")
                 resource, attached, left = normalise.vm_resource(vm, sub), None, _left_by(vm)
+                disks = _kept_disks(vm)
             else:
                 disk = compute.disks.get(group, name)
-                resource, left = normalise.disk_resource(disk, sub), ()
+                resource, left, disks = normalise.disk_resource(disk, sub), (), ()
                 attached = None if normalise.is_unattached(disk) else _attachment(disk)
         except ResourceNotFoundError as exc:
             if _arm_code(exc) in _GONE_CODES:
@@ -97,7 +98,13 @@ class AzureReaper:
         except Exception as exc:  # 403, throttled past retries, unreadable: unknown state
             raise ReadError(source, describe_error(exc)) from exc
         protections = self._protections(sub, group, resource.id, source)
-        return Live(resource, protections=protections, attached_to=attached, left_billing=left)
+        return Live(
+            resource,
+            protections=protections,
+            attached_to=attached,
+            left_billing=left,
+            dependent_disks=disks,
+        )
 
     def _protections(self, sub: str, group: str, resource_id: str, source: str) -> tuple[str, ...]:
         """Protection tags on its group and subscription, and locks at any of the three scopes."""
@@ -220,6 +227,19 @@ def _attachment(disk: Any) -> str:
         str(owner)
         if owner
         else f"nothing named, but its state is {normalise.text(disk.disk_state)}"
+    )
+
+
+def _kept_disks(vm: Any) -> tuple[str, ...]:
+    """The ARM ids of the managed disks that outlive `vm`'s delete (deleteOption not Delete)."""
+    storage = getattr(vm, "storage_profile", None)
+    disks = [getattr(storage, "os_disk", None), *(getattr(storage, "data_disks", None) or ())]
+    return tuple(
+        str(disk.managed_disk.id)
+        for disk in disks
+        if disk is not None
+        and getattr(getattr(disk, "managed_disk", None), "id", None)
+        and normalise.text(disk.delete_option).casefold() != "delete"
     )
 
 

@@ -787,3 +787,40 @@ def test_a_reaper_address_with_dot_segments_or_no_account_is_refused(
     )  # fmt: skip
     with pytest.raises(ReadError, match=why.replace("'..' segment", "'.' or '..' segment")):
         _address(item, ReadError)
+
+
+def test_with_dependents_deletes_the_fleet_disks_a_delete_left_and_only_those(
+    incident: Incident,
+) -> None:
+    state = incident.arm.state
+    fleet_tags = dict(incident.vm.tags)
+    data = state.add_disk(demo.SUB_PILOT, "pilot", "disk-fm7c799d-data", tags=fleet_tags)
+    kept = state.add_disk(
+        demo.SUB_PILOT, "pilot", "disk-fm7c799d-keep", tags={**fleet_tags, "do-not-reap": ""}
+    )
+    for disk in (data, kept):
+        attach_disk(state, incident.vm, disk)
+    vm_id = incident.vm.id
+    plan = incident.plan("--action", "delete", "--with-dependents")
+    assert json.loads(plan.read_text())["with_dependents"] is True
+    incident.arm.faults.reset_counts()
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    assert code == 0, out
+    assert state.vm(demo.SUB_PILOT, "pilot", demo.INCIDENT_VM) is None
+    assert state.disk(demo.SUB_PILOT, "pilot", "disk-fm7c799d-data") is None, out
+    assert state.disk(demo.SUB_PILOT, "pilot", "disk-fm7c799d-keep") is not None
+    assert writes(incident.arm) == {"DELETE vm_delete": 1, "DELETE disk_delete": 1}
+    dependents = [e for e in events(log) if e.get("dependent_of")]
+    assert {(e["name"], e["event"]) for e in dependents} == {
+        ("disk-fm7c799d-data", "intent"),
+        ("disk-fm7c799d-data", "done"),
+        ("disk-fm7c799d-keep", "skipped"),
+    }
+    assert all(e["dependent_of"] == vm_id for e in dependents)
+
+
+def test_with_dependents_needs_delete(incident: Incident) -> None:
+    done = cli("reap", "plan", "--from", str(incident.audit()), "--with-dependents")
+    assert done.exit_code == 2 and "use --action delete" in done.output
