@@ -2,15 +2,12 @@
 right reason (harness: tests/cloudguard_mutants.py).
 
 Each control mutates one rule in a copy of the package (the core's `reap/`, or an
-adapter's reaper: the adapters are copied beside the core, so a `module` of
-`../cloudguard_azure/...` mutates the Azure adapter's copy): a rule whose tests
-stay green when it is broken is not tested. Each reason is a text of the named
-tests' own failure messages.
+adapter's reaper): a rule whose tests stay green when it is broken is not tested.
+Each reason is a text of the named tests' own failure messages.
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import cloudguard_aws
@@ -18,6 +15,8 @@ import cloudguard_azure
 import pytest
 from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
 
+AZURE_PACKAGE = Path(cloudguard_azure.__file__).resolve().parent
+AWS_PACKAGE = Path(cloudguard_aws.__file__).resolve().parent
 AZURE = "adapters/azure/tests/test_azure_reaper.py"
 AWS = "adapters/aws/tests/test_aws_reaper.py"
 CORE = "tests/reap"
@@ -231,7 +230,8 @@ MUTATIONS = [
     # -- the adapters' reapers ---------------------------------------------------------------
     Mutation(
         name="azure: a missing subscription or group read as gone",
-        module="../cloudguard_azure/reaper.py",
+        module="reaper.py",
+        package=AZURE_PACKAGE,
         original="            if _arm_code(exc) in _GONE_CODES:\n",
         broken="            if True:\n",
         tests=(
@@ -242,7 +242,8 @@ MUTATIONS = [
     ),
     Mutation(
         name="azure: an action re-sent by the retry policy",
-        module="../cloudguard_azure/reaper.py",
+        module="reaper.py",
+        package=AZURE_PACKAGE,
         original="begin_deallocate(group, name, retry_total=0)",
         broken="begin_deallocate(group, name)",
         tests=(f"{AZURE}::test_an_action_whose_answer_is_lost_is_not_sent_again",),
@@ -250,7 +251,8 @@ MUTATIONS = [
     ),
     Mutation(
         name="azure: management locks not read",
-        module="../cloudguard_azure/reaper.py",
+        module="reaper.py",
+        package=AZURE_PACKAGE,
         original='                for lock in locks.list_by_scope(scope.lstrip("/")):\n',
         broken="                for lock in ():\n",
         tests=(
@@ -262,7 +264,8 @@ MUTATIONS = [
     ),
     Mutation(
         name="aws: termination and stop protection not read",
-        module="../cloudguard_aws/reaper.py",
+        module="reaper.py",
+        package=AWS_PACKAGE,
         original="                found.append(meaning)\n",
         broken="                pass\n",
         tests=(f"{AWS_FLAG}[DisableApiTermination]", f"{AWS_FLAG}[DisableApiStop]"),
@@ -270,7 +273,8 @@ MUTATIONS = [
     ),
     Mutation(
         name="aws: the credentials' account not checked",
-        module="../cloudguard_aws/reaper.py",
+        module="reaper.py",
+        package=AWS_PACKAGE,
         original="        if item.account != self._account:\n",
         broken="        if False:\n",
         tests=(f"{AWS}::test_credentials_of_another_account_are_unreadable_not_acted_on",),
@@ -278,7 +282,8 @@ MUTATIONS = [
     ),
     Mutation(
         name="aws: the acting client retries",
-        module="../cloudguard_aws/reaper.py",
+        module="reaper.py",
+        package=AWS_PACKAGE,
         original='config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),',
         broken='config=Config(retries={"total_max_attempts": 5, "mode": "standard"}),',
         tests=(f"{AWS}::test_the_action_client_never_retries",),
@@ -287,18 +292,8 @@ MUTATIONS = [
 ]
 
 
-def _with_adapters(tmp_path: Path) -> None:
-    """Copy the adapters beside the core copy the harness makes (PYTHONPATH wins)."""
-    root = tmp_path / "mutant"
-    root.mkdir()
-    for package in (cloudguard_azure, cloudguard_aws):
-        source = Path(package.__file__).resolve().parent
-        shutil.copytree(source, root / source.name, ignore=shutil.ignore_patterns("__pycache__"))
-
-
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
 def test_breaking_a_reaping_rule_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
-    _with_adapters(tmp_path)
     assert_turns_red(tmp_path, mutation)
 
 

@@ -137,6 +137,7 @@ def vm_from_arm(item: dict[str, Any], subscription: str, source: str) -> Resourc
         created=parse_time(properties.get("timeCreated")),
         tags=_json_tags(item.get("tags")),
         source=sys.intern(source),
+        uid=str(properties.get("vmId") or ""),
     )
 
 
@@ -164,6 +165,7 @@ def disk_from_arm(item: dict[str, Any], subscription: str, source: str) -> Resou
         created=parse_time(properties.get("timeCreated")),
         tags=_json_tags(item.get("tags")),
         source=source,
+        uid=str(properties.get("uniqueId") or ""),
     )
 
 

@@ -11,8 +11,8 @@ missing subscription or group is "cannot tell". Acts with the long-running
 operations (`begin_deallocate`, `begin_delete`) and waits for them to
 finish: "done" means ARM said Succeeded. An action is sent with
 `retry_total=0`: a deallocate or delete whose answer was lost is reported
-failed (someone looks), never sent again by azure-core's retry policy. The credential and client
-options are the sweep's (`credentials.build`, `--management-endpoint`,
+failed (someone looks), never sent again by azure-core's retry policy. The
+credential and client options are the sweep's (`credentials.build`, `--management-endpoint`,
 `--ca-bundle`), so the same loopback and credential rules hold. SDK imports
 live inside the functions.
 """
