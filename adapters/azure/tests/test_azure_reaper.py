@@ -194,6 +194,14 @@ def test_a_dry_run_re_reads_the_vm_and_acts_on_nothing(incident: Incident) -> No
     assert power_states(incident.arm) == before
     assert code == 0, out
     assert incident.arm.faults.requests["GET vm_get"] == 1  # re-verified live all the same
+    # What one item costs: the VM, its group's and subscription's tags, locks at three scopes.
+    reads = {k: n for k, n in incident.arm.faults.requests.items() if k.startswith("GET ")}
+    assert reads == {
+        "GET vm_get": 1,
+        "GET resource_group_get": 1,
+        "GET subscriptions_get": 1,
+        "GET locks_list": 3,
+    }
     assert [e["event"] for e in events(log)] == ["start", "would-act", "end"]
     assert "would-act" in out and demo.INCIDENT_VM in out and "--yes" in out
 
