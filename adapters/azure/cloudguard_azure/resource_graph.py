@@ -59,6 +59,7 @@ VMS_QUERY = """resources
 | project id, name, location, subscriptionId, tags,
     vmSize = tostring(properties.hardwareProfile.vmSize),
     timeCreated = tostring(properties.timeCreated),
+    vmId = tostring(properties.vmId),
     powerState = tostring(properties.extended.instanceView.powerState.code)
 | order by id asc"""
 DISKS_QUERY = """resources
@@ -67,7 +68,8 @@ DISKS_QUERY = """resources
 | project id, name, location, subscriptionId, tags,
     skuName = tostring(sku.name),
     diskState = tostring(properties.diskState),
-    timeCreated = tostring(properties.timeCreated)
+    timeCreated = tostring(properties.timeCreated),
+    uniqueId = tostring(properties.uniqueId)
 | order by id asc"""
 
 
@@ -331,6 +333,7 @@ def vm_resource(row: Mapping[str, Any], subscription: str) -> Resource:
         created=_created(row.get("timeCreated")),
         tags=_tags(row.get("tags")),
         source=f"azure:{subscription}",
+        uid=str(row.get("vmId") or ""),  # what `reap` binds a plan item to
     )
 
 
@@ -349,4 +352,5 @@ def disk_resource(row: Mapping[str, Any], subscription: str) -> Resource:
         created=_created(row.get("timeCreated")),
         tags=_tags(row.get("tags")),
         source=f"azure:{subscription}",
+        uid=str(row.get("uniqueId") or ""),
     )

@@ -832,3 +832,24 @@ def test_with_dependents_deletes_the_fleet_disks_a_delete_left_and_only_those(
 def test_with_dependents_needs_delete(incident: Incident) -> None:
     done = cli("reap", "plan", "--from", str(incident.audit()), "--with-dependents")
     assert done.exit_code == 2 and "use --action delete" in done.output
+
+
+def test_a_plan_from_a_resource_graph_audit_carries_the_identity_apply_checks(
+    incident: Incident,
+) -> None:
+    report = incident.work / "graph-audit.json"
+    done = cli(
+        "audit", "--provider", "azure", "--engine", "resource-graph",
+        "--subscription", demo.SUB_PILOT, *incident.live(),
+        "--controller-home", str(incident.home), "--format", "json", "--output", str(report),
+    )  # fmt: skip
+    assert done.exit_code == 1, done.output
+    plan = incident.work / "plan.json"
+    assert cli("reap", "plan", "--from", str(report), "--output", str(plan)).exit_code == 0
+    (item,) = json.loads(plan.read_text())["items"]
+    assert item["uid"] == incident.vm.vm_id
+
+    code, out, _ = incident.apply(plan, "--yes")
+
+    assert code == 0, out
+    assert incident.vm.power_state == "deallocated"

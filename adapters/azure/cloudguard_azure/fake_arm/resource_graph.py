@@ -58,6 +58,7 @@ def _vm_row(vm: VirtualMachine) -> Row:
         "tags": dict(vm.tags),
         "vmSize": vm.size,
         "timeCreated": wire.arm_time(vm.time_created),
+        "vmId": vm.vm_id,
         "powerState": f"PowerState/{vm.power_state}" if vm.power_state else "",
     }
 
@@ -80,6 +81,7 @@ def _disk_row(disk: ManagedDisk) -> Row:
         "skuName": disk.sku,
         "diskState": disk.disk_state,
         "timeCreated": wire.arm_time(disk.time_created),
+        "uniqueId": disk.unique_id,
     }
 
 
@@ -105,6 +107,7 @@ SHAPES: dict[str, Shape] = {
             "| project id, name, location, subscriptionId, tags, "
             "vmSize = tostring(properties.hardwareProfile.vmSize), "
             "timeCreated = tostring(properties.timeCreated), "
+            "vmId = tostring(properties.vmId), "
             "powerState = tostring(properties.extended.instanceView.powerState.code) "
             "| order by id asc",
             Shape("vms", _vms, lambda vm: vm.id.casefold(), _vm_row),
@@ -113,7 +116,8 @@ SHAPES: dict[str, Shape] = {
             "resources | where type =~ 'microsoft.compute/disks' | where isempty(managedBy) "
             "| project id, name, location, subscriptionId, tags, "
             "skuName = tostring(sku.name), diskState = tostring(properties.diskState), "
-            "timeCreated = tostring(properties.timeCreated) | order by id asc",
+            "timeCreated = tostring(properties.timeCreated), "
+            "uniqueId = tostring(properties.uniqueId) | order by id asc",
             Shape("disks", _unattached_disks, lambda d: d.id.casefold(), _disk_row),
         ),
     ]
