@@ -236,6 +236,36 @@ def apply_command(
             metavar="FILE", help="Known fixture ids (repeatable).", rich_help_panel=_EVIDENCE
         ),
     ] = None,
+    terraform_state: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="FILE",
+            help="Terraform state: a resource whose id is in it is owned (repeatable).",
+            rich_help_panel=_EVIDENCE,
+        ),
+    ] = None,
+    owned_ids_command: Annotated[
+        str | None,
+        typer.Option(
+            metavar="COMMAND",
+            help="Command printing the cloud ids its controller owns (never a shell).",
+            rich_help_panel=_EVIDENCE,
+        ),
+    ] = None,
+    owned_ids_timeout: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            help="Kill --owned-ids-command after this long (default: 60s).",
+            rich_help_panel=_EVIDENCE,
+        ),
+    ] = None,
+    owned_ids: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="FILE", help="File of owned cloud ids (repeatable).", rich_help_panel=_EVIDENCE
+        ),
+    ] = None,
     task_tag: Annotated[
         str | None, typer.Option(help="Tag naming the fleet task (default: task-id).")
     ] = None,
@@ -293,6 +323,10 @@ def apply_command(
         "generation-tag": generation_tag,
         "grace": grace,
         "leaked-by": leaked_by or None,
+        "terraform-state": terraform_state or None,
+        "owned-ids-command": owned_ids_command,
+        "owned-ids-timeout": owned_ids_timeout,
+        "owned-ids": owned_ids or None,
     }
     options = _options(config, given)
     reap_options = _reap_options(config)
@@ -327,6 +361,10 @@ def apply_command(
             repo=options["repo"],
             fixtures_from=tuple(options["fixtures-from"] or ()),
             fixture_ids=tuple(options["fixture-ids"] or ()),
+            terraform_state=tuple(options["terraform-state"] or ()),
+            owned_ids_command=_owned_ids_command(owned_ids_command, options),
+            owned_ids_timeout=_owned_ids_timeout(owned_ids_timeout, options),
+            owned_ids=tuple(options["owned-ids"] or ()),
         ),
         policy,
         bundled_prices(),
@@ -428,6 +466,32 @@ def _parsed(value: str | None, hint: str) -> timedelta | None:
         return cfg.parse_duration(value)
     except cfg.OptionValueError as exc:
         raise typer.BadParameter(str(exc), param_hint=hint) from exc
+
+
+def _owned_ids_command(given: str | None, options: dict[str, Any]) -> tuple[str, ...] | None:
+    """Config values arrive parsed; a command-line one is parsed here (2 when bad)."""
+    from cloudguard.audit import config as cfg
+
+    if given is None:
+        command: tuple[str, ...] | None = options["owned-ids-command"]
+        return command
+    try:
+        return cfg.parse_argv(given)
+    except cfg.OptionValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--owned-ids-command") from exc
+
+
+def _owned_ids_timeout(given: str | None, options: dict[str, Any]) -> float:
+    from cloudguard.audit import config as cfg
+    from cloudguard.audit.owned_ids import DEFAULT_COMMAND_TIMEOUT
+
+    try:
+        if given is not None:
+            return cfg.parse_positive_duration(given).total_seconds()
+    except cfg.OptionValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--owned-ids-timeout") from exc
+    configured = options["owned-ids-timeout"]
+    return configured.total_seconds() if configured is not None else DEFAULT_COMMAND_TIMEOUT
 
 
 def _leaked(values: list[str]) -> list[tuple[str, str]]:

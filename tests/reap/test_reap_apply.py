@@ -337,3 +337,18 @@ def test_a_vm_deallocated_since_the_plan_is_skipped_as_already_done(
     assert done.exit_code == 0, done.output
     assert cloud.ACTED == []
     assert "already-done: already deallocated" in done.output
+
+
+def test_a_vm_an_owned_id_source_now_names_is_left_alone(setup: dict[str, Path]) -> None:
+    """Evidence beyond controller records counts at apply too: owned ids read now."""
+    plan = load_plan(setup["plan"])
+    orphan = next(i for i in plan.items if i.name == "vm-orphan")
+    owned = setup["tmp"] / "owned-ids.txt"
+    owned.write_text(orphan.id + "\n")
+
+    done = apply(setup, "--yes", "--owned-ids", str(owned))
+
+    assert done.exit_code == 0, done.output
+    assert orphan.id not in [a for a, _ in cloud.ACTED], "an owned VM was acted on"
+    (skipped,) = [e for e in events(setup["log"]) if e.get("id") == orphan.id]
+    assert [s["code"] for s in skipped["skips"]] == ["verdict-changed"], skipped
