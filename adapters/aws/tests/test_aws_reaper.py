@@ -221,9 +221,10 @@ def test_termination_or_stop_protection_is_protection(fleet: Fleet, attribute: s
 
     code, out, records = fleet.apply(plan, "--yes")
 
-    assert state_of(fleet.endpoint, fleet.orphan) == "running", (
-        f"acted on despite {attribute}: {records}"
-    )
+    # The log first: EC2 would refuse the terminate itself, which must not be what saves it.
+    sent = [e["event"] for e in records if e["event"] in ("intent", "failed", "done")]
+    assert sent == [], f"acted on despite {attribute}: {sent}"
+    assert state_of(fleet.endpoint, fleet.orphan) == "running"
     (skipped,) = [e for e in records if e["event"] == "skipped"]
     assert [s["code"] for s in skipped["skips"]] == ["protected"]
     assert f"({attribute}) is on" in skipped["skips"][0]["detail"]
@@ -265,6 +266,9 @@ def test_a_volume_attached_after_the_plan_is_not_deleted(fleet: Fleet) -> None:
 
     code, out, records = fleet.apply(plan, "--yes")
 
+    # The log first: EC2 would refuse to delete an attached volume, which must not be what saves it.
+    sent = [e["event"] for e in records if e.get("id") == orphan_volume and e["event"] == "intent"]
+    assert sent == [], f"DeleteVolume sent for the attached volume {orphan_volume}: {out}"
     left = ec2(fleet.endpoint).describe_volumes(VolumeIds=[orphan_volume])["Volumes"]
     assert left, f"the attached volume {orphan_volume} was deleted: {out}"
     (skipped,) = [e for e in records if e["event"] == "skipped"]
@@ -296,7 +300,12 @@ def test_edited_plans_cannot_widen_what_is_done(fleet: Fleet) -> None:
             "leaked_by": ["run-id=ci-77"],
             "tags": {"run-id": "ci-77"},
         }
-        claimed = {**template, "id": fleet.healthy, "controller_record": "found"}
+        claimed = {
+            **template,
+            "id": fleet.healthy,
+            "tags": {"task-id": KNOWN_TASK, "Name": "wkr-02"},  # its own: only the verdict says no
+            "controller_record": "found",
+        }
         document["items"] = [untagged, leaked, claimed]
         document["policy"]["task_tag"] = "Name"  # the plan's policy is never read
         document["policy"]["leaked_by"] = ["run-id=ci-77"]
