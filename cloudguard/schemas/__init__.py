@@ -17,12 +17,14 @@ from __future__ import annotations
 from pathlib import Path
 
 NAMES = ("audit-report", "reap-plan", "reap-log", "reach-log")
+# Schema versions other than 1 (reap-plan 2: items carry the reviewed identity, uid and created).
+_VERSIONS = {"reap-plan": 2}
 
 
 def schema_id(name: str) -> str:
     if name not in NAMES:
         raise ValueError(f"unknown schema {name!r} (known: {', '.join(NAMES)})")
-    return f"urn:cloudguard-ci:schema:{name}:1"
+    return f"urn:cloudguard-ci:schema:{name}:{_VERSIONS.get(name, 1)}"
 
 
 def schema_path(name: str) -> Path:
