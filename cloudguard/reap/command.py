@@ -267,11 +267,14 @@ def apply_command(
         ),
     ] = None,
     task_tag: Annotated[
-        str | None, typer.Option(help="Tag naming the fleet task (default: task-id).")
+        str | None,
+        typer.Option(metavar="KEY", help="Tag naming the fleet task (default: task-id)."),
     ] = None,
     generation_tag: Annotated[
         str | None,
-        typer.Option(help="Tag naming the generation (default: repository-generation)."),
+        typer.Option(
+            metavar="KEY", help="Tag naming the generation (default: repository-generation)."
+        ),
     ] = None,
     grace: Annotated[
         str | None,

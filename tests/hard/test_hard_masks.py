@@ -15,6 +15,9 @@ touch {marker}
 echo '{{"Version": 1, "AccessKeyId": "AKIAPLANTEDPLANTED00", "SecretAccessKey": "planted"}}'
 """
 PROBE = f"""
+# The seal's sentinel keys come first in botocore's chain: a child after the operator's
+# profile drops them too.
+unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
 export AWS_CONFIG_FILE="$HOME/.aws/config" AWS_SHARED_CREDENTIALS_FILE="$HOME/.aws/credentials"
 {sys.executable} -I -c "import botocore.session as s; print('CREDS', s.Session().get_credentials())"
 for home in {" ".join(HOMES)}; do echo "LIST $home:$(ls -A "$HOME/$home" | tr '\n' ' ')"; done
