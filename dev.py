@@ -13,6 +13,7 @@ It installs a pinned `uv` into .venv-tools/ and the locked workspace
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -48,6 +49,27 @@ def install() -> None:
     must(uv(), "sync", "--locked", "--all-packages", "--python", sys.executable, env=env)
 
 
+# What the test suite needs from the system, beyond Python: a C compiler (the C-extension
+# proof), headless Chromium (the HTML report), iproute2 and util-linux (the hard seal).
+# Each test that needs one fails rather than skips without it, so `test` installs what is
+# missing where it can (root on Debian: CI and these machines) and says what to install
+# where it cannot.
+SYSTEM_PACKAGES = {"cc": "gcc libc6-dev", "chromium": "chromium", "ip": "iproute2"}
+
+
+def system_requirements() -> None:
+    missing = [pkg for cmd, pkg in SYSTEM_PACKAGES.items() if not shutil.which(cmd)]
+    if not missing:
+        return
+    packages = " ".join(missing).split()
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        must("apt-get", "update", "-qq", env=env)
+        must("apt-get", "install", "-y", "-qq", *packages, env=env)
+        return
+    sys.exit(f"dev.py test needs these system packages: {' '.join(packages)} (install them)")
+
+
 def tool(name: str) -> Path:
     return VENV / "bin" / name
 
@@ -62,6 +84,7 @@ def main(argv: list[str]) -> int:
     if command == "demo":
         return run(tool("cloudguard"), "demo", *rest)
     if command == "test":
+        system_requirements()
         for check in (
             (tool("ruff"), "check", "."),
             (tool("ruff"), "format", "--check", "."),
