@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from cloudguard_azure.fake_arm import network as _network_routes  # noqa: F401
 from cloudguard_azure.fake_arm import resource_graph as _resource_graph_routes  # noqa: F401
 from cloudguard_azure.fake_arm import routes
 from cloudguard_azure.fake_arm.credential import StaticTokenCredential

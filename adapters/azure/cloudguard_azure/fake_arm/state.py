@@ -15,6 +15,10 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cloudguard_azure.fake_arm.network import NetworkInterface, PublicIp
 
 DEFAULT_LOCATION = "westeurope"
 _EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -125,6 +129,9 @@ class ArmState:
         self.disks: dict[str, ManagedDisk] = {}
         self.operations: dict[str, Operation] = {}
         self.locks: list[ManagementLock] = []  # Microsoft.Authorization/locks, any scope
+        # Microsoft.Network (fake_arm/network.py): a VM's NICs and public IPs, by casefolded id.
+        self.nics: dict[str, NetworkInterface] = {}
+        self.public_ips: dict[str, PublicIp] = {}
         # How many polls an LRO stays InProgress: 1 shows the SDK really polls.
         self.polls_until_done = 1
 
@@ -299,6 +306,9 @@ class ArmState:
                     if disk.managed_by and disk.managed_by.casefold() == vm.id.casefold():
                         disk.managed_by = None
                         disk.disk_state = "Unattached"
+                from cloudguard_azure.fake_arm.network import vm_deleted
+
+                vm_deleted(self, vm)  # and deletes or detaches its NICs (deleteOption)
 
         def undo() -> None:
             vm.provisioning_state = before
