@@ -32,6 +32,7 @@ from cloudguard.reap.locks import Lock, LockError, plan_lock, resource_lock
 from cloudguard.reap.log import ReapLog
 from cloudguard.reap.model import (
     DESTRUCTIVE_ACTIONS,
+    Dependent,
     Live,
     Plan,
     PlanItem,
@@ -146,10 +147,13 @@ def apply_plan(
 
 
 def _dependents(parent: PlanItem, live: Live, policy: Policy) -> list[PlanItem]:
-    """The disks `parent`'s delete leaves billing, as items: planned as their VM was (its
-    verdict and its task and generation tags, which each disk must carry too)."""
-    if parent.kind != "vm" or parent.action not in DESTRUCTIVE_ACTIONS:
+    """What `parent`'s delete leaves billing, as items: planned as their VM was (its verdict
+    and its task and generation tags, which each dependent must carry too). A VM leaves disks
+    and NICs; a NIC leaves its public IPs."""
+    if parent.action not in DESTRUCTIVE_ACTIONS:
         return []
+    disks = live.dependent_disks if parent.kind == "vm" else ()
+    found = [*(Dependent("disk", disk, "") for disk in disks), *live.dependents]
     snapshot = {
         name: value
         for name in (policy.task_tag, policy.generation_tag)
@@ -158,17 +162,17 @@ def _dependents(parent: PlanItem, live: Live, policy: Policy) -> list[PlanItem]:
     return [
         replace(
             parent,
-            id=disk,
-            name=disk.rsplit("/", 1)[-1],
-            kind="disk",
+            id=dependent.id,
+            name=dependent.id.rsplit("/", 1)[-1],
+            kind=dependent.kind,
             action="delete",
             tags=snapshot,
             power_state="unknown",
-            uid="",
+            uid=dependent.uid,
             created=None,
             dependent_of=parent.id,
         )
-        for disk in live.dependent_disks
+        for dependent in found
     ]
 
 

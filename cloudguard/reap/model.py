@@ -30,6 +30,9 @@ REQUESTED_ACTIONS = (REVERSIBLE, DESTRUCTIVE)
 ACTIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
     ("azure", "vm"): {REVERSIBLE: "deallocate", DESTRUCTIVE: "delete"},
     ("azure", "disk"): {DESTRUCTIVE: "delete"},
+    # Dependents only (`--with-dependents`): what a VM's delete leaves billing.
+    ("azure", "nic"): {DESTRUCTIVE: "delete"},
+    ("azure", "public-ip"): {DESTRUCTIVE: "delete"},
     ("aws", "vm"): {REVERSIBLE: "stop", DESTRUCTIVE: "terminate"},
     ("aws", "disk"): {DESTRUCTIVE: "delete"},
 }
@@ -96,8 +99,9 @@ class PlanItem:
     # vmId (uid) and creation time; EC2 ids are never reused (see IDS_NEVER_REUSED).
     uid: str = ""
     created: datetime | None = None
-    # Set on a dependent (a disk its VM's delete left behind, `--with-dependents`): the
-    # planned VM whose live read named it. It has no reviewed identity of its own.
+    # Set on a dependent (what its parent's delete left behind, `--with-dependents`): the
+    # item whose live read named it. A disk has no reviewed identity of its own; a NIC or
+    # public IP carries as `uid` the resourceGuid its parent's read saw it with.
     dependent_of: str = ""
 
 
@@ -122,6 +126,21 @@ class Live:
     left_billing: tuple[str, ...] = ()
     # The ids of the disks among `left_billing`, which `--with-dependents` reaps too.
     dependent_disks: tuple[str, ...] = ()
+    # Other dependents `--with-dependents` reaps, each with the identity it was seen with.
+    dependents: tuple[Dependent, ...] = ()
+
+
+@dataclass(frozen=True)
+class Dependent:
+    """One resource a delete leaves billing (a NIC, a public IP), named by its parent's live read.
+
+    `uid` is its unique id (Azure resourceGuid) as that read saw it while it was still the
+    parent's: the dependent is acted on only if its own live read shows the same one.
+    """
+
+    kind: str
+    id: str
+    uid: str
 
 
 @dataclass(frozen=True)

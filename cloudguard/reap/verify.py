@@ -89,7 +89,7 @@ def verify(
     skips += _verdict(item, live_finding)
     skips += _changed(item, current.tags, policy.task_tag, TASK_TAG_CHANGED)
     skips += _changed(item, current.tags, policy.generation_tag, GENERATION_CHANGED)
-    if item.kind == "disk" and live.attached_to is not None:
+    if item.kind != "vm" and live.attached_to is not None:  # a disk, NIC or public IP
         skips.append(Skip(ATTACHED, f"is attached to {live.attached_to}"))
     if current.power_state in _ALREADY.get(item.action, ()):
         skips.append(Skip(ALREADY_DONE, f"already {current.power_state}"))
@@ -100,9 +100,17 @@ def _identity(item: PlanItem, live: Live) -> Skip | None:
     """The very resource that was reviewed, not another one that took its name."""
     if item.provider in IDS_NEVER_REUSED:
         return None  # the id matched above, and it is never given to another resource
-    if item.dependent_of:
-        return None  # named by its VM's live read a moment ago; it has no reviewed identity
     now = live.resource
+    if item.dependent_of:
+        # Named by its parent's live read a moment ago. A disk has no identity beyond that;
+        # a NIC or public IP must still be the one that read saw (same resourceGuid).
+        if item.uid and now.uid.casefold() != item.uid.casefold():
+            return Skip(
+                NOT_THE_SAME_RESOURCE,
+                f"re-created since its parent's read: unique id {now.uid or 'none'} "
+                f"(seen as {item.uid})",
+            )
+        return None
     if not item.uid or item.created is None:
         return Skip(
             IDENTITY_UNKNOWN,
