@@ -25,21 +25,28 @@ from typing import Any
 from cloudguard.audit.model import SweepRequest
 from cloudguard.reap.model import (
     ActionError,
+    Dependent,
     Live,
     PlanItem,
     ReadError,
     ReaperUnavailable,
     protection_tag,
 )
-from cloudguard_azure import credentials, normalise
+from cloudguard_azure import credentials, network_dependents, normalise
 from cloudguard_azure.adapter import arm_scope, describe_error, preflight
 
 _ID = re.compile(
     r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<group>[^/]+)"
-    r"/providers/Microsoft\.Compute/(?P<type>virtualMachines|disks)/(?P<name>[^/]+)$",
+    r"/providers/(?P<namespace>Microsoft\.Compute|Microsoft\.Network)"
+    r"/(?P<type>virtualMachines|disks|networkInterfaces|publicIPAddresses)/(?P<name>[^/]+)$",
     re.IGNORECASE,
 )
-_TYPES = {"vm": "virtualmachines", "disk": "disks"}
+_TYPES = {
+    "vm": "microsoft.compute/virtualmachines",
+    "disk": "microsoft.compute/disks",
+    "nic": "microsoft.network/networkinterfaces",
+    "public-ip": "microsoft.network/publicipaddresses",
+}
 # Deallocating a VM takes minutes; past this the outcome is unknown (a failure to look at).
 DEFAULT_LRO_TIMEOUT = 1800.0
 # The only 404 that means "it is gone"; SubscriptionNotFound, ResourceGroupNotFound and
@@ -80,8 +87,11 @@ class AzureReaper:
         from azure.core.exceptions import ResourceNotFoundError
 
         sub, group, name = _address(item, ReadError)
+        if item.kind in network_dependents.NETWORK_KINDS:
+            return self._network_current(item, sub, group, name)
         compute = self._client("compute", sub)
         source = f"azure {item.kind} {item.id}"
+        nics: tuple[Dependent, ...] = ()
         try:
             if item.kind == "vm":
                 vm = compute.virtual_machines.get(group, name, expand="instanceView")
@@ -97,6 +107,9 @@ class AzureReaper:
             raise ReadError(source, describe_error(exc)) from exc
         except Exception as exc:  # 403, throttled past retries, unreadable: unknown state
             raise ReadError(source, describe_error(exc)) from exc
+        if item.kind == "vm" and item.action == "delete":
+            # Who its kept NICs are now (resourceGuid), while they still name this VM.
+            nics = network_dependents.kept_nics(vm, self._client("network", sub), item.id, source)
         protections = self._protections(sub, group, resource.id, source)
         return Live(
             resource,
@@ -104,6 +117,32 @@ class AzureReaper:
             attached_to=attached,
             left_billing=left,
             dependent_disks=disks,
+            dependents=nics,
+        )
+
+    def _network_current(self, item: PlanItem, sub: str, group: str, name: str) -> Live | None:
+        """A NIC or public IP a deleted VM left: attached to what now, and its public IPs."""
+        source = f"azure {item.kind} {item.id}"
+        network = self._client("network", sub)
+        left: tuple[str, ...] = ()
+        addresses: tuple[Dependent, ...] = ()
+        if item.kind == "nic":
+            nic = network_dependents.read_nic(network, group, name, sub, source)
+            if nic is None:
+                return None
+            resource, attached, left, addresses = nic
+        else:
+            address = network_dependents.read_public_ip(network, group, name, sub, source)
+            if address is None:
+                return None
+            resource, attached = address
+        protections = self._protections(sub, group, resource.id, source)
+        return Live(
+            resource,
+            protections=protections,
+            attached_to=attached,
+            left_billing=left,
+            dependents=addresses,
         )
 
     def _protections(self, sub: str, group: str, resource_id: str, source: str) -> tuple[str, ...]:
@@ -146,6 +185,9 @@ class AzureReaper:
                 poller = compute.virtual_machines.begin_delete(group, name, retry_total=0)
             elif item.kind == "disk" and action == "delete":
                 poller = compute.disks.begin_delete(group, name, retry_total=0)
+            elif item.kind in network_dependents.NETWORK_KINDS and action == "delete":
+                network = self._client("network", sub)
+                poller = network_dependents.begin_delete(network, item.kind, group, name)
             else:
                 raise ActionError(source, f"no action {action!r} for a {item.kind}")
             poller.result(timeout=self._lro_timeout)
@@ -197,8 +239,15 @@ def _locks(credential: Any, subscription: str, options: dict[str, Any]) -> Any:
     return ManagementLockClient(credential, subscription, **options)
 
 
+def _network(credential: Any, subscription: str, options: dict[str, Any]) -> Any:
+    from azure.mgmt.network import NetworkManagementClient
+
+    return NetworkManagementClient(credential, subscription, **options)
+
+
 _CLIENTS = {
     "compute": _compute,
+    "network": _network,
     "resources": _resources,
     "subscriptions": _subscriptions,
     "locks": _locks,
@@ -266,7 +315,7 @@ def _address(item: PlanItem, error: type[ReadError] | type[ActionError]) -> tupl
     the id is what the audit saw, and a hand-edited plan must not redirect an action."""
     match = _ID.match(item.id)
     source = f"azure {item.kind} {item.id}"
-    if match is None or match["type"].casefold() != _TYPES.get(item.kind):
+    if match is None or f"{match['namespace']}/{match['type']}".casefold() != _TYPES.get(item.kind):
         raise error(source, f"not an ARM id of a {item.kind}")
     if not item.account.strip():
         raise error(source, "the item names no subscription (account)")
