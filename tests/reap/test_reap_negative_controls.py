@@ -18,6 +18,10 @@ from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_re
 AZURE_PACKAGE = Path(cloudguard_azure.__file__).resolve().parent
 AWS_PACKAGE = Path(cloudguard_aws.__file__).resolve().parent
 AZURE = "adapters/azure/tests/test_azure_reaper.py"
+AZURE_NETWORK = "adapters/azure/tests/test_azure_reaper_network.py"
+AZURE_NIC_MOVED = (
+    f"{AZURE_NETWORK}::test_a_nic_attached_to_another_vm_after_the_plan_is_skipped_not_deleted"
+)
 AWS = "adapters/aws/tests/test_aws_reaper.py"
 CORE = "tests/reap"
 AZURE_SKIP = f"{AZURE}::test_a_vm_that_changed_since_the_plan_is_skipped_and_left_alone"
@@ -82,11 +86,12 @@ MUTATIONS = [
     Mutation(
         name="attachment not re-checked",
         module="reap/verify.py",
-        original='    if item.kind == "disk" and live.attached_to is not None:\n',
-        broken="    if False:\n",
+        original='    if item.kind != "vm" and live.attached_to is not None:',
+        broken="    if False:",
         tests=(
             f"{AZURE}::test_a_disk_attached_after_the_plan_is_not_deleted",
             f"{AWS}::test_a_volume_attached_after_the_plan_is_not_deleted",
+            AZURE_NIC_MOVED,
         ),
         reason="attached",  # "... for a disk attached to ..." / "the attached volume ..."
     ),
@@ -100,8 +105,19 @@ MUTATIONS = [
             f"{AZURE_SKIP}[protected-cloudguard]",
             f"{AWS}::test_a_protection_tag_added_after_the_plan_skips_the_instance[do-not-reap]",
             f"{AWS}::test_a_protection_tag_added_after_the_plan_skips_the_instance[Cloudguard-Protect]",
+            f"{AZURE_NETWORK}::test_a_protected_public_ip_is_skipped",
         ),
         reason="was acted on",
+    ),
+    Mutation(
+        name="a dependent NIC's identity not compared",
+        module="reap/verify.py",
+        original="        if item.uid and now.uid.casefold() != item.uid.casefold():\n",
+        broken="        if False:\n",
+        tests=(
+            f"{AZURE_NETWORK}::test_a_nic_re_created_under_its_name_is_not_the_one_the_vm_read_saw",
+        ),
+        reason="re-created under the kept one's name was deleted",
     ),
     Mutation(
         name="tag comparison always passes",
@@ -228,6 +244,15 @@ MUTATIONS = [
         reason="acted outside [reap] accounts",
     ),
     # -- the adapters' reapers ---------------------------------------------------------------
+    Mutation(
+        name="azure: a NIC's attachment to a VM not read",
+        module="network_dependents.py",
+        package=AZURE_PACKAGE,
+        original="attached = _ref_id(nic.virtual_machine) or _ref_id(nic.private_endpoint) or None",
+        broken="attached = None",
+        tests=(AZURE_NIC_MOVED,),
+        reason="the NIC attached to another VM after the plan was sent a DELETE",
+    ),
     Mutation(
         name="azure: a missing subscription or group read as gone",
         module="reaper.py",

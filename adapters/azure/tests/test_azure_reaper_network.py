@@ -1,0 +1,182 @@
+"""`--with-dependents` and a deleted VM's network: the NIC and public IP it leaves billing.
+
+End to end through the CLI, with the real azure-mgmt-network (and compute, resource,
+locks) against the fake ARM over HTTPS. A NIC or public IP is deleted only when its own
+live read shows it attached to nothing, with the resourceGuid the VM's (NIC's) read saw,
+the fleet's tags, and no protection; every skip is logged with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+
+import pytest
+from cloudguard_azure import demo
+from cloudguard_azure.fake_arm import network
+from cloudguard_azure.fake_arm.network import NetworkInterface, add_nic, attach_nic
+from cloudguard_azure.fake_arm.state import ArmState, VirtualMachine
+from test_azure_reaper import Incident, events, incident, writes
+
+__all__ = ["incident"]  # the fixture, shared with test_azure_reaper
+
+
+def _kept_nic(incident: Incident, **extra: dict[str, str]) -> NetworkInterface:
+    """The incident VM keeps its NIC on delete (deleteOption Detach); NIC and IP carry its tags."""
+    incident.vm.nic_delete_option = "Detach"
+    return add_nic(incident.arm.state, incident.vm, tags=dict(incident.vm.tags), **extra)
+
+
+@pytest.fixture
+def after_vm_delete(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Callable[[], None]]]:
+    """Changes made the moment ARM finishes the VM's delete: between the VM's read and its
+    dependents' own reads, where only the re-read can see them."""
+    changes: list[Callable[[], None]] = []
+    original = network.vm_deleted
+
+    def deleted(state: ArmState, vm: VirtualMachine) -> None:
+        original(state, vm)
+        for change in changes:
+            change()
+
+    monkeypatch.setattr(network, "vm_deleted", deleted)
+    yield changes
+
+
+def _dependents(log_events: list[dict[str, object]]) -> set[tuple[object, object, object]]:
+    return {(e["kind"], e["name"], e["event"]) for e in log_events if e.get("dependent_of")}
+
+
+def test_with_dependents_leaves_no_nic_or_public_ip_behind(incident: Incident) -> None:
+    state = incident.arm.state
+    nic = _kept_nic(incident)
+    address_id, vm_id = nic.public_ip, incident.vm.id
+    plan = incident.plan("--action", "delete", "--with-dependents")
+    incident.arm.faults.reset_counts()
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    assert code == 0, out
+    assert state.vm(demo.SUB_PILOT, "pilot", demo.INCIDENT_VM) is None
+    assert not state.nics, f"the deleted VM's NIC is left behind: {list(state.nics)}\n{out}"
+    assert not state.public_ips, f"its public IP is left behind: {list(state.public_ips)}\n{out}"
+    # Each sent once, retries off, in order: the VM, its NIC, then the NIC's public IP.
+    assert writes(incident.arm) == {
+        "DELETE vm_delete": 1,
+        "DELETE nic_delete": 1,
+        "DELETE public_ip_delete": 1,
+    }
+    logged = events(log)
+    assert _dependents(logged) == {
+        ("nic", nic.name, "intent"),
+        ("nic", nic.name, "done"),
+        ("public-ip", f"{demo.INCIDENT_VM}-ip", "intent"),
+        ("public-ip", f"{demo.INCIDENT_VM}-ip", "done"),
+    }
+    by_kind = {e["kind"]: e for e in logged if e["event"] == "intent" and e.get("dependent_of")}
+    assert by_kind["nic"]["dependent_of"] == vm_id
+    assert by_kind["nic"]["uid"] == nic.resource_guid
+    assert by_kind["public-ip"]["dependent_of"] == nic.id
+    assert by_kind["public-ip"]["id"] == address_id
+    (nic_done,) = [e for e in logged if e["event"] == "done" and e["kind"] == "nic"]
+    assert nic_done["left_billing"] == [f"public IP {address_id}"]
+
+
+def test_without_with_dependents_the_nic_is_reported_not_deleted(incident: Incident) -> None:
+    state = incident.arm.state
+    _kept_nic(incident)
+    plan = incident.plan("--action", "delete")
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    assert code == 0, out
+    assert writes(incident.arm) == {"DELETE vm_delete": 1}
+    assert len(state.nics) == 1 and len(state.public_ips) == 1  # the control: they exist
+    (done,) = [e for e in events(log) if e["event"] == "done"]
+    assert any(left.startswith("NIC ") for left in done["left_billing"]), done
+
+
+def test_a_nic_attached_to_another_vm_after_the_plan_is_skipped_not_deleted(
+    incident: Incident, after_vm_delete: list[Callable[[], None]]
+) -> None:
+    state = incident.arm.state
+    nic = _kept_nic(incident)
+    healthy = next(vm for vm in state.vms.values() if vm.name != demo.INCIDENT_VM)
+    plan = incident.plan("--action", "delete", "--with-dependents")
+    # Someone attaches the freed NIC to a healthy VM right after the incident VM's delete.
+    after_vm_delete.append(lambda: attach_nic(state, nic, healthy))
+    incident.arm.faults.reset_counts()
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    # The log first: ARM's own NicInUse refusal must not be what saved it.
+    assert "DELETE nic_delete" not in writes(incident.arm), (
+        f"the NIC attached to another VM after the plan was sent a DELETE: {out}"
+    )
+    (skipped,) = [e for e in events(log) if e["event"] == "skipped" and e["kind"] == "nic"]
+    details = [s["detail"] for s in skipped["skips"] if s["code"] == "attached"]
+    assert details == [f"is attached to {healthy.id}"], skipped
+    assert code == 0, out
+    assert state.nics[nic.id.casefold()].virtual_machine == healthy.id
+    # Its public IP is its NIC's: not reached, not deleted.
+    assert len(state.public_ips) == 1
+    assert writes(incident.arm) == {"DELETE vm_delete": 1}
+
+
+def test_a_nic_re_created_under_its_name_is_not_the_one_the_vm_read_saw(
+    incident: Incident, after_vm_delete: list[Callable[[], None]]
+) -> None:
+    state = incident.arm.state
+    nic = _kept_nic(incident, public_ip=False)
+    vm = incident.vm
+    plan = incident.plan("--action", "delete", "--with-dependents")
+
+    def recreate() -> None:  # same name, same tags, attached to nothing: a new resourceGuid
+        state.nics.pop(nic.id.casefold())
+        again = add_nic(state, vm, tags=dict(nic.tags), public_ip=False)
+        again.virtual_machine = None
+
+    after_vm_delete.append(recreate)
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    assert "DELETE nic_delete" not in writes(incident.arm), (
+        f"a NIC re-created under the kept one's name was deleted: {out}"
+    )
+    (skipped,) = [e for e in events(log) if e["event"] == "skipped" and e["kind"] == "nic"]
+    assert [s["code"] for s in skipped["skips"]] == ["not-the-planned-resource"], skipped
+    assert code == 0, out
+
+
+def test_a_protected_public_ip_is_skipped(incident: Incident) -> None:
+    state = incident.arm.state
+    nic = _kept_nic(incident, ip_tags={**incident.vm.tags, "do-not-reap": "static ip"})
+    plan = incident.plan("--action", "delete", "--with-dependents")
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    assert "DELETE public_ip_delete" not in writes(incident.arm), (
+        f"a public IP carrying do-not-reap was acted on (deleted): {out}"
+    )
+    (skipped,) = [e for e in events(log) if e["event"] == "skipped" and e["kind"] == "public-ip"]
+    assert skipped["skips"] == [
+        {"code": "protected", "detail": "carries protection tag 'do-not-reap'"}
+    ], skipped
+    assert code == 0, out
+    assert not state.nics  # the NIC itself went: the control that the IP was reached
+    assert nic.public_ip is not None and nic.public_ip.casefold() in state.public_ips
+
+
+def test_a_nic_without_the_fleet_tags_is_skipped(incident: Incident) -> None:
+    state = incident.arm.state
+    incident.vm.nic_delete_option = "Detach"
+    add_nic(state, incident.vm, tags={}, public_ip=False)
+    plan = incident.plan("--action", "delete", "--with-dependents")
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    assert "DELETE nic_delete" not in writes(incident.arm), out
+    (skipped,) = [e for e in events(log) if e["event"] == "skipped" and e["kind"] == "nic"]
+    assert [s["code"] for s in skipped["skips"]] == ["tags-unreadable"], skipped
+    assert code == 0, out
+    assert json.loads(plan.read_text())["with_dependents"] is True
