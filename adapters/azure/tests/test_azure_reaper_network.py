@@ -12,6 +12,9 @@ import json
 from collections.abc import Callable, Iterator
 
 import pytest
+from azure.core.exceptions import HttpResponseError
+from azure.mgmt.network import NetworkManagementClient
+from azure_helpers import sdk_options
 from cloudguard_azure import demo
 from cloudguard_azure.fake_arm import network
 from cloudguard_azure.fake_arm.network import NetworkInterface, add_nic, attach_nic
@@ -193,3 +196,33 @@ def test_a_nic_without_the_fleet_tags_is_skipped(incident: Incident) -> None:
     assert [s["code"] for s in skipped["skips"]] == ["tags-unreadable"], skipped
     assert code == 0, out
     assert json.loads(plan.read_text())["with_dependents"] is True
+
+
+# -- the fake's Microsoft.Network, as the real azure-mgmt-network reads it ------------------
+
+
+def test_the_fake_network_answers_as_arm_does(incident: Incident) -> None:
+    state = incident.arm.state
+    vm = incident.vm
+    nic = add_nic(state, vm, tags={"task-id": "t"})
+    client = NetworkManagementClient(
+        incident.arm.credential(), demo.SUB_PILOT, **sdk_options(incident.arm)
+    )
+    with client:
+        read = client.network_interfaces.get("pilot", nic.name)
+        assert read.virtual_machine.id == vm.id and read.resource_guid == nic.resource_guid
+        (configuration,) = read.ip_configurations
+        address = client.public_ip_addresses.get("pilot", f"{vm.name}-ip")
+        assert address.ip_configuration.id == configuration.id
+        assert configuration.public_ip_address.id == address.id
+        # ARM refuses to delete what is in use: a NIC on a VM, a public IP on a NIC.
+        with pytest.raises(HttpResponseError, match="NicInUse"):
+            client.network_interfaces.begin_delete("pilot", nic.name).result()
+        with pytest.raises(HttpResponseError, match="PublicIPAddressInUse"):
+            client.public_ip_addresses.begin_delete("pilot", address.name).result()
+        # The VM's delete (deleteOption Delete) takes the NIC; the public IP stays, detached.
+        network.vm_deleted(state, vm)
+        assert not state.nics
+        assert client.public_ip_addresses.get("pilot", address.name).ip_configuration is None
+        client.public_ip_addresses.begin_delete("pilot", address.name).result()  # an LRO
+    assert not state.public_ips
