@@ -104,6 +104,8 @@ def _identity(item: PlanItem, live: Live) -> Skip | None:
     if item.dependent_of:
         # Named by its parent's live read a moment ago. A disk has no identity beyond that;
         # a NIC or public IP must still be the one that read saw (same resourceGuid).
+        if item.kind != "disk" and not item.uid:
+            return Skip(IDENTITY_UNKNOWN, "its parent's read saw no unique id for it")
         if item.uid and now.uid.casefold() != item.uid.casefold():
             return Skip(
                 NOT_THE_SAME_RESOURCE,

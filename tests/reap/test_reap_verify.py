@@ -173,3 +173,26 @@ def test_a_vm_re_created_under_its_name_is_not_the_planned_one() -> None:
     again = replace(live, uid="uid-new", created=NOW)
     assert codes(item_for(live), again) == ["not-the-planned-resource"]
     assert codes(replace(item_for(live), uid=""), live) == ["identity-unknown"]
+
+
+def _dependent_nic(live_uid: str, seen_uid: str) -> tuple[PlanItem, Resource]:
+    """A NIC its VM's read named (with `seen_uid`), read again now (with `live_uid`)."""
+    live = replace(resource("vm-1-nic", TAGS), kind="nic", created=None, uid=live_uid)
+    item = replace(item_for(live, action="delete"), uid=seen_uid, created=None, dependent_of="vm-1")
+    return item, live
+
+
+def test_a_dependent_nic_must_be_the_one_its_vms_read_saw() -> None:
+    assert codes(*_dependent_nic("guid-1", "guid-1")) == []
+    assert codes(*_dependent_nic("guid-2", "guid-1")) == ["not-the-planned-resource"]
+    assert codes(*_dependent_nic("", "guid-1")) == ["not-the-planned-resource"]
+    assert codes(*_dependent_nic("guid-1", "")) == ["identity-unknown"]
+
+
+def test_a_dependent_attached_to_something_is_a_skip() -> None:
+    item, live = _dependent_nic("guid-1", "guid-1")
+    finding = classify(live, Evidence(controller_tasks=frozenset()), POLICY, bundled_prices(), NOW)
+    skips = verify(item, Live(live, attached_to="/subscriptions/s/.../vm-2"), finding, POLICY)
+    assert [(s.code, s.detail) for s in skips] == [
+        ("attached", "is attached to /subscriptions/s/.../vm-2")
+    ]
