@@ -30,8 +30,8 @@ def _checked(name: str, render: Callable[..., str]) -> Callable[..., str]:
 
 @pytest.fixture(autouse=True)
 def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    from cloudguard import reach
     from cloudguard.audit.formats import json_report
+    from cloudguard.guard import reach
     from cloudguard.reap import log, plan
 
     # The JSON report is streamed (render collects write): check what write wrote.

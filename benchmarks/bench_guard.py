@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from cloudguard import reach
-from cloudguard.seal import create_seal, load_registry
+from cloudguard.guard import reach
+from cloudguard.guard.seal import create_seal, load_registry
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

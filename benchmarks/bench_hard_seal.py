@@ -75,7 +75,7 @@ def startup(rounds: int) -> dict[str, float]:
 
 
 def sink_load() -> dict[str, object]:
-    from cloudguard import reach
+    from cloudguard.guard import reach
 
     log = tempfile.mktemp(suffix=".jsonl")
     start = time.perf_counter()

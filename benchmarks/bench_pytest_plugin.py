@@ -29,8 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from cloudguard import reach
-from cloudguard.seal import SEAL_DIR_VARIABLE, SITECUSTOMIZE_DIR
+from cloudguard.guard import reach
+from cloudguard.guard.seal import SEAL_DIR_VARIABLE, SITECUSTOMIZE_DIR
 
 TESTS = 2_000
 FILES = 20

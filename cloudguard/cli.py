@@ -18,7 +18,7 @@ import typer
 from cloudguard import exit_codes
 
 if TYPE_CHECKING:
-    from cloudguard.seal import Registry
+    from cloudguard.guard.seal import Registry
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 clean; 1 orphans found (audit) or an action failed (reap); 2 usage; "
@@ -99,7 +99,7 @@ _no_type_labels_where_they_mislead()
 
 
 def _registry(path: Path | None) -> Registry:
-    from cloudguard.seal import RegistryError, load_registry
+    from cloudguard.guard.seal import RegistryError, load_registry
 
     try:
         return load_registry(path, search_from=Path.cwd())
@@ -150,7 +150,7 @@ def run(
         ),
     ] = None,
 ) -> None:
-    from cloudguard import runner
+    from cloudguard.guard import runner
 
     if not command:
         raise typer.BadParameter("give the command to run after --", param_hint="CMD")
@@ -180,8 +180,8 @@ def check(
         int, typer.Option("--since", metavar="BYTES", help="Byte offset to check from.", min=0)
     ] = 0,
 ) -> None:
-    from cloudguard import reach, runner
     from cloudguard.escape import one_line
+    from cloudguard.guard import reach, runner
 
     path = log or os.environ.get(reach.LOG_VARIABLE)
     if not path:
@@ -195,9 +195,9 @@ def check(
 
 @app.command(help="Assert that the seal holds in this process; 97 with each reason otherwise.")
 def doctor(registry: RegistryOption = None) -> None:
-    from cloudguard.doctor import problems
     from cloudguard.escape import one_line
-    from cloudguard.hard.requirements import missing
+    from cloudguard.guard.doctor import problems
+    from cloudguard.guard.hard.requirements import missing
 
     found = list(problems(os.environ, _registry(registry)))
     unavailable = missing()

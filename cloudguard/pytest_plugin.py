@@ -32,11 +32,12 @@ from pathlib import Path
 
 import pytest
 
-from cloudguard import exit_codes, inprocess, reach
-from cloudguard import seal as sealing
-from cloudguard.hard import running
-from cloudguard.inprocess.refusal import binding
-from cloudguard.refuse import Policy
+from cloudguard import exit_codes
+from cloudguard.guard import inprocess, reach
+from cloudguard.guard import seal as sealing
+from cloudguard.guard.hard import running
+from cloudguard.guard.inprocess.refusal import binding
+from cloudguard.guard.refuse import Policy
 
 Record = Mapping[str, object]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudguard import reach
+from cloudguard.guard import reach
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from cloudguard import reach
+from cloudguard.guard import reach
 
 PYTHON_DIR = str(Path(sys.executable).parent)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from guard_helpers import minimal_env
 
-from cloudguard import reach, seal
+from cloudguard.guard import reach, seal
 
 # The operator's real `az`: it would use the secret it finds. Here it leaves a mark.
 REAL_AZ = """#!/bin/sh

@@ -41,7 +41,7 @@ PROVIDER = "tests/guard/test_run.py::test_the_refusing_provider_is_bound_and_ref
 MUTATIONS = [
     Mutation(
         name="seal drops nothing",
-        module="seal.py",
+        module="guard/seal.py",
         original="return name in self.names or name.startswith(self.prefixes)",
         broken="return False",
         tests=(HOSTILE, CLEAN_RUN),
@@ -52,7 +52,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="provider not bound",
-        module="seal.py",
+        module="guard/seal.py",
         original="env[variable] = str(seal.provider)",
         broken="pass",
         tests=(PROVIDER,),
@@ -60,7 +60,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="guard bin not on PATH",
-        module="seal.py",
+        module="guard/seal.py",
         original='env["PATH"] = guard_first(seal, environ.get("PATH", ""))',
         broken='env["PATH"] = environ.get("PATH", "")',
         tests=(
@@ -71,7 +71,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="check sees nothing",
-        module="runner.py",
+        module="guard/runner.py",
         original="    if not records:\n",
         broken="    if True:\n",
         tests=(
@@ -85,7 +85,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="refuser records nothing",
-        module="reach.py",
+        module="guard/reach.py",
         original="        append(log, record)\n",
         broken="        pass\n",
         tests=(
@@ -99,7 +99,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="shims do not know their log",
-        module="seal.py",
+        module="guard/seal.py",
         original="log={_absolute(log)!r})",
         broken="log=None)",
         tests=(
@@ -119,7 +119,7 @@ SHRINK_UNSEEN = {
 MUTATIONS += [
     Mutation(
         name="writers do not tell the watch",
-        module="reach.py",
+        module="guard/reach.py",
         original="        _tell_watcher(status, size + written)\n",
         broken="        pass\n",
         tests=tuple(SHRINK_UNSEEN),
@@ -127,7 +127,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="the watch ignores a shrunk log",
-        module="reach.py",
+        module="guard/reach.py",
         original="        if size < self.high_water:\n",
         broken="        if False:\n",
         tests=tuple(SHRINK_UNSEEN),
@@ -135,7 +135,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="the watch ignores a replaced log",
-        module="reach.py",
+        module="guard/reach.py",
         original="        if (at_path.st_dev, at_path.st_ino) != self._identity:\n",
         broken="        if False:\n",
         tests=(REPLACED_RUN,),
@@ -157,7 +157,7 @@ STALE_SEAL = (
 MUTATIONS.append(
     Mutation(
         name="an inherited seal is assumed",
-        module="seal.py",
+        module="guard/seal.py",
         original="    if problems:\n        sys.stderr.write(",
         broken="    if False:\n        sys.stderr.write(",
         tests=(STALE_SEAL,),
@@ -181,7 +181,7 @@ for variable, line, tool in (
     MUTATIONS.append(
         Mutation(
             name=f"{variable} not redirected",
-            module="seal.py",
+            module="guard/seal.py",
             original=line,
             broken="",
             tests=(EVERY_STORE, tool_test),
@@ -195,7 +195,7 @@ PROVIDERS = "tests/guard/test_provider_variables.py::"
 MUTATIONS += [
     Mutation(
         name="redirections applied first",
-        module="seal.py",
+        module="guard/seal.py",
         original="    env.update(seal.redirections())  # last: nothing above may rebind",
         broken="    env = {**seal.redirections(), **env}  #",
         tests=(PROVIDERS + "test_redirections_are_applied_last_whatever_a_registry_binds",),
@@ -203,7 +203,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="any provider variable admitted",
-        module="seal.py",
+        module="guard/seal.py",
         original="        if why:\n            raise RegistryError(",
         broken="        if False:\n            raise RegistryError(",
         tests=(PROVIDERS + "test_the_run_refuses_admission_with_97",),
@@ -211,7 +211,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="doctor does not check redirections",
-        module="doctor.py",
+        module="guard/doctor.py",
         original="        if environ.get(name) != value:\n",
         broken="        if False:\n",
         tests=(PROVIDERS + "test_doctor_checks_every_redirected_value",),
@@ -224,7 +224,7 @@ STDIN = (
 MUTATIONS.append(
     Mutation(
         name="a refuser drains stdin",
-        module="refuse.py",
+        module="guard/refuse.py",
         original="    args = list(sys.argv[1:] if argv is None else argv)\n",
         broken="    sys.stdin.buffer.read()\n    args = list(sys.argv[1:])\n",
         tests=(f"{STDIN}[az]", f"{STDIN}[cloudguard-refusing-provider]"),
@@ -237,7 +237,7 @@ AUDIT_TRUST = "tests/audit/test_audit_trust.py::"
 MUTATIONS += [
     Mutation(
         name="describe shows values raw",
-        module="reach.py",
+        module="guard/reach.py",
         original="        return one_line(str(value), limit)\n",
         broken="        return str(value)\n",
         tests=(

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from guard_helpers import cloudguard, minimal_env
 
-from cloudguard import doctor, seal
-from cloudguard.seal import Registry, RegistryError, load_registry
+from cloudguard.guard import doctor, seal
+from cloudguard.guard.seal import Registry, RegistryError, load_registry
 
 
 def project(tmp_path: Path, variables: str, extra: str = "") -> Path:

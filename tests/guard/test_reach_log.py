@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudguard import reach
+from cloudguard.guard import reach
 
 RECORD_KEYS = {"schema", "kind", "at", "via", "argv", "target", "test", "pid", "ppid", "cwd"}
 
@@ -172,7 +172,7 @@ def test_non_utf8_and_oversized_arguments_are_bounded_text() -> None:
 
 KILLED_WRITER = """
 import sys
-from cloudguard import reach
+from cloudguard.guard import reach
 record = reach.reach_record(via="big", argv=[], target="x" * 300_000_000)
 print("ready", flush=True)
 reach.append(sys.argv[1], record)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from guard_helpers import child, cloudguard, minimal_env
 
-from cloudguard import reach
+from cloudguard.guard import reach
 
 # A sealed command that makes a reach (the refusing az shim records it), then puts the
 # log back the way it found it: the within-one-uid attack on the alarm.
@@ -154,7 +154,7 @@ def test_the_watch_is_told_by_writers_in_other_processes(tmp_path: Path) -> None
     try:
         assert watch.witnessed
         writer = (
-            "import sys; from cloudguard import reach; "
+            "import sys; from cloudguard.guard import reach; "
             "reach.append(sys.argv[1], reach.reach_record(via='test', argv=[], target='x'))"
         )
         subprocess.run([sys.executable, "-c", writer, str(log)], check=True)

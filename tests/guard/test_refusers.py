@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from guard_helpers import child, cloudguard, minimal_env, reaches
 
-from cloudguard import reach
-from cloudguard.seal import Seal, create_seal, load_registry
+from cloudguard.guard import reach
+from cloudguard.guard.seal import Seal, create_seal, load_registry
 
 
 @pytest.fixture

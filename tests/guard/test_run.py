@@ -11,7 +11,7 @@ from pathlib import Path
 
 from guard_helpers import child, cloudguard, minimal_env, reaches, seal_lines
 
-from cloudguard import reach
+from cloudguard.guard import reach
 
 
 def test_a_clean_command_keeps_its_own_exit_code_and_prints_one_seal_line(tmp_path: Path) -> None:

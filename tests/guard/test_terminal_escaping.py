@@ -12,7 +12,7 @@ from pathlib import Path
 
 from guard_helpers import cloudguard, minimal_env
 
-from cloudguard import reach
+from cloudguard.guard import reach
 
 CLEAR_SCREEN = "\x1b[2J"
 FORGED = "\ncloudguard: the run is clean"

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cloudguard import reach
+from cloudguard.guard import reach
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 IP_TOOL = shutil.which("ip", path=SYSTEM_PATH) or "ip"

@@ -22,7 +22,7 @@ XDIST_RUNNING_TEST = (
 MUTATIONS = [
     Mutation(
         name="the sink records nothing",
-        module="hard/sink.py",
+        module="guard/hard/sink.py",
         original="            reach.append(self.log, entry)\n",
         broken="            pass\n",
         tests=(f"{CORPUS}[curl]", f"{CORPUS}[getent-lookup]", f"{CORPUS}[python-isolated-imds]"),
@@ -30,7 +30,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="the resolver answers no address",
-        module="hard/dns.py",
+        module="guard/hard/dns.py",
         original="    if query.query_type in (A, AAAA):\n",
         broken="    if False:\n",
         tests=(
@@ -40,7 +40,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="pytest does not tell the sink its running test",
-        module="hard/running.py",
+        module="guard/hard/running.py",
         original="    if not seal_root:\n        return\n",
         broken="    if True:\n        return\n",
         tests=(RUNNING_TEST, XDIST_RUNNING_TEST),
@@ -52,7 +52,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="no credential home is masked",
-        module="hard/supervisor.py",
+        module="guard/hard/supervisor.py",
         original='masked = [path for path in spec["mask"] if masks.mask(path, empty)]',
         broken="masked: list[str] = []",
         tests=(
@@ -62,7 +62,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="the host check ignores disabled user namespaces",
-        module="hard/requirements.py",
+        module="guard/hard/requirements.py",
         original='if _sysctl("user.max_user_namespaces") == "0":',
         broken="if False:",
         tests=(
@@ -72,7 +72,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a setup failure is not reported as one",
-        module="hard/launch.py",
+        module="guard/hard/launch.py",
         original='    if "setup_error" in merged:\n',
         broken="    if False:\n",
         tests=(
@@ -82,7 +82,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a record the sink could not write is not reported",
-        module="hard/launch.py",
+        module="guard/hard/launch.py",
         original='    if merged.get("lost"):\n',
         broken="    if False:\n",
         tests=(
@@ -92,7 +92,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a dead sink is not noticed",
-        module="hard/launch.py",
+        module="guard/hard/launch.py",
         original='    if "code" not in merged:\n',
         broken='    if "code" not in merged:\n        return code\n    if False:\n',
         tests=(

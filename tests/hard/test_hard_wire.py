@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import struct
 
-from cloudguard.hard import dns, packets
+from cloudguard.guard.hard import dns, packets
 
 
 def syn_v4(source: str, destination: str, sport: int, dport: int, seq: int) -> bytes:

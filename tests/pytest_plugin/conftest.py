@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudguard import reach, seal
+from cloudguard.guard import reach, seal
 
 
 def pytest_configure(config: pytest.Config) -> None:

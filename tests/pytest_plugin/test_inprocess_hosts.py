@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cloudguard.inprocess import hosts
+from cloudguard.guard.inprocess import hosts
 
 
 @pytest.mark.parametrize(

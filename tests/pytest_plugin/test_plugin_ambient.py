@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from inner_runs import run_inner
 
-from cloudguard.seal import SENTINELS
+from cloudguard.guard.seal import SENTINELS
 
 AMBIENT = {
     "AWS_ACCESS_KEY_ID": "AKIAAMBIENTSHELL0001",
@@ -59,7 +59,8 @@ def test_a_call_on_ambient_credentials_is_recorded_naming_its_operation(fenced, 
 def test_without_the_sentinels_the_ambient_reach_passes_unseen(fenced, monkeypatch):
     """The control: the sentinels are what turn NoCredentialsError into a recorded reach."""
     no_sentinels = (
-        EARLY_CLIENT + "from cloudguard import seal\nseal.SENTINELS.clear()  # negative control\n"
+        EARLY_CLIENT
+        + "from cloudguard.guard import seal\nseal.SENTINELS.clear()  # negative control\n"
     )
     for name, value in AMBIENT.items():
         monkeypatch.setenv(name, value)

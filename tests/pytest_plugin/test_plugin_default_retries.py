@@ -28,7 +28,7 @@ def test_a_refusal_is_recorded_once_per_call_with_default_retries(fenced):
 # The control: a refusal raised as an error the SDKs retry (as a naive guard would raise it:
 # a connection refused at the socket), with nothing deduplicated per logical call.
 RETRYABLE_REFUSAL = """
-from cloudguard.inprocess import refusal, socket_guard
+from cloudguard.guard.inprocess import refusal, socket_guard
 
 def refuse(**kwargs):
     kwargs["already_recorded"] = False

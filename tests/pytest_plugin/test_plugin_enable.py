@@ -8,7 +8,8 @@ import sys
 
 from inner_runs import SEAL_LINE
 
-from cloudguard import exit_codes, reach, seal
+from cloudguard import exit_codes
+from cloudguard.guard import reach, seal
 
 REACHING_MODULE = """
 import socket
@@ -152,9 +153,9 @@ def test_worker_is_sealed(n):
 
 
 def test_an_in_process_session_leaves_the_outer_guards_as_they_were(pytester, monkeypatch):
-    from cloudguard import inprocess
-    from cloudguard.inprocess.refusal import binding
-    from cloudguard.seal import SEAL_DIR_VARIABLE
+    from cloudguard.guard import inprocess
+    from cloudguard.guard.inprocess.refusal import binding
+    from cloudguard.guard.seal import SEAL_DIR_VARIABLE
 
     for name in (reach.LOG_VARIABLE, SEAL_DIR_VARIABLE):
         monkeypatch.delenv(name, raising=False)
@@ -168,7 +169,7 @@ def test_an_in_process_session_leaves_the_outer_guards_as_they_were(pytester, mo
 
 SIBLING_MODULE = """
 import os
-from cloudguard import reach
+from cloudguard.guard import reach
 
 def test_a_sibling_of_the_outer_session_reaches_meanwhile():
     # What another worker of the outer session writes to the shared log meanwhile.

@@ -17,7 +17,7 @@ from inner_runs import REACHING, proof_problems, run_inner
 from cloudguard import exit_codes
 
 DISABLE_GUARD = """
-from cloudguard import inprocess
+from cloudguard.guard import inprocess
 inprocess.GUARDS[{name!r}] = lambda: None  # negative control: this guard is never installed
 """
 
@@ -53,7 +53,7 @@ def test_the_socket_guard_is_what_makes_every_in_process_reach_red(fenced):
 def test_without_the_sitecustomize_a_python_child_goes_unseen(fenced):
     # As if the seal did not put the guards' sitecustomize on PYTHONPATH.
     conftest = """
-from cloudguard import seal
+from cloudguard.guard import seal
 _sealed = seal.sealed_environment
 def sealed_environment(*args, **kwargs):
     env, dropped = _sealed(*args, **kwargs)
@@ -70,7 +70,7 @@ seal.sealed_environment = sealed_environment
 def test_the_record_not_the_raise_fails_a_swallowing_test(fenced):
     # Refusals still raise, but nothing is written: every in-process swallowed reach passes.
     conftest = """
-from cloudguard import reach
+from cloudguard.guard import reach
 reach.append = lambda path, record: None
 """
     run = run_inner(fenced, "reaches", "--cloudguard", conftest=conftest)

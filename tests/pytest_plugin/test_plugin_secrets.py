@@ -12,7 +12,7 @@ import pytest
 from inner_runs import INNER
 from secret_lines import SECRET_LINES, fake_values
 
-from cloudguard import reach
+from cloudguard.guard import reach
 
 HERE = INNER.parent
 

@@ -24,12 +24,12 @@ MATRIX = (
 MUTATIONS = [
     Mutation(
         name="azure-core judged at the SDK layer",
-        module="inprocess/azure_guard.py",
+        module="guard/inprocess/azure_guard.py",
         original="""        try:
             return original(self, request, **kwargs)
 """,
         broken="""        try:
-            from cloudguard.inprocess.socket_guard import judge
+            from cloudguard.guard.inprocess.socket_guard import judge
 
             judge(urlsplit(str(request.url)).hostname, None, "the SDK layer")
             return original(self, request, **kwargs)
@@ -39,12 +39,12 @@ MUTATIONS = [
     ),
     Mutation(
         name="botocore judged at the SDK layer",
-        module="inprocess/botocore_guard.py",
+        module="guard/inprocess/botocore_guard.py",
         original="""        try:
             return original(self, request)
 """,
         broken="""        try:
-            from cloudguard.inprocess.socket_guard import judge
+            from cloudguard.guard.inprocess.socket_guard import judge
 
             judge(parts.hostname, None, "the SDK layer")
             return original(self, request)
@@ -65,11 +65,11 @@ MUTATIONS = [
     ),
     Mutation(
         name="redaction by an exact list of option names",
-        module="redaction.py",
+        module="guard/redaction.py",
         original=(
             "    return lowered in SECRET_NAMES or any(word in lowered for word in SECRET_WORDS)\n"
         ),
-        broken="""    from cloudguard.reach import SECRET_OPTIONS
+        broken="""    from cloudguard.guard.reach import SECRET_OPTIONS
 
     return lowered in SECRET_OPTIONS
 """,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from cloudguard_schemas import validate, validate_lines, validator
 
-from cloudguard import reach
 from cloudguard.audit.formats import json_report
+from cloudguard.guard import reach
 from cloudguard.schemas import NAMES, schema_id, schema_path
 
 

@@ -128,8 +128,8 @@ def test_fake_azure_async(fake_arm):
 def test_guards_were_installed():
     import socket
 
-    from cloudguard import inprocess
-    from cloudguard.inprocess import patches
+    from cloudguard.guard import inprocess
+    from cloudguard.guard.inprocess import patches
 
     assert inprocess.installed() == {"botocore", "azure-core", "socket"}
     assert patches.is_guarded(socket.socket, "connect")

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from cloudguard.inprocess import CloudReachRefused
+from cloudguard.guard.inprocess import CloudReachRefused
 
 
 def require_fence():

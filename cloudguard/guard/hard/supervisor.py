@@ -27,8 +27,8 @@ import socket
 import struct
 import sys
 
-from cloudguard.hard import linux, masks, protocol
-from cloudguard.hard.sink import RESOLVER, Sink
+from cloudguard.guard.hard import linux, masks, protocol
+from cloudguard.guard.hard.sink import RESOLVER, Sink
 
 TUN_NAME = "cg0"
 TUNSETIFF = 0x400454CA
@@ -167,7 +167,7 @@ def main(argv: list[str]) -> int:
         masked = [path for path in spec["mask"] if masks.mask(path, empty)]
         forwards = []
         if spec["forward"]:
-            from cloudguard.hard import forward  # threads and relays: only when asked for
+            from cloudguard.guard.hard import forward  # threads and relays: only when asked for
 
             for port in map(int, spec["forward"]):
                 forwards.append((forward.inside_listener(port), forward.socket_path(root, port)))

@@ -22,9 +22,9 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from cloudguard.inprocess import patches
-from cloudguard.inprocess.attempt import Attempt, current
-from cloudguard.inprocess.refusal import CloudReachRefused
+from cloudguard.guard.inprocess import patches
+from cloudguard.guard.inprocess.attempt import Attempt, current
+from cloudguard.guard.inprocess.refusal import CloudReachRefused
 
 
 def patch_client(module: ModuleType) -> None:

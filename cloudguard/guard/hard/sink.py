@@ -15,8 +15,8 @@ import selectors
 import socket
 from collections.abc import Callable, Sequence
 
-from cloudguard import reach
-from cloudguard.hard import attribution, diag, dns, forward, packets
+from cloudguard.guard import reach
+from cloudguard.guard.hard import attribution, diag, dns, forward, packets
 
 RESOLVER = ("127.0.0.53", 53)
 MAX_PACKET = 65536

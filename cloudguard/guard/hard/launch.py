@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cloudguard import exit_codes, private_files
-from cloudguard.hard import forward, masks, protocol, requirements, running
+from cloudguard.guard.hard import forward, masks, protocol, requirements, running
 
 SUPERVISOR = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from cloudguard.hard.supervisor import main; sys.exit(main(sys.argv[2:]))"
+    "from cloudguard.guard.hard.supervisor import main; sys.exit(main(sys.argv[2:]))"
 )
 Spawn = Callable[..., int]
 
@@ -77,7 +77,7 @@ def run_inside(
         os.close(status_read)
         os.close(status_write)
         raise HardSealError(str(error), exit_codes.DID_NOT_RUN) from None
-    package_parent = str(Path(__file__).resolve().parents[2])
+    package_parent = str(Path(__file__).resolve().parents[3])
     argv = [sys.executable, "-I", "-S", "-c", SUPERVISOR, package_parent, str(spec_path), "--"]
     relays = forward.HostForwarders(seal_root, ports)
     try:

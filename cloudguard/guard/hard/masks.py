@@ -25,7 +25,7 @@ def expand(homes: Iterable[str], home: str) -> list[str]:
 
 def mask(path: str, empty_file: str) -> bool:
     """Cover `path` with an empty read-only view. False when there is nothing at `path`."""
-    from cloudguard.hard import linux  # ctypes: inside the supervisor only, never on the host
+    from cloudguard.guard.hard import linux  # ctypes: inside the supervisor only, never on the host
 
     if os.path.isdir(path):
         flags = linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC

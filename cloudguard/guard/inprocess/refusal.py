@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import NoReturn
 
-    from cloudguard.refuse import Policy
+    from cloudguard.guard.refuse import Policy
 
 
 class CloudReachRefused(Exception):
@@ -79,7 +79,7 @@ def _policy_from_environment() -> Policy | None:
     """A Python child has no policy handed to it; rebuild it from the live seal (refusals only)."""
     from pathlib import Path
 
-    from cloudguard.seal import SEAL_DIR_VARIABLE, Seal, load_registry, policy
+    from cloudguard.guard.seal import SEAL_DIR_VARIABLE, Seal, load_registry, policy
 
     root = os.environ.get(SEAL_DIR_VARIABLE)
     if not root:
@@ -104,7 +104,7 @@ def refuse(
     `already_recorded`: the same logical call was recorded for this target before (an SDK
     retrying inside one call); refuse again without a second record.
     """
-    from cloudguard import reach  # here, not at the top: every sealed Python child imports us
+    from cloudguard.guard import reach  # here, not at the top: every sealed Python child imports us
 
     record = reach.reach_record(via=via, argv=argv, target=target, identity_vars=_identity_vars())
     record.update(extra or {})

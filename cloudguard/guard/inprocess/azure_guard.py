@@ -21,8 +21,8 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from cloudguard.inprocess import patches
-from cloudguard.inprocess.attempt import Attempt, current
+from cloudguard.guard.inprocess import patches
+from cloudguard.guard.inprocess.attempt import Attempt, current
 
 
 def patch_sync(module: ModuleType) -> None:

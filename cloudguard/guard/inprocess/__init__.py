@@ -1,6 +1,6 @@
 """In-process guards: judged at the socket, named by botocore and azure-core. Record, then refuse.
 
-    from cloudguard import inprocess
+    from cloudguard.guard import inprocess
     inprocess.install(log="/path/to/armed.jsonl")
 
 Installed by the pytest plugin in the test process and by the seal's
@@ -14,8 +14,8 @@ through.
 
 from __future__ import annotations
 
-from cloudguard.inprocess import imports, patches
-from cloudguard.inprocess.refusal import CloudReachRefused, bind
+from cloudguard.guard.inprocess import imports, patches
+from cloudguard.guard.inprocess.refusal import CloudReachRefused, bind
 
 TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Python child ~5 ms
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import ModuleType
 
-    from cloudguard.refuse import Policy
+    from cloudguard.guard.refuse import Policy
 
 # The guards are imported only when what they guard is: the SDK guards import
 # urllib.parse, and `socket` alone (enum, selectors) costs a Python child ~7 ms.
@@ -38,37 +38,37 @@ __all__ = ["GUARDS", "CloudReachRefused", "install", "installed", "uninstall"]
 
 
 def _patch_botocore(module: ModuleType) -> None:
-    from cloudguard.inprocess import botocore_guard
+    from cloudguard.guard.inprocess import botocore_guard
 
     botocore_guard.patch(module)
 
 
 def _patch_botocore_client(module: ModuleType) -> None:
-    from cloudguard.inprocess import botocore_guard
+    from cloudguard.guard.inprocess import botocore_guard
 
     botocore_guard.patch_client(module)
 
 
 def _patch_azure_sync(module: ModuleType) -> None:
-    from cloudguard.inprocess import azure_guard
+    from cloudguard.guard.inprocess import azure_guard
 
     azure_guard.patch_sync(module)
 
 
 def _patch_azure_async(module: ModuleType) -> None:
-    from cloudguard.inprocess import azure_guard
+    from cloudguard.guard.inprocess import azure_guard
 
     azure_guard.patch_async(module)
 
 
 def _patch_socket(_module: ModuleType) -> None:
-    from cloudguard.inprocess import socket_guard
+    from cloudguard.guard.inprocess import socket_guard
 
     socket_guard.install()
 
 
 def _patch_event_loop(module: ModuleType) -> None:
-    from cloudguard.inprocess import socket_guard
+    from cloudguard.guard.inprocess import socket_guard
 
     socket_guard.patch_event_loop(module)
 

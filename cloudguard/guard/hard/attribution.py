@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 
-from cloudguard.hard import running
-from cloudguard.hard.diag import SocketTable
+from cloudguard.guard.hard import running
+from cloudguard.guard.hard.diag import SocketTable
 
 TEST_VARIABLES = (b"CLOUDGUARD_TEST=", b"PYTEST_CURRENT_TEST=")
 RECENT = 32

@@ -16,7 +16,7 @@ import os
 from cloudguard import private_files
 
 RUNNING = "running"
-_SEAL_DIR_VARIABLE = "CLOUDGUARD_SEAL_DIR"  # cloudguard.seal.SEAL_DIR_VARIABLE (not imported)
+_SEAL_DIR_VARIABLE = "CLOUDGUARD_SEAL_DIR"  # cloudguard.guard.seal.SEAL_DIR_VARIABLE (not imported)
 _hard: dict[str, bool] = {}  # seal dir -> whether it is a hard seal's (looked up once)
 
 

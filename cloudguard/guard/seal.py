@@ -32,9 +32,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cloudguard import private_files, project_file, reach
+from cloudguard import private_files, project_file
 from cloudguard.escape import one_line
-from cloudguard.refuse import Policy
+from cloudguard.guard import reach
+from cloudguard.guard.refuse import Policy
 
 RUNNER_PREFIX = "CLOUDGUARD_"
 SEAL_DIR_VARIABLE = "CLOUDGUARD_SEAL_DIR"
@@ -427,7 +428,7 @@ def policy(registry: Registry, seal: Seal) -> Policy:
 def _write_refuser(
     path: Path, python: str | None, *, via: str, tool: str, policy: Policy, log: str | None = None
 ) -> None:
-    package_parent = str(Path(__file__).resolve().parent.parent)
+    package_parent = str(Path(__file__).resolve().parents[2])
     # -I -S: no site, no user site, no PYTHON* variables; starts about as fast as bare python.
     script = (
         f"#!{python or sys.executable} -IS\n"
@@ -436,7 +437,7 @@ def _write_refuser(
         + ": records the attempt, then refuses (exit 98).\n"
         "import sys\n"
         f"sys.path.append({package_parent!r})\n"
-        "from cloudguard.refuse import Policy, main\n"
+        "from cloudguard.guard.refuse import Policy, main\n"
         f"main(via={via!r}, tool={tool!r}, policy={policy!r}, log={_absolute(log)!r})\n"
     )
     path.write_text(script, encoding="utf-8")

@@ -11,8 +11,8 @@ import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from cloudguard import reach
-from cloudguard.seal import (
+from cloudguard.guard import reach
+from cloudguard.guard.seal import (
     PROVIDER_SHIM,
     SEAL_DIR_VARIABLE,
     SITECUSTOMIZE_DIR,

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import socket
 
-from cloudguard.inprocess import hosts, patches
-from cloudguard.inprocess.attempt import Attempt, current
-from cloudguard.inprocess.refusal import refuse
+from cloudguard.guard.inprocess import hosts, patches
+from cloudguard.guard.inprocess.attempt import Attempt, current
+from cloudguard.guard.inprocess.refusal import refuse
 
 TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Python child ~5 ms
 

@@ -38,7 +38,7 @@ try:  # the C string encoder alone: `import json` would also load re (a third of
 except ImportError:  # not CPython
     from json.encoder import encode_basestring_ascii as _json_string
 
-from cloudguard.redaction import (
+from cloudguard.guard.redaction import (
     REDACTED,
     is_option,
     is_secret_name,
@@ -62,7 +62,7 @@ MAX_ARG_CHARS = 2048
 MAX_ARGS = 256
 
 # Options whose value was redacted before redaction judged names by what they are; kept
-# for reference (cloudguard.redaction decides now, by secret words, not by this list).
+# for reference (cloudguard.guard.redaction decides now, by secret words, not by this list).
 SECRET_OPTIONS = frozenset(
     (
         *("p", "pass", "passwd", "password", "certificate-password", "service-principal-password"),
@@ -111,7 +111,7 @@ def printable(arg: str | bytes) -> str:
 
 
 def redact_argv(argv: Sequence[str | bytes]) -> list[str]:
-    """argv made safe to record: every secret hidden by what it is (cloudguard.redaction)."""
+    """argv made safe to record: every secret hidden by what it is (cloudguard.guard.redaction)."""
     out: list[str] = []
     hide_next = False
     for arg in list(argv)[:MAX_ARGS]:

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from cloudguard import exit_codes, reach
+from cloudguard import exit_codes
 from cloudguard.escape import one_line
-from cloudguard.seal import Registry, create_seal, seal_line, sealed_environment
+from cloudguard.guard import reach
+from cloudguard.guard.seal import Registry, create_seal, seal_line, sealed_environment
 
 COMMAND_NOT_FOUND = 127
 COMMAND_NOT_EXECUTABLE = 126
@@ -82,7 +83,7 @@ def run(
     forward: Sequence[int] = (),
 ) -> int:
     if hard:  # before anything is armed or made: a host that cannot seal hard runs nothing
-        from cloudguard.hard import launch
+        from cloudguard.guard.hard import launch
 
         try:
             launch.check_requirements()

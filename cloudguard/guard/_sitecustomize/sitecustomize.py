@@ -46,12 +46,14 @@ def _chain() -> None:
 def _install(log: str) -> None:
     # cloudguard may not be importable from this interpreter's own path (another venv):
     # borrow the directory holding this copy of cloudguard for the import, then give it back.
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    package_parent = os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    )
     added = package_parent not in sys.path
     if added:
         sys.path.insert(0, package_parent)
     try:
-        from cloudguard import inprocess
+        from cloudguard.guard import inprocess
 
         inprocess.install(log=log)
     finally:

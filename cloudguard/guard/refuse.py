@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-from cloudguard import reach
+from cloudguard.guard import reach
 
 TYPE_CHECKING = False  # typing and collections.abc cost start-up time; mypy reads this by name
 if TYPE_CHECKING:
