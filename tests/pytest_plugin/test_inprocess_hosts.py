@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cloudguard.guard.inprocess import hosts
+from cloudguard.guard import hosts
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import socket
 
-from cloudguard.guard.inprocess import hosts, patches
+from cloudguard.guard import hosts
+from cloudguard.guard.inprocess import patches
 from cloudguard.guard.inprocess.attempt import Attempt, current
 from cloudguard.guard.inprocess.refusal import refuse
 
