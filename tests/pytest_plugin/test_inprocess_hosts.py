@@ -55,7 +55,8 @@ def test_everything_else_is_not_the_socket_guards_business(host):
 
 
 @pytest.mark.parametrize(
-    "host", ["127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost", "a.localhost"]
+    "host",
+    ["127.0.0.1", "127.8.9.10", "::1", "[::1]", "::ffff:127.0.0.1", "localhost", "a.localhost"],
 )
 def test_loopback(host):
     assert hosts.is_loopback(host)

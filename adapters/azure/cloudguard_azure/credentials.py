@@ -15,9 +15,10 @@ is asked for.
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 from urllib.parse import urlsplit
+
+from cloudguard.guard.hosts import is_loopback as host_is_loopback
 
 # name -> what it is (shown in errors and docs)
 CREDENTIALS: dict[str, str] = {
@@ -45,15 +46,8 @@ def describe(name: str | None) -> str:
 
 
 def is_loopback(endpoint: str | None) -> bool:
-    if not endpoint:
-        return False
-    host = urlsplit(endpoint).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    """The endpoint's host is loopback, judged as the guard judges it (one rule, not two)."""
+    return bool(endpoint) and host_is_loopback(urlsplit(endpoint or "").hostname)
 
 
 def build(name: str | None, endpoint: str | None) -> Any:

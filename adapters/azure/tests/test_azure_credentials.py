@@ -120,3 +120,30 @@ def test_unknown_credential_name_lists_the_choices(sealed: list[str]) -> None:
     (failure,) = bounded_sweep(public_request("kerberos")).failures
     assert "unknown credential 'kerberos'" in failure.reason
     assert "managed-identity" in failure.reason and "workload-identity" in failure.reason
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        *("127.0.0.1", "127.1", "[::1]", "[::ffff:127.0.0.1]", "localhost", "a.localhost"),
+        *("10.0.0.1", "[::ffff:10.0.0.1]", "management.azure.com", "localhost.example.com"),
+    ],
+)
+def test_the_credential_rule_judges_loopback_as_the_guard_does(host: str) -> None:
+    """One is_loopback: what the socket guard lets through as loopback, the credential rule
+    treats as loopback too (so a real token is never handed to whoever listens there)."""
+    from cloudguard_azure import credentials
+
+    from cloudguard.guard import hosts
+
+    endpoint = f"https://{host}:8443/"
+    assert credentials.is_loopback(endpoint) == hosts.is_loopback(host)
+
+
+def test_a_real_credential_is_refused_on_an_ipv4_mapped_loopback_endpoint() -> None:
+    from cloudguard_azure import credentials
+
+    endpoint = "https://[::ffff:127.0.0.1]:8443/"
+    with pytest.raises(credentials.CredentialChoiceError, match="answered only by the 'fake-arm'"):
+        credentials.build("default", endpoint)
+    assert credentials.build("fake-arm", endpoint) is not None
