@@ -33,30 +33,13 @@ from pathlib import Path
 import pytest
 
 from cloudguard import exit_codes
-from cloudguard.guard import inprocess, reach
+from cloudguard.guard import hints, inprocess, reach
 from cloudguard.guard import seal as sealing
 from cloudguard.guard.hard import running
 from cloudguard.guard.inprocess.refusal import binding
 from cloudguard.guard.refuse import Policy
 
 Record = Mapping[str, object]
-
-# How each channel is made hermetic; the failure message names the ones that were used.
-HERMETIC = {
-    "botocore": "AWS SDK: mock it in process (moto's @mock_aws, Stubber, a vcrpy cassette) or\n"
-    "    give the client a loopback endpoint_url (moto's ThreadedMotoServer(port=0)).",
-    "azure-core": "Azure SDK: mock it above the socket (responses, requests-mock, a vcrpy\n"
-    "    cassette; aioresponses for .aio clients), or point the client at a local fake on\n"
-    "    loopback over HTTPS (base_url='https://127.0.0.1:PORT', trustme certificate).",
-    "socket": "socket: connect to a local fake on loopback; instance metadata (169.254.169.254)\n"
-    "    is never reachable from a test, so pass the test's own fake credentials explicitly.",
-    "provider": "provider: name the test's own fake provider in the environment it gives its\n"
-    "    subprocess.",
-}
-SHIM_HINT = (
-    "`{tool}` CLI: put a fake `{tool}` of the test's own first on the PATH it gives its\n"
-    "    subprocess (a fakebin directory)."
-)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -441,7 +424,9 @@ def _size(path: str) -> int:
 # -- the failure ---------------------------------------------------------------------------
 
 
-def failure_message(reached: Sequence[Record], log: str) -> str:
+def failure_message(
+    reached: Sequence[Record], log: str, provider_variable: str = "PROVIDER_VARIABLE"
+) -> str:
     named = ", ".join(dict.fromkeys(_named(r) for r in reached))
     lines = [
         f"cloudguard: this test reached a real cloud: {named}",
@@ -453,10 +438,8 @@ def failure_message(reached: Sequence[Record], log: str) -> str:
     lines.append(f"Reach log: {log}")
     lines.append("To make the test hermetic:")
     for via in dict.fromkeys(str(r.get("via")) for r in reached):
-        if via.endswith("-shim"):
-            lines.append("  " + SHIM_HINT.format(tool=via.removesuffix("-shim")))
-        else:
-            lines.append("  " + HERMETIC.get(via, f"{via}: use a local fake on loopback."))
+        advice = hints.for_channel(via, variable=provider_variable, indent="    ")
+        lines.append(f"  {via}: {advice}")
     return "\n".join(lines)
 
 

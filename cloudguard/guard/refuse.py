@@ -85,19 +85,18 @@ def _target(tool: str, args: Sequence[str]) -> str:
 
 
 def _hint(via: str, tool: str, policy: Policy) -> str:
+    from cloudguard.guard import hints  # only on the refusal: nothing else here needs it
+
+    variable = policy.provider_variables[0] if policy.provider_variables else "the provider"
     if via == "provider":
-        variable = policy.provider_variables[0] if policy.provider_variables else "the provider"
-        return (
+        status = (
             "no real provider is bound in a sealed run;\n"
-            f"  {variable} is cloudguard's refusing provider. To make the test hermetic, name\n"
-            "  the test's own fake provider on the test's own command line, e.g.\n"
-            f"  {variable}=/path/to/fake-provider in the environment it gives its subprocess."
+            f"  {variable} is cloudguard's refusing provider."
         )
-    return (
-        f"`{tool}` is cloudguard's refusing shim in a sealed run.\n"
-        f"  To make the test hermetic, put a fake `{tool}` of the test's own on PATH ahead of the\n"
-        "  guard (a fakebin directory the test prepends to its subprocess's PATH)."
-    )
+    else:
+        status = f"`{tool}` is cloudguard's refusing shim in a sealed run."
+    advice = hints.for_channel(via, variable=variable, indent="    ")
+    return f"{status}\n  To make the test hermetic:\n    {advice}"
 
 
 def _logs(baked: str | None, environ: Mapping[str, str]) -> list[str]:

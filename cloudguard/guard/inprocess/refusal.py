@@ -33,25 +33,6 @@ class CloudReachRefused(Exception):
         self.record = record
 
 
-# What each channel's user does instead, so the message says how to make the test hermetic.
-HINTS: dict[str, str] = {
-    "botocore": (
-        "mock AWS in process (moto's @mock_aws), or point the client at a loopback endpoint\n"
-        "  (endpoint_url='http://127.0.0.1:PORT', e.g. moto's ThreadedMotoServer(port=0))."
-    ),
-    "azure-core": (
-        "point the client at a local fake on loopback (base_url='https://127.0.0.1:PORT',\n"
-        "  HTTPS with a trustme certificate), or give it an in-process transport (transport=...)\n"
-        "  and a fake credential."
-    ),
-    "socket": (
-        "connect to a local fake on loopback instead of the cloud host. Instance metadata\n"
-        "  (169.254.169.254 and friends) is never reachable from a test:\n"
-        "  pass the test's own fake credentials explicitly."
-    ),
-}
-
-
 class _Binding:
     """Where records go, and how identity variables are named. Set by `install`."""
 
@@ -104,7 +85,8 @@ def refuse(
     `already_recorded`: the same logical call was recorded for this target before (an SDK
     retrying inside one call); refuse again without a second record.
     """
-    from cloudguard.guard import reach  # here, not at the top: every sealed Python child imports us
+    # Here, not at the top: every sealed Python child imports this module.
+    from cloudguard.guard import hints, reach
 
     record = reach.reach_record(via=via, argv=argv, target=target, identity_vars=_identity_vars())
     record.update(extra or {})
@@ -119,6 +101,6 @@ def refuse(
     message = (
         f"cloudguard refused {what} (via {via}); no packet left this machine.\n"
         f"  {status}" + (f"\n  test: {test}" if test else "") + "\n"
-        f"  To make the test hermetic, {HINTS.get(via, 'use a local fake on loopback.')}"
+        f"  To make the test hermetic:\n    {hints.for_channel(via, indent='    ')}"
     )
     raise CloudReachRefused(message, record)
