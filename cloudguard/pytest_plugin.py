@@ -14,16 +14,19 @@ When enabled, before the first test:
 Then each test runs with `CLOUDGUARD_TEST=<nodeid>` and the log position at
 its start. After each phase the plugin looks at what was appended since
 (one `stat` when nothing was: the common case costs nothing) and fails the
-test for every record naming it. Under pytest-xdist the workers share one
-log, so each checks only records naming its own test; the controller seals
-before the workers start (they inherit the seal) and lists every reach in
-the terminal summary. Any unexpected reach makes the session exit 98.
+test for every record that belongs to it. Which records belong to whom
+depends on the session's `Role` (plain, xdist controller, xdist worker,
+nested in another session's test) and is decided in one place,
+`SessionGuard.belongs`. The controller seals before the workers start (they
+inherit the seal) and lists every reach in the terminal summary. Any
+unexpected reach makes the session exit 98.
 
 There is no marker, option or variable that lets a test reach a cloud.
 """
 
 from __future__ import annotations
 
+import enum
 import os
 import sys
 from collections.abc import Generator, Iterator, Mapping, Sequence
@@ -33,6 +36,7 @@ from pathlib import Path
 import pytest
 
 from cloudguard import exit_codes
+from cloudguard.escape import one_line
 from cloudguard.guard import hints, inprocess, reach
 from cloudguard.guard import seal as sealing
 from cloudguard.guard.hard import running
@@ -183,6 +187,55 @@ _OUTER = pytest.StashKey["tuple[str | None, Policy | None] | None"]()
 
 
 _GUARD = pytest.StashKey["SessionGuard"]()
+# The reaches a test declared (cloudguard.expect), carried to the controller on the
+# teardown report: pytest's own channel for a plugin's per-test data (and JUnit's).
+EXPECTED_PROPERTY = "cloudguard_expected"
+
+
+class Role(enum.Enum):
+    """Which session this is: it decides which records in the reach log are its to judge.
+
+    Every record names the test that made it (`CLOUDGUARD_TEST`), or none when a child
+    scrubbed its environment. A session that has the log to itself judges every record,
+    unnamed ones included; a session that shares it with others (an xdist worker with its
+    siblings, a nested session with the outer session) takes only records naming one of
+    its own tests, and leaves the rest to whoever has the whole log.
+    """
+
+    PLAIN = "plain"  # runs its tests itself; the log is its own (or its `cloudguard run`'s)
+    CONTROLLER = "controller"  # xdist controller: runs no test, judges all its workers wrote
+    WORKER = "worker"  # xdist worker: fails its own tests; the controller gives the verdict
+    NESTED = "nested"  # started inside another session's test, on that session's log
+
+    @property
+    def has_the_whole_log(self) -> bool:
+        return self in (Role.PLAIN, Role.CONTROLLER)
+
+    @property
+    def gives_the_verdict(self) -> bool:
+        """Judges the whole session at its end, exit status and terminal summary."""
+        return self is not Role.WORKER
+
+    @classmethod
+    def of(cls, config: pytest.Config, *, inherited: bool) -> Role:
+        """`inherited`: the session runs under a seal it verified, not one it made."""
+        if hasattr(config, "workerinput"):
+            return cls.WORKER
+        # A test's subprocess inherits its session's seal with the test's name (a worker's
+        # subprocess, with the worker's id): it writes to that session's log.
+        if inherited and _outer_test(os.environ) is not None:
+            return cls.NESTED
+        if config.getoption("dist", "no") != "no" and not config.getoption("collectonly"):
+            return cls.CONTROLLER
+        return cls.PLAIN
+
+
+def _outer_test(environ: Mapping[str, str]) -> str | None:
+    """The test (or xdist worker) of another session this process runs inside, if any."""
+    for variable in (reach.TEST_VARIABLE, "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER"):
+        if environ.get(variable):
+            return environ[variable]
+    return None
 
 
 @dataclass
@@ -203,51 +256,53 @@ class TestWindow:
 
 
 class SessionGuard:
-    """The enabled plugin for one session (controller, worker or plain process)."""
+    """The enabled plugin for one session, in one `Role`."""
 
     def __init__(
         self,
         config: pytest.Config,
         *,
+        role: Role,
         log: str,
         start: int,
-        owned_seal: sealing.Seal | None,
-        owned_log: bool,
-        original_environ: dict[str, str] | None,
+        early: EarlySeal | None,
         outer_binding: tuple[str | None, Policy | None] | None,
-        nested_in: str | None = None,
+        provider_variable: str,
     ) -> None:
         self.config = config
+        self.role = role
         self.log = log
         self.start = start
         self.watch = reach.LogWatch(log)  # a replaced or shrunk log fails closed (97)
-        self.owned_seal = owned_seal
-        self.owned_log = owned_log
-        self.original_environ = original_environ
+        self.early = early  # the seal and log this session made (None: inherited ones)
         # A session inside a guarded process (pytester in-process, a nested run): put the
         # outer binding back at the end instead of tearing the outer guards down.
         self.outer_binding = outer_binding
-        self.worker = hasattr(config, "workerinput")
-        # Workers share the log, so only a record naming the test is the test's; a plain
-        # process also owns unnamed records made during the test (a child with a scrubbed env).
-        self.shared_log = self.worker or bool(os.environ.get("PYTEST_XDIST_WORKER"))
-        # A session started by another session's test, sharing that session's log: the
-        # log also holds the outer session's records (its other workers, its other tests).
-        # This session judges only records naming its own tests; the log's owner judges
-        # the rest.
-        self.nested_in = nested_in
-        self.shared_log = self.shared_log or nested_in is not None
-        self.own_tests: set[str] = set()
+        self.provider_variable = provider_variable  # named in the provider's hint
+        self.own_tests: set[str] = set()  # run here, or (controller) reported by a worker
         self.window: TestWindow | None = None
         self.expected: list[Record] = []  # reaches the tests declared (cloudguard.expect)
         self.summary: list[tuple[Record, bool]] = []  # (record, expected) for the whole session
         self.red = False
+
+    def belongs(self, record: Record, test: str | None = None) -> bool:
+        """Is `record` this session's to judge: for `test`, or (None) at the session's end?
+
+        The one rule of attribution, for every role (see `Role`).
+        """
+        named = record.get("test")
+        if not named:
+            return self.role.has_the_whole_log
+        if test is not None:
+            return named == test
+        return self.role.has_the_whole_log or named in self.own_tests
 
     # -- start and stop ------------------------------------------------------------------
 
     @classmethod
     def begin(cls, config: pytest.Config) -> SessionGuard:
         registry = sealing.load_registry(search_from=config.rootpath)
+        variable = next(iter(registry.provider_variables), "PROVIDER_VARIABLE")
         early = config.stash.get(_EARLY, None)
         verified = config.stash.get(_INHERITED, None)
         if early is None and verified is None and _DECIDED not in config.stash:
@@ -262,14 +317,12 @@ class SessionGuard:
             inprocess.install(log=log, policy=sealing.policy(registry, verified))
             return cls(
                 config,
+                role=Role.of(config, inherited=True),
                 log=log,
                 start=start,
-                owned_seal=None,
-                owned_log=False,
-                original_environ=None,
+                early=None,
                 outer_binding=outer,
-                nested_in=os.environ.get(reach.TEST_VARIABLE)
-                or os.environ.get("PYTEST_CURRENT_TEST"),
+                provider_variable=variable,
             )
         if early is None:
             # The plugin was loaded too late for the early seal (a conftest's
@@ -280,12 +333,12 @@ class SessionGuard:
             sys.stderr.flush()
         return cls(
             config,
+            role=Role.of(config, inherited=False),
             log=early.log,
             start=early.start,
-            owned_seal=early.seal,
-            owned_log=early.owned_log,
-            original_environ=early.original_environ,
+            early=early,
             outer_binding=config.stash.get(_OUTER, None),
+            provider_variable=variable,
         )
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -293,13 +346,12 @@ class SessionGuard:
             inprocess.uninstall()
         else:
             inprocess.install(log=self.outer_binding[0], policy=self.outer_binding[1])
-        if self.original_environ is not None:
+        if self.early is not None:
             os.environ.clear()
-            os.environ.update(self.original_environ)
-        if self.owned_seal is not None:
-            self.owned_seal.remove()
+            os.environ.update(self.early.original_environ)
+            self.early.seal.remove()
         self.watch.close()
-        if self.owned_log and not self.red:
+        if self.early is not None and self.early.owned_log and not self.red:
             Path(self.log).unlink(missing_ok=True)
 
     # -- per test ------------------------------------------------------------------------
@@ -336,9 +388,11 @@ class SessionGuard:
             reached = []
             _fail(report, item, f"cloudguard: {error}: the alarm cannot be read, failing closed")
         if reached:
-            _fail(report, item, failure_message(reached, self.log))
-        if call.when == "teardown":
-            report.cloudguard_expected = [window.reaches[i] for i in window.expected]  # type: ignore[attr-defined]
+            _fail(report, item, failure_message(reached, self.log, self.provider_variable))
+        if call.when == "teardown" and window.expected:
+            # A new list: the report's is the item's own, shared with its other reports.
+            expected = [window.reaches[i] for i in window.expected]
+            report.user_properties = [*report.user_properties, (EXPECTED_PROPERTY, expected)]
         return report
 
     def refresh(self, window: TestWindow) -> None:
@@ -347,19 +401,19 @@ class SessionGuard:
             return
         log = reach.read(self.log, start=window.checked)
         window.checked = log.end
-        for record in log.reaches:
-            test = record.get("test")
-            if test == window.nodeid or (not test and not self.shared_log):
-                window.reaches.append(record)
+        window.reaches.extend(r for r in log.reaches if self.belongs(r, window.nodeid))
 
     # -- the session's verdict (controller or plain process) -----------------------------
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.expected.extend(getattr(report, "cloudguard_expected", ()) or ())
+        self.own_tests.add(report.nodeid)  # a controller learns its tests from the workers
+        for name, value in report.user_properties:
+            if name == EXPECTED_PROPERTY and isinstance(value, list):
+                self.expected.extend(value)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.worker:
+        if not self.role.gives_the_verdict:
             return
         try:
             self.watch.verify()
@@ -369,10 +423,8 @@ class SessionGuard:
             sys.stderr.write(f"cloudguard: {error}: the alarm cannot be read, failing closed\n")
             session.exitstatus = exit_codes.REFUSED_ADMISSION
             return
-        if self.nested_in is not None:
-            records = tuple(r for r in records if r.get("test") in self.own_tests)
         expected = list(self.expected)
-        for record in records:
+        for record in filter(self.belongs, records):
             if record in expected:
                 expected.remove(record)
                 self.summary.append((record, True))
@@ -384,7 +436,7 @@ class SessionGuard:
                 session.exitstatus = exit_codes.REACH_REFUSED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if self.worker or not self.summary:
+        if not self.role.gives_the_verdict or not self.summary:
             return
         unexpected = [r for r, was_expected in self.summary if not was_expected]
         title = f"cloudguard: {len(unexpected)} cloud reach(es) refused and recorded"
@@ -437,7 +489,8 @@ def failure_message(
         lines.append("  " + reach.describe(record).replace("\n", "\n  "))
     lines.append(f"Reach log: {log}")
     lines.append("To make the test hermetic:")
-    for via in dict.fromkeys(str(r.get("via")) for r in reached):
+    # `via` is read back from the log: escaped like every other field of a record.
+    for via in dict.fromkeys(one_line(str(r.get("via")), 60) for r in reached):
         advice = hints.for_channel(via, variable=provider_variable, indent="    ")
         lines.append(f"  {via}: {advice}")
     return "\n".join(lines)
@@ -445,10 +498,9 @@ def failure_message(
 
 def _named(record: Record) -> str:
     """`botocore -> sts.us-east-1.amazonaws.com (sts GetCallerIdentity)`."""
-    operation = record.get("operation")
-    return f"{record.get('via')} -> {record.get('target')}" + (
-        f" ({operation})" if operation else ""
-    )
+    via, target, operation = (record.get(key) for key in ("via", "target", "operation"))
+    named = f"{via} -> {target}" + (f" ({operation})" if operation else "")
+    return one_line(named, 300)  # read back from the log: escaped as `reach.describe` does
 
 
 def _fail(report: pytest.TestReport, item: pytest.Item, message: str) -> None:

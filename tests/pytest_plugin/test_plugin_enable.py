@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 from inner_runs import SEAL_LINE
 
@@ -181,12 +182,10 @@ def test_a_sibling_of_the_outer_session_reaches_meanwhile():
 """
 
 
-def test_a_session_nested_in_another_sessions_test_judges_only_its_own_tests(
-    fenced, monkeypatch, tmp_path
-):
+def _inside_an_outer_sessions_test(monkeypatch, log: Path) -> seal.Seal:
+    """Make this process look like a test of an outer sealed session, logging to `log`."""
     registry = seal.load_registry()
     outer_seal = seal.create_seal(registry)
-    log = tmp_path / "outer.jsonl"
     reach.arm(str(log), by="outer session")
     # What a nested session really inherits: the outer session's sealed environment (an
     # inherited seal is verified, not assumed). The fence stays first on PYTHONPATH.
@@ -197,6 +196,14 @@ def test_a_session_nested_in_another_sessions_test_judges_only_its_own_tests(
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv(reach.TEST_VARIABLE, "outer.py::test_runs_a_nested_pytest")
+    return outer_seal
+
+
+def test_a_session_nested_in_another_sessions_test_judges_only_its_own_tests(
+    fenced, monkeypatch, tmp_path
+):
+    log = tmp_path / "outer.jsonl"
+    outer_seal = _inside_an_outer_sessions_test(monkeypatch, log)
     try:
         fenced.makepyfile(test_sibling=SIBLING_MODULE)
         quiet = fenced.runpytest_subprocess("-p", "no:cacheprovider", "test_sibling.py")
@@ -211,4 +218,24 @@ def test_a_session_nested_in_another_sessions_test_judges_only_its_own_tests(
     # ...while a reach by the nested session's own test still fails it (the control).
     red.assert_outcomes(failed=1, passed=1)
     assert red.ret == exit_codes.REACH_REFUSED
+    assert "sts.amazonaws.com" not in red.stdout.str()
+
+
+def test_a_nested_xdist_controller_judges_the_tests_its_workers_ran(fenced, monkeypatch, tmp_path):
+    # The controller runs no test itself: its own tests are those its workers report.
+    log = tmp_path / "outer.jsonl"
+    outer_seal = _inside_an_outer_sessions_test(monkeypatch, log)
+    try:
+        fenced.makepyfile(test_sibling=SIBLING_MODULE)
+        quiet = fenced.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "test_sibling.py")
+        fenced.makepyfile(test_mod=REACHING_MODULE)
+        red = fenced.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "test_mod.py")
+    finally:
+        outer_seal.remove()
+
+    assert quiet.ret == exit_codes.CLEAN, quiet.stdout.str()
+    red.assert_outcomes(failed=1, passed=1)
+    # The session verdict, not only the worker's failed test: 98 and the summary names it.
+    assert red.ret == exit_codes.REACH_REFUSED, red.stdout.str()
+    assert "cloud reach(es) refused and recorded" in red.stdout.str()
     assert "sts.amazonaws.com" not in red.stdout.str()
