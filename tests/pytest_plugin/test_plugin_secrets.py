@@ -2,7 +2,7 @@
 
 Each line comes from the az, aws, gcloud or azcopy references with real
 option names and a fake value. Redaction judges an argument by what it is
-(cloudguard/redaction.py), so none of the values may appear in the record,
+(cloudguard/guard/redaction.py), so none of the values may appear in the record,
 in the refusing shim's stdout/stderr, or in the pytest failure text.
 """
 
