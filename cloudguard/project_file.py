@@ -1,9 +1,12 @@
 """Finding `cloudguard.toml`: only where the project and the user live, only if it is theirs.
 
-One finder for both readers (the seal's registry and the audit's `[audit]`
-table). A configuration file decides where tokens go and which files are
-written, so it is looked for in a bounded set of places and trusted only
-when nobody else could have written it:
+One finder and one reader for every section (the seal's registry tables,
+the audit's `[audit]`, the reaper's `[reap]`): the file is read and parsed
+once, each known section is checked to be a table, and each section is
+handed to its owner, which validates its own keys. A configuration file
+decides where tokens go and which files are written, so it is looked for
+in a bounded set of places and trusted only when nobody else could have
+written it:
 
 - the starting directory and its parents up to the repository root (the
   nearest directory holding `.git`), or the starting directory alone when
@@ -23,10 +26,21 @@ from __future__ import annotations
 
 import os
 import stat
+import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 PROJECT_FILE = "cloudguard.toml"
+
+# Every top-level table cloudguard reads, and who validates its keys.
+SECTIONS: dict[str, str] = {
+    "seal": "cloudguard.seal (the registry)",
+    "provider": "cloudguard.seal (the registry)",
+    "shims": "cloudguard.seal (the registry)",
+    "hard": "cloudguard.seal (the registry)",
+    "audit": "cloudguard.audit.config",
+    "reap": "cloudguard.audit.config",
+}
 
 
 class UntrustedFileError(Exception):
@@ -36,6 +50,59 @@ class UntrustedFileError(Exception):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+class ProjectFileError(Exception):
+    """A configuration file that cannot be read, is not TOML, or has a section that is no table.
+
+    The message names the file (and the section); callers exit 97.
+    """
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+class ProjectDocument:
+    """One parsed cloudguard.toml (or registry file): read once, its sections handed out."""
+
+    def __init__(self, path: Path, text: str, data: Mapping[str, object]) -> None:
+        self.path = path
+        self.text = text
+        self.data = data
+
+    def section(self, name: str) -> dict[str, object]:
+        """The `[name]` table (empty when absent); ProjectFileError when it is not a table."""
+        table = self.data.get(name, {})
+        if not isinstance(table, dict):
+            line = next(
+                (n for n, text in enumerate(self.text.splitlines(), 1) if _assigns(text, name)), 1
+            )
+            raise ProjectFileError(self.path, f"line {line}: {name}: must be a table ([{name}])")
+        return table
+
+
+def _assigns(line: str, key: str) -> bool:
+    """True for a top-level `key = ...` line (bare or quoted key)."""
+    head = line.split("=", 1)[0].strip().strip("\"'")
+    return "=" in line and head == key
+
+
+def read_project_file(path: Path) -> ProjectDocument:
+    """Read and parse `path` once; every known section present must be a table."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ProjectFileError(path, f"cannot be read: {error}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ProjectFileError(path, f"invalid TOML: {error}") from None
+    document = ProjectDocument(path, text, data)
+    for name in SECTIONS:
+        document.section(name)
+    return document
 
 
 def search_directories(start: Path, environ: Mapping[str, str] | None = None) -> Iterator[Path]:

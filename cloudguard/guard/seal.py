@@ -27,7 +27,6 @@ import shutil
 import stat
 import sys
 import tempfile
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +48,7 @@ SITECUSTOMIZE_DIR = Path(__file__).with_name("_sitecustomize")
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SHIM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_TOP_LEVEL = {"seal", "provider", "shims", "audit", "hard"}  # [audit]: cloudguard.audit.config
+_TOP_LEVEL = set(project_file.SECTIONS)  # [audit], [reap]: cloudguard.audit.config
 _SEAL_KEYS = {"names", "prefixes", "exempt_prefixes"}
 _PROVIDER_KEYS = {"variables"}
 _HARD_KEYS = {"masked_homes", "forward"}
@@ -125,15 +124,11 @@ def load_registry(project_file: Path | None = None, *, search_from: Path | None 
 
 
 def _parse(path: Path) -> _Declared:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise RegistryError(f"registry {path}: cannot be read: {error}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise RegistryError(f"registry {path}: invalid TOML: {error}") from None
-    return _RegistryFile(str(path), text.splitlines()).declarations(data)
+    try:  # read and parsed once, for every section, by cloudguard.project_file
+        document = project_file.read_project_file(path)
+    except project_file.ProjectFileError as error:
+        raise RegistryError(f"registry {error}") from None
+    return _RegistryFile(str(path), document.text.splitlines()).declarations(document.data)
 
 
 class _RegistryFile:
