@@ -1,28 +1,29 @@
-"""The `[audit]` table of `cloudguard.toml`: every command-line option can live there.
+"""Values of the `[audit]` and `[reap]` tables of `cloudguard.toml` and of the command line.
 
-So a scheduled job is `cloudguard audit` and nothing else. The file is
-`--config FILE`, or the nearest trusted `cloudguard.toml` from the working
-directory up to the repository root, then `$HOME` (cloudguard.project_file).
-Keys are the long option names (`controller-home`, `fail-on`);
-paths are relative to the file. An unknown key or a bad value is a
-`ConfigError` naming the key (exit 97): a typo must not silently drop a check.
+Every command-line option can live in `[audit]`, so a scheduled job is
+`cloudguard audit` and nothing else. The file is `--config FILE`, or the
+nearest trusted `cloudguard.toml` from the working directory up to the
+repository root, then `$HOME` (cloudguard.project_file, which also reads it).
+Keys are the long option names (`controller-home`, `fail-on`), declared once
+with their parsers in cloudguard.audit.options; paths are relative to the
+file. An unknown key or a bad value is a `ConfigError` naming the key
+(exit 97): a typo must not silently drop a check. The same parsers read the
+command line, where a bad value is a usage error (2).
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-import tomllib
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from cloudguard import project_file
-from cloudguard.audit.formats import FORMAT_NAMES as FORMATS
+from cloudguard.audit.formats import FORMAT_NAMES
 
 CONFIG_NAME = project_file.PROJECT_FILE
+FORMATS = FORMAT_NAMES  # the report formats --format accepts
 FAIL_ON = ("orphan", "suspect")
 ENGINES = ("auto", "arm", "resource-graph")  # how the Azure adapter sweeps
 ACCOUNTS_FROM = ("organizations",)  # where the AWS adapter finds more accounts
@@ -98,63 +99,22 @@ def parse_choice(choices: tuple[str, ...]) -> Callable[[object], str]:
     return check
 
 
-def _string(value: object) -> str:
+def string(value: object) -> str:
     if not isinstance(value, str):
         raise OptionValueError(f"expected a string, got {type(value).__name__}")
     return value
 
 
-def _positive_int(value: object) -> int:
+def positive_int(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise OptionValueError(f"expected a whole number >= 1, got {value!r}")
     return value
 
 
-def _boolean(value: object) -> bool:
+def boolean(value: object) -> bool:
     if not isinstance(value, bool):
         raise OptionValueError(f"expected true or false, got {value!r}")
     return value
-
-
-@dataclass(frozen=True)
-class _Key:
-    parse: Callable[[object], Any]
-    many: bool = False  # a list in TOML (a repeatable option); a lone string is accepted too
-    path: bool = False  # resolved against the config file's directory ("-" stays stdin)
-
-
-KEYS: dict[str, _Key] = {
-    "inventory": _Key(_string, many=True, path=True),
-    "provider": _Key(_string, many=True),
-    "subscription": _Key(_string, many=True),
-    "all-subscriptions": _Key(_boolean),
-    "resource-group": _Key(_string, many=True),
-    "region": _Key(_string, many=True),
-    "credential": _Key(_string),
-    "concurrency": _Key(_positive_int),
-    "retries": _Key(_positive_int),
-    "management-endpoint": _Key(_string),
-    "ca-bundle": _Key(_string, path=True),
-    "engine": _Key(parse_choice(ENGINES)),
-    "accounts-from": _Key(parse_choice(ACCOUNTS_FROM)),
-    "assume-role": _Key(_string),
-    "task-tag": _Key(_string),
-    "generation-tag": _Key(_string),
-    "controller-home": _Key(_string, path=True),
-    "controller-records": _Key(_string, path=True),
-    "repo": _Key(_string, path=True),
-    "fixtures-from": _Key(_string, many=True, path=True),
-    "fixture-ids": _Key(_string, many=True, path=True),
-    "grace": _Key(parse_duration),
-    "leaked-by": _Key(lambda v: parse_leaked_by(_string(v)), many=True),
-    "terraform-state": _Key(_string, many=True, path=True),
-    "owned-ids-command": _Key(parse_argv),
-    "owned-ids-timeout": _Key(parse_positive_duration),
-    "owned-ids": _Key(_string, many=True, path=True),
-    "format": _Key(parse_choice(FORMATS)),
-    "output": _Key(_string, path=True),
-    "fail-on": _Key(parse_choice(FAIL_ON)),
-}
 
 
 def find_config(start: Path) -> Path | None:
@@ -165,87 +125,12 @@ def find_config(start: Path) -> Path | None:
         raise ConfigError(str(exc.path), exc.reason) from None
 
 
-def load_config(path: Path) -> dict[str, Any]:
-    """The validated `[audit]` table of `path`: option key -> parsed value."""
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(str(path), f"cannot read: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), f"not valid TOML: {exc}") from exc
-    table = document.get("audit", {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: audit", "must be a table ([audit])")
-    base = path.parent
-    values: dict[str, Any] = {}
-    for key, raw in table.items():
-        where = f"{path}: audit.{key}"
-        spec = KEYS.get(key)
-        if spec is None:
-            raise ConfigError(where, _unknown_key(key))
-        try:
-            if spec.many:
-                items = [raw] if isinstance(raw, str) else raw
-                if not isinstance(items, list):
-                    raise OptionValueError(f"expected a list, got {type(raw).__name__}")
-                parsed: Any = [_resolve(spec, spec.parse(item), base) for item in items]
-            else:
-                parsed = _resolve(spec, spec.parse(raw), base)
-        except OptionValueError as exc:
-            raise ConfigError(where, str(exc)) from exc
-        values[key] = parsed
-    return values
-
-
-def _unknown_key(key: str) -> str:
+def unknown_key(key: str, known: Iterable[str]) -> str:
+    """Why `key` is refused, with the closest known key when there is one."""
     import difflib
 
-    close = difflib.get_close_matches(key, KEYS, n=1)
+    known = sorted(known)
+    close = difflib.get_close_matches(key, known, n=1)
     if close:
-        return f"unknown key; did you mean {close[0]!r}? (known: {', '.join(sorted(KEYS))})"
-    return f"unknown key (known: {', '.join(sorted(KEYS))})"
-
-
-def _resolve(spec: _Key, value: Any, base: Path) -> Any:
-    if spec.path and isinstance(value, str) and value != "-":
-        return str((base / Path(value).expanduser()).resolve())
-    return value
-
-
-# -- the [reap] table: what only `cloudguard reap apply` reads ----------------------------
-
-REAP_KEYS: dict[str, _Key] = {
-    # Subscriptions / AWS accounts reaping may act in; required for `reap apply --yes`.
-    "accounts": _Key(_string, many=True),
-    # A plan whose audit is older than this is refused (default 24h).
-    "max-age": _Key(parse_duration),
-}
-
-
-def load_reap_config(path: Path) -> dict[str, Any]:
-    """The validated `[reap]` table of `path` (absent: empty); a bad key or value is 97."""
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(str(path), f"cannot read: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), f"not valid TOML: {exc}") from exc
-    table = document.get("reap", {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: reap", "must be a table ([reap])")
-    values: dict[str, Any] = {}
-    for key, raw in table.items():
-        where = f"{path}: reap.{key}"
-        spec = REAP_KEYS.get(key)
-        if spec is None:
-            raise ConfigError(where, f"unknown key (known: {', '.join(sorted(REAP_KEYS))})")
-        try:
-            if spec.many:
-                if not isinstance(raw, list):
-                    raise OptionValueError(f"expected a list, got {type(raw).__name__}")
-                values[key] = [spec.parse(item) for item in raw]
-            else:
-                values[key] = spec.parse(raw)
-        except OptionValueError as exc:
-            raise ConfigError(where, str(exc)) from exc
-    return values
+        return f"unknown key; did you mean {close[0]!r}? (known: {', '.join(known)})"
+    return f"unknown key (known: {', '.join(known)})"

@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import io
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from cloudguard import exit_codes
 from cloudguard.audit import options as opts
 from cloudguard.audit.formats.text import one_line
+from cloudguard.audit.option_spec import REAP_APPLY
+from cloudguard.audit.options import Settings
 from cloudguard.reap.model import REVERSIBLE, Plan, tag_value
 from cloudguard.reap.plan import PlanError, PlanUsageError
 
@@ -36,8 +39,6 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-
-_EVIDENCE = opts.EVIDENCE
 
 
 def _say(message: str) -> None:
@@ -165,6 +166,7 @@ def _report_argument(argument: Path | None, old_option: Path | None) -> Path:
 
 
 @app.command("apply")
+@opts.with_settings(REAP_APPLY)
 def apply_command(
     plan_path: Annotated[
         Path | None,
@@ -184,13 +186,8 @@ def apply_command(
             "A plan changed since it was reviewed is refused.",
         ),
     ] = None,
-    max_age: Annotated[
-        str | None,
-        typer.Option(
-            metavar="DURATION",
-            help="Refuse a plan whose audit is older than this (default: 24h, or [reap] max-age).",
-        ),
-    ] = None,
+    # Declared with the other options (it is also [reap] max-age); placed here in --help.
+    max_age: Annotated[str | None, opts.placed_by_hand("max_age", REAP_APPLY)] = None,
     log: Annotated[
         Path | None,
         typer.Option(
@@ -201,90 +198,8 @@ def apply_command(
             "user's file (default: a new cloudguard-reap-<UTC timestamp>-<random>.jsonl here).",
         ),
     ] = None,
-    credential: opts.Credential = None,
-    management_endpoint: opts.ManagementEndpoint = None,
-    ca_bundle: opts.CaBundle = None,
-    controller_home: Annotated[
-        str | None,
-        typer.Option(
-            metavar="DIR",
-            help="Controller home, re-read before each item.",
-            rich_help_panel=_EVIDENCE,
-        ),
-    ] = None,
-    controller_records: Annotated[
-        str | None,
-        typer.Option(
-            metavar="FILE",
-            help="Exported controller state, re-read before each item.",
-            rich_help_panel=_EVIDENCE,
-        ),
-    ] = None,
-    repo: Annotated[
-        str | None,
-        typer.Option(
-            metavar="PATH", help="Git repository generations must be.", rich_help_panel=_EVIDENCE
-        ),
-    ] = None,
-    fixtures_from: Annotated[
-        list[str] | None,
-        typer.Option(metavar="PATH", help="Test corpus (repeatable).", rich_help_panel=_EVIDENCE),
-    ] = None,
-    fixture_ids: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="FILE", help="Known fixture ids (repeatable).", rich_help_panel=_EVIDENCE
-        ),
-    ] = None,
-    terraform_state: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="FILE",
-            help="Terraform state: a resource whose id is in it is owned (repeatable).",
-            rich_help_panel=_EVIDENCE,
-        ),
-    ] = None,
-    owned_ids_command: Annotated[
-        str | None,
-        typer.Option(
-            metavar="COMMAND",
-            help="Command printing the cloud ids its controller owns (never a shell).",
-            rich_help_panel=_EVIDENCE,
-        ),
-    ] = None,
-    owned_ids_timeout: Annotated[
-        str | None,
-        typer.Option(
-            metavar="DURATION",
-            help="Kill --owned-ids-command after this long (default: 60s).",
-            rich_help_panel=_EVIDENCE,
-        ),
-    ] = None,
-    owned_ids: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="FILE", help="File of owned cloud ids (repeatable).", rich_help_panel=_EVIDENCE
-        ),
-    ] = None,
-    task_tag: Annotated[
-        str | None,
-        typer.Option(metavar="KEY", help="Tag naming the fleet task (default: task-id)."),
-    ] = None,
-    generation_tag: Annotated[
-        str | None,
-        typer.Option(
-            metavar="KEY", help="Tag naming the generation (default: repository-generation)."
-        ),
-    ] = None,
-    grace: Annotated[
-        str | None,
-        typer.Option(metavar="DURATION", help="Younger without a record: pending (default: 2h)."),
-    ] = None,
-    leaked_by: Annotated[
-        list[str] | None,
-        typer.Option(metavar="KEY=VALUE", help="A resource carrying this tag is leaked."),
-    ] = None,
-    config: opts.ConfigFile = None,
+    *,
+    settings: Settings,
 ) -> None:
     """Re-derive each planned item live, one at a time, and (with --yes) act on it.
 
@@ -301,7 +216,6 @@ def apply_command(
     or is not the one approved; cloudguard.toml is invalid.
     """
     from cloudguard.audit.cost import bundled_prices
-    from cloudguard.audit.engine import EvidenceSources
     from cloudguard.audit.findings import Policy
     from cloudguard.audit.model import SweepRequest
     from cloudguard.reap.engine import apply_plan
@@ -313,26 +227,6 @@ def apply_command(
 
     if plan_path is None:
         raise typer.BadParameter("give the plan to apply", param_hint="PLAN.json")
-    given = {
-        "credential": credential,
-        "management-endpoint": management_endpoint,
-        "ca-bundle": ca_bundle,
-        "controller-home": controller_home,
-        "controller-records": controller_records,
-        "repo": repo,
-        "fixtures-from": fixtures_from or None,
-        "fixture-ids": fixture_ids or None,
-        "task-tag": task_tag,
-        "generation-tag": generation_tag,
-        "grace": grace,
-        "leaked-by": leaked_by or None,
-        "terraform-state": terraform_state or None,
-        "owned-ids-command": owned_ids_command,
-        "owned-ids-timeout": owned_ids_timeout,
-        "owned-ids": owned_ids or None,
-    }
-    options = _options(config, given)
-    reap_options = _reap_options(config)
     try:
         data = read_plan_bytes(plan_path)
         plan = load_plan(plan_path, data)
@@ -344,39 +238,24 @@ def apply_command(
     digest = plan_digest(data)
     if yes:
         _check_approval(approve, digest, plan_path)
-    given_age = _parsed(max_age, "--max-age")
-    _check_age(plan, given_age if given_age is not None else reap_options.get("max-age", _MAX_AGE))
-    _check_accounts(plan, reap_options.get("accounts"), required=yes)
-    _check_evidence_options(options)
-    _check_credential(plan, options["credential"])
+    _check_age(plan, settings.max_age)
+    _check_accounts(plan, settings.accounts, required=yes)
+    _check_evidence_options(settings)
+    _check_credential(plan, settings.credential)
 
-    given_grace = _parsed(grace, "--grace")
     policy = Policy(
-        task_tag=options["task-tag"] or "task-id",
-        generation_tag=options["generation-tag"] or "repository-generation",
-        grace=given_grace if given_grace is not None else (options["grace"] or _GRACE),
-        leaked_by=tuple(_leaked(leaked_by) if leaked_by else (options["leaked-by"] or ())),
+        task_tag=settings.task_tag,
+        generation_tag=settings.generation_tag,
+        grace=settings.grace,
+        leaked_by=settings.leaked_by,
     )
     live_audit = LiveAudit(
-        EvidenceSources(
-            controller_home=options["controller-home"],
-            controller_records=options["controller-records"],
-            repo=options["repo"],
-            fixtures_from=tuple(options["fixtures-from"] or ()),
-            fixture_ids=tuple(options["fixture-ids"] or ()),
-            terraform_state=tuple(options["terraform-state"] or ()),
-            owned_ids_command=_owned_ids_command(owned_ids_command, options),
-            owned_ids_timeout=_owned_ids_timeout(owned_ids_timeout, options),
-            owned_ids=tuple(options["owned-ids"] or ()),
-        ),
-        policy,
-        bundled_prices(),
-        lambda: datetime.now(UTC),
+        opts.evidence_sources(settings), policy, bundled_prices(), lambda: datetime.now(UTC)
     )
     request = SweepRequest(
-        credential=options["credential"],
-        endpoint=options["management-endpoint"],
-        ca_bundle=options["ca-bundle"],
+        credential=settings.credential,
+        endpoint=settings.management_endpoint,
+        ca_bundle=settings.ca_bundle,
         task_tag=policy.task_tag,
     )
     path = log or default_log_path(datetime.now(UTC))
@@ -432,78 +311,8 @@ def _check_credential(plan: Plan, credential: str | None) -> None:
         raise typer.BadParameter(str(exc), param_hint="--credential") from exc
 
 
-_MAX_AGE = timedelta(hours=24)
-_GRACE = timedelta(hours=2)
 # A plan "made" this far in the future is a clock or an edit, not a plan.
 _CLOCK_SKEW = timedelta(minutes=5)
-
-
-def _options(explicit: Path | None, given: dict[str, Any]) -> dict[str, Any]:
-    """Command line over the [audit] table of cloudguard.toml (the audit's own config)."""
-    from_config = opts.config_values(explicit, "reap")
-    merged = {key: from_config.get(key) for key in given}
-    merged.update({k: v for k, v in given.items() if v is not None})
-    return merged
-
-
-def _reap_options(explicit: Path | None) -> dict[str, Any]:
-    """The [reap] table of the same cloudguard.toml; 97 if invalid."""
-    from cloudguard.audit import config as cfg
-
-    try:
-        path = explicit if explicit is not None else cfg.find_config(Path.cwd())
-        if path is None or not path.is_file():
-            return {}
-        return cfg.load_reap_config(path)
-    except cfg.ConfigError as exc:
-        _say(f"invalid config: {exc}")
-        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
-
-
-def _parsed(value: str | None, hint: str) -> timedelta | None:
-    from cloudguard.audit import config as cfg
-
-    if value is None:
-        return None
-    try:
-        return cfg.parse_duration(value)
-    except cfg.OptionValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint=hint) from exc
-
-
-def _owned_ids_command(given: str | None, options: dict[str, Any]) -> tuple[str, ...] | None:
-    """Config values arrive parsed; a command-line one is parsed here (2 when bad)."""
-    from cloudguard.audit import config as cfg
-
-    if given is None:
-        command: tuple[str, ...] | None = options["owned-ids-command"]
-        return command
-    try:
-        return cfg.parse_argv(given)
-    except cfg.OptionValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--owned-ids-command") from exc
-
-
-def _owned_ids_timeout(given: str | None, options: dict[str, Any]) -> float:
-    from cloudguard.audit import config as cfg
-    from cloudguard.audit.owned_ids import DEFAULT_COMMAND_TIMEOUT
-
-    try:
-        if given is not None:
-            return cfg.parse_positive_duration(given).total_seconds()
-    except cfg.OptionValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--owned-ids-timeout") from exc
-    configured = options["owned-ids-timeout"]
-    return configured.total_seconds() if configured is not None else DEFAULT_COMMAND_TIMEOUT
-
-
-def _leaked(values: list[str]) -> list[tuple[str, str]]:
-    from cloudguard.audit import config as cfg
-
-    try:
-        return [cfg.parse_leaked_by(v) for v in values]
-    except cfg.OptionValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--leaked-by") from exc
 
 
 def _check_approval(approve: str | None, digest: str, plan_path: Path) -> None:
@@ -546,7 +355,7 @@ def _hours(span: timedelta) -> str:
     return f"{span.total_seconds() / 3600:.1f}h"
 
 
-def _check_accounts(plan: Plan, accounts: list[str] | None, *, required: bool) -> None:
+def _check_accounts(plan: Plan, accounts: Sequence[str] | None, *, required: bool) -> None:
     """Only listed subscriptions / AWS accounts, checked before any request (as aws-nuke does)."""
     if accounts is None:
         if required:
@@ -568,8 +377,8 @@ def _check_accounts(plan: Plan, accounts: list[str] | None, *, required: bool) -
         )
 
 
-def _check_evidence_options(options: dict[str, Any]) -> None:
-    home, records = options["controller-home"], options["controller-records"]
+def _check_evidence_options(settings: Settings) -> None:
+    home, records = settings.controller_home, settings.controller_records
     if home is None and records is None:
         raise typer.BadParameter(
             "reap apply re-checks that no controller record appeared since the audit: "
