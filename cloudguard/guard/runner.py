@@ -21,8 +21,8 @@ from cloudguard.escape import one_line
 from cloudguard.guard import reach
 from cloudguard.guard.seal import Registry, create_seal, seal_line, sealed_environment
 
-COMMAND_NOT_FOUND = 127
-COMMAND_NOT_EXECUTABLE = 126
+COMMAND_NOT_FOUND = exit_codes.COMMAND_NOT_FOUND
+COMMAND_NOT_EXECUTABLE = exit_codes.COMMAND_NOT_EXECUTABLE
 # Ctrl-C reaches the command from the terminal itself (same process group);
 # these are forwarded because they are usually sent to cloudguard alone.
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)

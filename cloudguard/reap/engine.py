@@ -43,7 +43,7 @@ from cloudguard.reap.model import (
 from cloudguard.reap.rederive import LiveAudit
 from cloudguard.reap.verify import LOCKED, Skip, verify
 
-ACTION_FAILED = 1
+ACTION_FAILED = exit_codes.ACTION_FAILED
 
 # Log events.
 START, END = "start", "end"

@@ -22,6 +22,7 @@ import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from cloudguard import exit_codes
 from cloudguard_azure.fake_arm import ArmState, FakeArm, serve
 
 SUB_FLEET = "3f2b8c1e-5d4a-4e6f-9a7b-0000000f1ee7"
@@ -169,7 +170,7 @@ def _run(argv: list[str], cwd: Path) -> int:
         return done.returncode
     except subprocess.TimeoutExpired:
         _say(f"cloudguard demo: {argv[3]} did not finish in {_TIMEOUT}s")
-        return 75
+        return exit_codes.DID_NOT_RUN
 
 
 def main() -> int:

@@ -27,6 +27,7 @@ import socket
 import struct
 import sys
 
+from cloudguard import exit_codes
 from cloudguard.guard.hard import linux, masks, protocol
 from cloudguard.guard.hard.sink import RESOLVER, Sink
 
@@ -39,8 +40,8 @@ IFF_NO_PI = 0x1000
 TUN_SOURCE_V4 = "192.0.0.8/32"
 TUN_SOURCE_V6 = "100::8/128"
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-COMMAND_NOT_FOUND = 127
-COMMAND_NOT_EXECUTABLE = 126
+COMMAND_NOT_FOUND = exit_codes.COMMAND_NOT_FOUND
+COMMAND_NOT_EXECUTABLE = exit_codes.COMMAND_NOT_EXECUTABLE
 
 
 class SetupError(Exception):
@@ -173,10 +174,10 @@ def main(argv: list[str]) -> int:
                 forwards.append((forward.inside_listener(port), forward.socket_path(root, port)))
     except SetupError as error:
         _status(status, setup_error=str(error))
-        return 75
+        return exit_codes.DID_NOT_RUN
     except OSError as error:
         _status(status, setup_error=f"{error.strerror or error} ({error.filename or 'setup'})")
-        return 75
+        return exit_codes.DID_NOT_RUN
     _status(status, started=len(masked))
     linux.become_subreaper()  # orphans stay our descendants: attribution searches only those
     child = start_command(command, uid, gid)
