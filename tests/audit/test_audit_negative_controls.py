@@ -17,6 +17,7 @@ from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_re
 EVIDENCE = "tests/audit/test_audit_evidence.py"
 INVENTORY = "tests/audit/test_audit_inventory.py"
 CONFIG_97 = "tests/audit/test_audit_config.py::test_invalid_config_is_97_naming_the_key"
+OPTIONS_97 = "tests/audit/test_audit_options.py::test_every_audit_key_is_validated_97_naming_it"
 
 MUTATIONS = [
     Mutation(
@@ -43,6 +44,14 @@ MUTATIONS = [
             f"{CONFIG_97}[grace = 5-audit.grace]": "'grace = 5' was accepted",
             f"{CONFIG_97}[grace = 2.5-audit.grace]": "'grace = 2.5' was accepted",
         },
+    ),
+    Mutation(
+        name="a config value is taken unparsed",
+        module="audit/option_spec.py",
+        original="        return _resolve(declared, declared.parse(raw), base)\n",
+        broken="        return _resolve(declared, raw, base)\n",
+        tests=(f"{OPTIONS_97}[grace]",),
+        reason="a table for 'grace' was accepted",
     ),
     Mutation(
         name="duplicates are counted again",
