@@ -34,10 +34,10 @@ PROJECT_FILE = "cloudguard.toml"
 
 # Every top-level table cloudguard reads, and who validates its keys.
 SECTIONS: dict[str, str] = {
-    "seal": "cloudguard.seal (the registry)",
-    "provider": "cloudguard.seal (the registry)",
-    "shims": "cloudguard.seal (the registry)",
-    "hard": "cloudguard.seal (the registry)",
+    "seal": "cloudguard.guard.seal (the registry)",
+    "provider": "cloudguard.guard.seal (the registry)",
+    "shims": "cloudguard.guard.seal (the registry)",
+    "hard": "cloudguard.guard.seal (the registry)",
     "audit": "cloudguard.audit.config",
     "reap": "cloudguard.audit.config",
 }
