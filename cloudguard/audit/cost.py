@@ -2,7 +2,10 @@
 
 The table (`prices.json` beside this module) states its date, currency and
 basis; every figure derived from it is an estimate and says so. A size not in
-the table is "unknown", never zero.
+the table is "unknown", never zero. Which power states bill, how a size is
+spelled in the table, and prices for a cloud the table does not list come
+from that cloud's adapter (`CloudAdapter`); with no adapter, nothing is known
+to bill and the cost is unknown.
 """
 
 from __future__ import annotations
@@ -14,16 +17,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from cloudguard.audit.adapter_registry import cloud_adapter, cloud_adapters
 from cloudguard.audit.findings import Cost, PriceTableInfo
 from cloudguard.audit.model import Resource
-
-# Compute bills while the machine is allocated. Azure keeps billing a VM that
-# was shut down from inside the OS ("VM stopped") until it is deallocated; EC2
-# bills only `running` (a stopped instance keeps its EBS volumes, which bill).
-_BILLABLE_STATES = {
-    "azure": frozenset({"running", "starting", "stopping", "stopped"}),
-    "aws": frozenset({"running"}),
-}
 
 POWER_UNKNOWN = "power state unknown: compute may bill, cost unknown; disks bill"
 
@@ -35,7 +31,7 @@ Quote = tuple[bool | None, str, float | None]
 @dataclass(frozen=True)
 class PriceTable:
     info: PriceTableInfo
-    hourly: dict[str, dict[str, float]]  # provider -> size (Azure: casefolded) -> per hour
+    hourly: dict[str, dict[str, float]]  # provider -> size (the adapter's price_key) -> per hour
     # (provider, kind, power state, size) -> Quote: a fleet has few distinct kinds of
     # VM, so each is worked out once, not once per VM.
     quotes: dict[tuple[str, str, str, str], Quote] = field(
@@ -43,26 +39,33 @@ class PriceTable:
     )
 
     def price(self, provider: str, size: str) -> float | None:
-        # ARM reports Azure sizes in whatever case they were requested in;
-        # EC2 instance types are lower case by definition.
-        key = size.casefold() if provider == "azure" else size
-        return self.hourly.get(provider, {}).get(key)
+        return self.hourly.get(provider, {}).get(_price_key(provider, size))
+
+
+_INFO_KEYS = ("as_of", "currency", "basis")
 
 
 def parse_price_table(document: Any) -> PriceTable:
-    info = PriceTableInfo(
-        as_of=str(document["as_of"]),
-        currency=str(document["currency"]),
-        basis=str(document["basis"]),
-    )
+    """The table's own sections (one object per provider), then, for an installed cloud
+    the table does not list, the prices its adapter ships."""
+    info = PriceTableInfo(*(str(document[key]) for key in _INFO_KEYS))
     hourly = {
-        provider: {
-            (str(size).casefold() if provider == "azure" else str(size)): float(price)
-            for size, price in document[provider].items()
-        }
-        for provider in ("azure", "aws")
+        provider: {_price_key(provider, str(size)): float(price) for size, price in sizes.items()}
+        for provider, sizes in document.items()
+        if provider not in _INFO_KEYS and isinstance(sizes, dict)
     }
+    for adapter in cloud_adapters():
+        if adapter.name not in hourly and adapter.hourly_prices:
+            hourly[adapter.name] = {
+                adapter.price_key(size): float(price)
+                for size, price in adapter.hourly_prices.items()
+            }
     return PriceTable(info=info, hourly=hourly)
+
+
+def _price_key(provider: str, size: str) -> str:
+    adapter = cloud_adapter(provider)
+    return adapter.price_key(size) if adapter is not None else size
 
 
 @cache
@@ -94,14 +97,14 @@ def _quote(resource: Resource, prices: PriceTable) -> Quote:
         # No power state (e.g. `az vm list` without -d): whether compute bills is
         # unknown, so the cost is unknown, never zero.
         return None, POWER_UNKNOWN, None
-    billable = resource.power_state in _BILLABLE_STATES.get(resource.provider, frozenset())
-    if not billable:
+    adapter = cloud_adapter(resource.provider)
+    if adapter is None:
+        return None, f"no adapter for provider {resource.provider!r}: billing unknown", None
+    if resource.power_state not in adapter.billable_power_states:
         if resource.power_state == "terminated":
             return False, "terminated: nothing bills", 0.0
         return False, f"{resource.power_state}: compute not billed; its disks still are", 0.0
-    note = f"{resource.power_state}: compute bills"
-    if resource.provider == "azure" and resource.power_state == "stopped":
-        note = "stopped but still allocated: compute bills until deallocated"
+    note = adapter.power_notes.get(resource.power_state, f"{resource.power_state}: compute bills")
     hourly = prices.price(resource.provider, resource.size)
     if hourly is None:
         note += f"; price unknown for size {resource.size or '(none)'}"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cloudguard import exit_codes
+from cloudguard.audit.adapter_registry import names_case_insensitive
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import PriceTable
 from cloudguard.audit.evidence_interface import Question
@@ -144,9 +145,9 @@ class _Fleet:
 
 
 def _identity(resource: Resource) -> tuple[str, str]:
-    # ARM ids are case-insensitive (ARM echoes whatever case the creator used);
-    # EC2 ids are not.
-    rid = resource.id.casefold() if resource.provider == "azure" else resource.id
+    # Some clouds' ids are case-insensitive (ARM echoes whatever case the creator used);
+    # EC2 ids are not: the adapter says which (`case_insensitive_names`).
+    rid = resource.id.casefold() if names_case_insensitive(resource.provider) else resource.id
     return resource.provider, rid
 
 

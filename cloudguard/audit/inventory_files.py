@@ -1,10 +1,9 @@
 """Offline inventories: the JSON users already have, read into `Resource` records.
 
-Shapes are told apart by their structure, not by the file name: `az vm list
-[--show-details] -o json` (a JSON list of VM objects), `aws ec2
-describe-instances` (an object with `Reservations`), and its `--query
-'Reservations[].Instances[]'` (a flat list of instances) and
-`'Reservations[*].Instances[*]'` (a list of lists) forms. `-` reads stdin.
+Shapes are told apart by their structure, not by the file name: each
+installed adapter's export parsers (`CloudAdapter.export_parsers`: `az vm
+list -d -o json`, `aws ec2 describe-instances`, ...) claim the entries of a
+top-level list, or a whole document, that are theirs. `-` reads stdin.
 
 A top-level list is decoded one entry at a time (the C decoder's
 `raw_decode`), each entry dropped once it is a compact `Resource`: the whole
@@ -21,47 +20,17 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
+from cloudguard.audit.adapter_interface import ExportParser, InventoryFormatError
+from cloudguard.audit.adapter_registry import cloud_adapters
 from cloudguard.audit.model import Resource, SourceFailure, SweepResult
 
 STDIN = "-"
-
-
-class InventoryFormatError(ValueError):
-    """The document is JSON but is neither az nor aws output we understand."""
-
-
-# `az vm list --show-details` reports "VM running", "VM deallocated", ...
-_AZURE_POWER = {
-    "vm running": "running",
-    "vm starting": "starting",
-    "vm stopping": "stopping",
-    "vm stopped": "stopped",
-    "vm deallocating": "deallocating",
-    "vm deallocated": "deallocated",
-}
-
-# EC2 instance state names. `pending` is a start in progress; `shutting-down`
-# is a termination in progress (it no longer bills compute).
-_AWS_POWER = {
-    "pending": "starting",
-    "running": "running",
-    "stopping": "stopping",
-    "stopped": "stopped",
-    "shutting-down": "stopping",
-    "terminated": "terminated",
-}
-
-_ARM_ID = re.compile(
-    r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<group>[^/]+)/", re.IGNORECASE
-)
-# us-east-1a -> us-east-1; us-west-2-lax-1a (a Local Zone) -> us-west-2.
-_AWS_REGION = re.compile(r"^([a-z]{2}(?:-gov|-iso[a-z]*)?-[a-z]+-\d+)")
 
 
 @dataclass(frozen=True)
@@ -101,11 +70,6 @@ def _failed(source: str, reason: str) -> SweepResult:
     return SweepResult(resources=(), failures=(SourceFailure(source=source, reason=reason),))
 
 
-_NOT_AN_INVENTORY = (
-    "not an inventory: expected `az vm list --show-details -o json` (a JSON list), "
-    "`aws ec2 describe-instances` output (an object with Reservations), or its "
-    "`--query 'Reservations[].Instances[]'` form (a list of instances)"
-)
 _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
@@ -114,9 +78,19 @@ def parse_inventory(document: Any, *, source: str) -> tuple[Resource, ...]:
     """Detect the producer of `document` and normalise its VMs."""
     if isinstance(document, list):
         return tuple(_list_entries(iter(document), source))
-    if isinstance(document, dict) and "Reservations" in document:
-        return _aws_instances(document, source)
-    raise InventoryFormatError(_NOT_AN_INVENTORY)
+    for parser in _parsers():
+        if parser.claims_document(document):
+            return tuple(parser.parse_document(document, source))
+    raise InventoryFormatError(_not_an_inventory())
+
+
+def _parsers() -> list[ExportParser]:
+    return [parser for adapter in cloud_adapters() for parser in adapter.export_parsers]
+
+
+def _not_an_inventory() -> str:
+    expected = " or ".join(parser.description for parser in _parsers())
+    return f"not an inventory: expected {expected or 'an export of an installed adapter'}"
 
 
 def _parse_text(text: str, source: str) -> Iterator[Resource]:
@@ -157,111 +131,28 @@ def _end_of_document(text: str, index: int) -> None:
 
 
 def _list_entries(items: Iterator[Any], source: str) -> Iterator[Resource]:
-    """A list's entries: az VMs, or EC2 instances (flat, or one list per reservation)."""
+    """A list's entries, each read by the one export parser that claims it."""
+    parsers = _parsers()
     for index, item in enumerate(items):
-        if isinstance(item, list):  # `Reservations[*].Instances[*]`: a list per reservation
-            for instance in item:
-                yield _aws_instance(instance, "", source)
-        elif isinstance(item, dict) and "InstanceId" in item and "id" not in item:
-            yield _aws_instance(item, "", source)
-        elif isinstance(item, dict) and isinstance(item.get("id"), str):
-            yield _azure_vm(item, source, index)
-        else:
+        parser = next((p for p in parsers if p.claims_entry(item)), None)
+        if parser is None:
             raise InventoryFormatError(
-                f"entry {index} is not an az VM object (no string `id`) "
-                "nor an EC2 instance (no `InstanceId`)"
+                f"entry {index} is not " + " nor ".join(p.entry_description for p in parsers)
             )
+        yield from parser.parse_entry(item, source)
 
 
-def _azure_vm(item: Any, source: str, index: int) -> Resource:
-    if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-        raise InventoryFormatError(f"entry {index} is not an az VM object (no string `id`)")
-    arm_id: str = item["id"]
-    match = _ARM_ID.match(arm_id)
-    subscription = match.group("sub") if match else ""
-    group = item.get("resourceGroup") or (match.group("group") if match else "")
-    hardware = item.get("hardwareProfile") or {}
-    # `az vm list` without -d prints no powerState at all: "unknown", whose cost is unknown.
-    power = str(item.get("powerState") or "").strip().lower()
-    return Resource(
-        provider="azure",
-        account=_intern(subscription),
-        region=_intern(item.get("location")),
-        group=_intern(group),
-        id=arm_id,
-        name=str(item.get("name") or arm_id.rsplit("/", 1)[-1]),
-        kind="vm",
-        size=_intern(hardware.get("vmSize")) if isinstance(hardware, dict) else "",
-        power_state=_AZURE_POWER.get(power, "unknown"),
-        created=parse_time(item.get("timeCreated")),
-        tags=_string_tags(item.get("tags")),
-        source=source,
-        uid=str(item.get("vmId") or ""),
-    )
-
-
-def _aws_instances(document: Mapping[str, Any], source: str) -> tuple[Resource, ...]:
-    reservations = document.get("Reservations")
-    if not isinstance(reservations, list):
-        raise InventoryFormatError("`Reservations` is not a list")
-    resources: list[Resource] = []
-    for reservation in reservations:
-        if not isinstance(reservation, dict) or not isinstance(
-            reservation.get("Instances", []), list
-        ):
-            raise InventoryFormatError("a reservation is not an object with an Instances list")
-        owner = str(reservation.get("OwnerId") or "")
-        for instance in reservation.get("Instances", []):
-            resources.append(_aws_instance(instance, owner, source))
-    return tuple(resources)
-
-
-def _aws_instance(instance: Any, owner: str, source: str) -> Resource:
-    """One EC2 instance; `owner` is its reservation's OwnerId ("" when the
-    `--query` form left the reservation out)."""
-    if not isinstance(instance, dict) or not isinstance(instance.get("InstanceId"), str):
-        raise InventoryFormatError("an instance has no string InstanceId")
-    tags = _aws_tags(instance.get("Tags"))
-    placement = instance.get("Placement") or {}
-    zone = str(placement.get("AvailabilityZone") or "")
-    region = _AWS_REGION.match(zone)
-    state = instance.get("State") or {}
-    return Resource(
-        provider="aws",
-        account=_intern(owner),
-        region=_intern(region.group(1) if region else zone),
-        group="",
-        id=instance["InstanceId"],
-        name=tags.get("Name") or instance["InstanceId"],
-        kind="vm",
-        size=_intern(instance.get("InstanceType")),
-        power_state=_AWS_POWER.get(str(state.get("Name") or ""), "unknown"),
-        created=parse_time(instance.get("LaunchTime")),
-        tags=tags,
-        source=source,
-    )
-
-
-def _intern(value: Any) -> str:
-    """`value` as a string, one copy however many VMs carry it."""
+def interned(value: Any) -> str:
+    """`value` as a string, one copy however many VMs carry it (for export parsers)."""
     return sys.intern("" if value is None else str(value))
 
 
-def _string_tags(raw: Any) -> dict[str, str]:
-    # az prints `"tags": null` for an untagged VM.
+def interned_tags(raw: Any) -> dict[str, str]:
+    """A tag object (`{"name": "value"}`) with interned strings; {} when it is not one
+    (az prints `"tags": null` for an untagged VM)."""
     if not isinstance(raw, dict):
         return {}
-    return {_intern(k): _intern(v) for k, v in raw.items()}
-
-
-def _aws_tags(raw: Any) -> dict[str, str]:
-    if not isinstance(raw, list):
-        return {}
-    return {
-        _intern(t["Key"]): _intern(t.get("Value"))
-        for t in raw
-        if isinstance(t, dict) and "Key" in t
-    }
+    return {interned(k): interned(v) for k, v in raw.items()}
 
 
 _EXCESS_FRACTION = re.compile(r"(\.\d{6})\d+")

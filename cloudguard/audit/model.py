@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from cloudguard.audit.adapter_registry import names_case_insensitive
+
 # Normalised power states. "running" bills compute; the others do not
 # (their disks still do).
 POWER_STATES = (
@@ -34,11 +36,11 @@ class Resource:
     each costs its fields and no per-instance dict.
     """
 
-    provider: str  # "azure" | "aws"
-    account: str  # Azure subscription id / AWS account id ("" when unknown)
+    provider: str  # the adapter's name (cloudguard.adapters entry point): "azure", "aws", ...
+    account: str  # the subscription / account id ("" when unknown)
     region: str
-    group: str  # Azure resource group; "" for AWS
-    id: str  # ARM id / instance id / volume id
+    group: str  # a grouping inside the account (Azure resource group), or ""
+    id: str  # the cloud's id: ARM id / instance id / volume id
     name: str
     kind: str  # "vm" | "disk"
     size: str  # VM size / instance type / disk SKU ("" when unknown)
@@ -51,9 +53,10 @@ class Resource:
     uid: str = ""
 
     def tag(self, name: str, *, case_insensitive: bool | None = None) -> str | None:
-        """The value of tag `name`. Azure tag names are case-insensitive."""
+        """The value of tag `name`, compared as its cloud compares tag names (the adapter's
+        `case_insensitive_names`: Azure's are case-insensitive)."""
         if case_insensitive is None:
-            case_insensitive = self.provider == "azure"
+            case_insensitive = names_case_insensitive(self.provider)
         if not case_insensitive:
             return self.tags.get(name)
         wanted = name.casefold()
@@ -97,7 +100,8 @@ class SweepResult:
 
 
 class Adapter(Protocol):
-    """A live inventory, registered under the `cloudguard.adapters` entry-point group."""
+    """What a live inventory needs of an adapter: its sweep (the whole interface is
+    `adapter_interface.CloudAdapter`)."""
 
     name: str
 

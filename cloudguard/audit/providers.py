@@ -10,10 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 
+from cloudguard.audit.adapter_registry import ENTRY_POINT_GROUP
 from cloudguard.audit.model import Adapter, SourceFailure, SweepRequest, SweepResult
-
-ENTRY_POINT_GROUP = "cloudguard.adapters"
-
 
 # The distributions that provide the adapters cloudguard knows of.
 ADAPTER_DISTRIBUTIONS = {"azure": "cloudguard-azure", "aws": "cloudguard-aws"}

@@ -31,13 +31,13 @@ from cloudguard.audit.findings import Policy
 from cloudguard.reap.locks import Lock, LockError, plan_lock, resource_lock
 from cloudguard.reap.log import ReapLog
 from cloudguard.reap.model import (
-    DESTRUCTIVE_ACTIONS,
     Dependent,
     Live,
     Plan,
     PlanItem,
     Reaper,
     ReaperError,
+    is_destructive,
     tag_value,
 )
 from cloudguard.reap.rederive import LiveAudit
@@ -150,7 +150,7 @@ def _dependents(parent: PlanItem, live: Live, policy: Policy) -> list[PlanItem]:
     """What `parent`'s delete leaves billing, as items: planned as their VM was (its verdict
     and its task and generation tags, which each dependent must carry too). A VM leaves disks
     and NICs; a NIC leaves its public IPs."""
-    if parent.action not in DESTRUCTIVE_ACTIONS:
+    if not is_destructive(parent.provider, parent.kind, parent.action):
         return []
     disks = live.dependent_disks if parent.kind == "vm" else ()
     found = [*(Dependent("disk", disk, "") for disk in disks), *live.dependents]
@@ -226,7 +226,7 @@ def _one(
         return SKIPPED, live
     left = (
         {"detail": "leaves billing: " + ", ".join(live.left_billing)}
-        if live.left_billing and item.action in DESTRUCTIVE_ACTIONS
+        if live.left_billing and is_destructive(item.provider, item.kind, item.action)
         else {}
     )
     if not execute:

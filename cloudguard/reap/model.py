@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from cloudguard.audit.adapter_registry import cloud_adapter, names_case_insensitive
 from cloudguard.audit.findings import LEAKED, ORPHAN
 from cloudguard.audit.model import Resource
 
@@ -25,18 +26,10 @@ REVERSIBLE = "deallocate"  # stop billing compute, keep the machine and its disk
 DESTRUCTIVE = "delete"  # gone for good; must be asked for explicitly
 REQUESTED_ACTIONS = (REVERSIBLE, DESTRUCTIVE)
 
-# What that means for each provider and kind: the provider's own verb. A disk
-# has no reversible action: it bills while it exists.
-ACTIONS: Mapping[tuple[str, str], Mapping[str, str]] = {
-    ("azure", "vm"): {REVERSIBLE: "deallocate", DESTRUCTIVE: "delete"},
-    ("azure", "disk"): {DESTRUCTIVE: "delete"},
-    # Dependents only (`--with-dependents`): what a VM's delete leaves billing.
-    ("azure", "nic"): {DESTRUCTIVE: "delete"},
-    ("azure", "public-ip"): {DESTRUCTIVE: "delete"},
-    ("aws", "vm"): {REVERSIBLE: "stop", DESTRUCTIVE: "terminate"},
-    ("aws", "disk"): {DESTRUCTIVE: "delete"},
-}
-DESTRUCTIVE_ACTIONS = frozenset({"delete", "terminate"})
+# What that means for each provider and kind is the adapter's `reap_actions`: the cloud's
+# own verb (Azure deallocate/delete, EC2 stop/terminate). A disk has no reversible action:
+# it bills while it exists. Every verb for DESTRUCTIVE is destructive, whatever its name.
+
 
 # A resource carrying any of these tags (any value) is never acted on. Matched
 # case-insensitively on every provider: a false skip costs money, a false
@@ -45,13 +38,42 @@ PROTECTION_TAGS = ("cloudguard-protect", "do-not-reap")
 
 
 def action_for(provider: str, kind: str, requested: str) -> str | None:
-    """The provider's action for `requested` on this kind of resource; None if there is none."""
-    return ACTIONS.get((provider, kind), {}).get(requested)
+    """The provider's action for `requested` on this kind of resource; None if there is none
+    (no adapter installed for it, a kind it does not reap)."""
+    adapter = cloud_adapter(provider)
+    if adapter is None:
+        return None
+    return adapter.reap_actions.get(kind, {}).get(requested)
+
+
+def provider_actions(provider: str, kind: str) -> frozenset[str]:
+    """Every verb the provider's adapter may perform on this kind of resource."""
+    adapter = cloud_adapter(provider)
+    if adapter is None:
+        return frozenset()
+    return frozenset(adapter.reap_actions.get(kind, {}).values())
+
+
+def is_destructive(provider: str, kind: str, action: str) -> bool:
+    """`action` is what `delete` means there (Azure delete, EC2 terminate): never undone."""
+    return action == action_for(provider, kind, DESTRUCTIVE) or action in _DESTRUCTIVE_VERBS
+
+
+# Verbs that are destructive on every cloud, so an adapter that is missing now cannot make
+# a planned delete look reversible.
+_DESTRUCTIVE_VERBS = frozenset({"delete", "terminate"})
+
+
+def ids_never_reused(provider: str) -> bool:
+    """The provider never gives a resource's id to another resource: the id is the identity."""
+    adapter = cloud_adapter(provider)
+    return adapter is not None and adapter.ids_never_reused
 
 
 def tag_value(provider: str, tags: Mapping[str, str], name: str) -> str | None:
-    """Tag `name` as the provider reads it: case-insensitive names on Azure, exact on AWS."""
-    if provider != "azure":
+    """Tag `name` as the provider reads it (the adapter's `case_insensitive_names`:
+    case-insensitive on Azure, exact on AWS and wherever no adapter says otherwise)."""
+    if not names_case_insensitive(provider):
         return tags.get(name)
     wanted = name.casefold()
     return next((v for k, v in tags.items() if k.casefold() == wanted), None)
@@ -96,17 +118,13 @@ class PlanItem:
     controller_record: str = "missing"
     # Who it was when reviewed: apply acts only on the very same resource. Azure ids are
     # names, so a VM deleted and re-created under its name has the planned id but a new
-    # vmId (uid) and creation time; EC2 ids are never reused (see IDS_NEVER_REUSED).
+    # vmId (uid) and creation time; EC2 ids are never reused (the adapter's ids_never_reused).
     uid: str = ""
     created: datetime | None = None
     # Set on a dependent (what its parent's delete left behind, `--with-dependents`): the
     # item whose live read named it. A disk has no reviewed identity of its own; a NIC or
     # public IP carries as `uid` the resourceGuid its parent's read saw it with.
     dependent_of: str = ""
-
-
-# Providers whose resource ids are never given to another resource: the id is the identity.
-IDS_NEVER_REUSED = frozenset({"aws"})
 
 
 @dataclass(frozen=True)

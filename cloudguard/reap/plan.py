@@ -22,9 +22,7 @@ from cloudguard.audit.findings import LEAKED, VERDICTS
 from cloudguard.audit.formats.json_report import SCHEMA as AUDIT_SCHEMA
 from cloudguard.audit.formats.json_report import SCHEMA_VERSION as AUDIT_SCHEMA_VERSION
 from cloudguard.reap.model import (
-    ACTIONS,
     DESTRUCTIVE,
-    DESTRUCTIVE_ACTIONS,
     REAPABLE_VERDICTS,
     REQUESTED_ACTIONS,
     REVERSIBLE,
@@ -33,7 +31,9 @@ from cloudguard.reap.model import (
     PlanItem,
     PlanPolicy,
     action_for,
+    is_destructive,
     protection_tag,
+    provider_actions,
     tag_value,
 )
 from cloudguard.schemas import schema_id
@@ -184,7 +184,7 @@ def build_plan(
 
 
 def _not_planned_because(item: PlanItem, action: str | None, requested: str) -> str | None:
-    if (item.provider, item.kind) not in ACTIONS:
+    if not provider_actions(item.provider, item.kind):
         return f"cloudguard cannot reap a {item.provider} {item.kind}"
     if action is None:
         return (
@@ -371,11 +371,13 @@ def _check_semantics(plan: Plan, source: str) -> None:
             raise PlanUsageError(f"{where}: no account (subscription / AWS account)")
         if item.verdict not in REAPABLE_VERDICTS:
             raise PlanUsageError(f"{where}: verdict {item.verdict!r} is never reapable")
-        if item.action not in ACTIONS.get((item.provider, item.kind), {}).values():
+        if item.action not in provider_actions(item.provider, item.kind):
             raise PlanUsageError(
                 f"{where}: {item.action!r} is not an action for a {item.provider} {item.kind}"
             )
-        if plan.requested_action == REVERSIBLE and item.action in DESTRUCTIVE_ACTIONS:
+        if plan.requested_action == REVERSIBLE and is_destructive(
+            item.provider, item.kind, item.action
+        ):
             raise PlanUsageError(
                 f"{where}: {item.action!r} in a plan made for the reversible action"
             )

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 from cloudguard.audit.findings import Finding, Policy
 from cloudguard.reap.model import (
-    IDS_NEVER_REUSED,
     REAPABLE_VERDICTS,
     Live,
     PlanItem,
+    ids_never_reused,
     protection_tag,
     tag_value,
 )
@@ -98,7 +98,7 @@ def verify(
 
 def _identity(item: PlanItem, live: Live) -> Skip | None:
     """The very resource that was reviewed, not another one that took its name."""
-    if item.provider in IDS_NEVER_REUSED:
+    if ids_never_reused(item.provider):
         return None  # the id matched above, and it is never given to another resource
     now = live.resource
     if item.dependent_of:

@@ -64,7 +64,8 @@ def test_stdin_is_read_for_dash():
         ("", "empty file"),
         ("   \n", "empty file"),
         ('{"value": []}', "not an inventory"),
-        ('[{"name": "no-id"}]', "entry 0 is not an az VM object"),
+        # Each installed adapter's parser is named (the order is theirs, by name).
+        ('[{"name": "no-id"}]', "nor an az VM object (no string `id`)"),
         # Entries are decoded one at a time, as strictly as json.loads does.
         ('[{"id": "/a"} {"id": "/b"}]', "malformed JSON"),
         ('[{"id": "/a"},]', "malformed JSON"),

@@ -2,7 +2,7 @@
 
 One `DescribeInstances` listing per region (paged, 1,000 per page), regions
 swept concurrently with a bound. Instances are normalised by the same code
-as `aws ec2 describe-instances` JSON files (the shapes are the same), so the
+as `aws ec2 describe-instances` JSON files (cloudguard_aws.export), so the
 live and offline paths cannot disagree. boto3 is imported inside the sweep:
 importing this module stays cheap.
 
@@ -14,13 +14,15 @@ audit exits 75. Missing credentials are one failure naming the chain tried.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from cloudguard.audit.inventory_files import parse_inventory
 from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
+from cloudguard.reap.model import DESTRUCTIVE, REVERSIBLE
+from cloudguard_aws.export import DescribeInstancesExport, instances_of
 
 if TYPE_CHECKING:
     from cloudguard_aws.reaper import AwsReaper
@@ -38,6 +40,27 @@ class AwsAdapter:
     `--credential PROFILE` (default: boto3's credential chain)."""
 
     name = "aws"
+
+    # -- what the core asks of a cloud (cloudguard.audit.adapter_interface.CloudAdapter) --
+    export_parsers = (DescribeInstancesExport(),)
+    # EC2 bills only `running` (a stopped instance keeps its EBS volumes, which bill).
+    billable_power_states = frozenset({"running"})
+    power_notes: Mapping[str, str] = MappingProxyType({})
+    hourly_prices: Mapping[str, float] = MappingProxyType({})  # in the bundled table
+    reap_actions: Mapping[str, Mapping[str, str]] = MappingProxyType(
+        {
+            "vm": MappingProxyType({REVERSIBLE: "stop", DESTRUCTIVE: "terminate"}),
+            "disk": MappingProxyType({DESTRUCTIVE: "delete"}),
+        }
+    )
+    ids_never_reused = True  # an instance or volume id is never given to another resource
+    case_insensitive_names = False  # EC2 tag keys and ids are exact
+
+    def price_key(self, size: str) -> str:
+        return size  # instance types are lower case by definition
+
+    def scope_of(self, resource: Resource) -> str:
+        return resource.account
 
     def __init__(self, session_factory: Callable[[SweepRequest], Any] | None = None) -> None:
         self._session_factory = session_factory or default_session
@@ -133,7 +156,7 @@ def _region_resources(
         PaginationConfig={"PageSize": 1000},
     )
     reservations = [r for page in pages for r in page.get("Reservations", [])]
-    instances = parse_inventory({"Reservations": jsonable(reservations)}, source=source)
+    instances = instances_of({"Reservations": jsonable(reservations)}, source)
     volumes = _unattached_fleet_volumes(ec2, request.task_tag, region, account)
     return (*instances, *volumes)
 

@@ -22,7 +22,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from cloudguard.audit.inventory_files import parse_inventory
 from cloudguard.audit.model import SweepRequest
 from cloudguard.reap.model import ActionError, Live, PlanItem, ReadError, ReaperUnavailable
 from cloudguard_aws.adapter import (
@@ -33,6 +32,7 @@ from cloudguard_aws.adapter import (
     make_client,
     volume_resource,
 )
+from cloudguard_aws.export import instances_of
 
 # Error codes meaning "no such resource" (as opposed to "cannot tell").
 _NOT_FOUND = {"InvalidInstanceID.NotFound", "InvalidVolume.NotFound"}
@@ -66,9 +66,9 @@ class AwsReaper:
             ec2 = self._ec2(item.region)
             if item.kind == "vm":
                 answer = ec2.describe_instances(InstanceIds=[item.id])
-                found = parse_inventory(
+                found = instances_of(
                     {"Reservations": jsonable(answer.get("Reservations", []))},
-                    source=f"aws:{item.region}",
+                    f"aws:{item.region}",
                 )
                 resource = next((r for r in found if r.id == item.id), None)
                 if resource is None:

@@ -25,15 +25,18 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
+from cloudguard.reap.model import DESTRUCTIVE, REVERSIBLE
 from cloudguard_azure import credentials, normalise, resource_graph
 from cloudguard_azure.budget import Clock, RetrySettings, TimeBudgetExhausted
+from cloudguard_azure.export import AzCliExport
 
 if TYPE_CHECKING:
     from cloudguard_azure.reaper import AzureReaper
@@ -76,6 +79,35 @@ class AzureAdapter:
     name = "azure"
     # The --credential names it accepts; anything else is a usage error before the sweep.
     credential_names = tuple(credentials.CREDENTIALS)
+
+    # -- what the core asks of a cloud (cloudguard.audit.adapter_interface.CloudAdapter) --
+    export_parsers = (AzCliExport(),)
+    # Azure bills a VM shut down from inside the OS ("VM stopped") until it is deallocated.
+    billable_power_states = frozenset({"running", "starting", "stopping", "stopped"})
+    power_notes: Mapping[str, str] = MappingProxyType(
+        {"stopped": "stopped but still allocated: compute bills until deallocated"}
+    )
+    hourly_prices: Mapping[str, float] = MappingProxyType({})  # in the bundled table
+    reap_actions: Mapping[str, Mapping[str, str]] = MappingProxyType(
+        {
+            "vm": MappingProxyType({REVERSIBLE: "deallocate", DESTRUCTIVE: "delete"}),
+            "disk": MappingProxyType({DESTRUCTIVE: "delete"}),
+            # Dependents only (`--with-dependents`): what a VM's delete leaves billing.
+            "nic": MappingProxyType({DESTRUCTIVE: "delete"}),
+            "public-ip": MappingProxyType({DESTRUCTIVE: "delete"}),
+        }
+    )
+    # An ARM id is a name: a VM deleted and re-created under it has the same id.
+    ids_never_reused = False
+    # Tag names and ARM ids compare case-insensitively (ARM echoes the creator's case).
+    case_insensitive_names = True
+
+    def price_key(self, size: str) -> str:
+        # ARM reports sizes in whatever case they were requested in.
+        return size.casefold()
+
+    def scope_of(self, resource: Resource) -> str:
+        return resource.group  # a resource group names the workload; its subscription less so
 
     def __init__(
         self,

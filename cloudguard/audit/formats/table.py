@@ -13,6 +13,7 @@ import io
 import shutil
 from typing import TYPE_CHECKING, TextIO
 
+from cloudguard.audit.adapter_registry import cloud_adapter
 from cloudguard.audit.findings import AuditReport, Finding
 from cloudguard.audit.formats import StreamedFormat
 from cloudguard.audit.formats.order import report_order
@@ -29,6 +30,8 @@ from cloudguard.audit.formats.text import age, one_line
 if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
+
+    from cloudguard.audit.model import Resource
 
 _STYLE = {"leaked": "bold red", "orphan": "bold red", "suspect": "yellow", "pending": "cyan"}
 # Beyond this many findings even a terminal gets the plain table: a person
@@ -132,7 +135,7 @@ def _terminal_columns(currency: str) -> tuple[str, ...]:
 
 def _terminal_cells(finding: Finding) -> list[str]:
     r, cost = finding.resource, finding.cost
-    scope = r.group if r.provider == "azure" else r.account  # the region is in the wide formats
+    scope = _scope(r)  # the region is in the wide formats
     return [
         finding.verdict,
         one_line(r.name, 40),
@@ -173,3 +176,10 @@ def _short(value: str | None, width: int) -> str:
 
 def _amount(value: float | None, places: int) -> str:
     return "unknown" if value is None else f"{value:,.{places}f}"
+
+
+def _scope(resource: Resource) -> str:
+    """Where it lives, as its adapter shows it (an Azure resource group, an AWS account);
+    the account when no adapter is installed for it."""
+    adapter = cloud_adapter(resource.provider)
+    return adapter.scope_of(resource) if adapter is not None else resource.account

@@ -1,0 +1,111 @@
+"""`aws ec2 describe-instances` output, read into `Resource` records.
+
+Three shapes: the whole answer (an object with `Reservations`), and its
+`--query 'Reservations[].Instances[]'` (a flat list of instances) and
+`'Reservations[*].Instances[*]'` (a list of lists) forms. The live sweep and
+the reaper read boto3's answers with the same functions, so the live and
+offline paths cannot disagree. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from cloudguard.audit.adapter_interface import InventoryFormatError
+from cloudguard.audit.inventory_files import interned, parse_time
+from cloudguard.audit.model import Resource
+
+# EC2 instance state names. `pending` is a start in progress; `shutting-down`
+# is a termination in progress (it no longer bills compute).
+_AWS_POWER = {
+    "pending": "starting",
+    "running": "running",
+    "stopping": "stopping",
+    "stopped": "stopped",
+    "shutting-down": "stopping",
+    "terminated": "terminated",
+}
+
+# us-east-1a -> us-east-1; us-west-2-lax-1a (a Local Zone) -> us-west-2.
+_AWS_REGION = re.compile(r"^([a-z]{2}(?:-gov|-iso[a-z]*)?-[a-z]+-\d+)")
+
+
+class DescribeInstancesExport:
+    """`aws ec2 describe-instances` in any of its three shapes."""
+
+    description = (
+        "`aws ec2 describe-instances` output (an object with Reservations), or its "
+        "`--query 'Reservations[].Instances[]'` form (a list of instances)"
+    )
+    entry_description = "an EC2 instance (no `InstanceId`)"
+
+    def claims_entry(self, entry: Any) -> bool:
+        if isinstance(entry, list):  # `Reservations[*].Instances[*]`: a list per reservation
+            return True
+        return isinstance(entry, dict) and "InstanceId" in entry and "id" not in entry
+
+    def parse_entry(self, entry: Any, source: str) -> Iterator[Resource]:
+        instances = entry if isinstance(entry, list) else [entry]
+        for instance in instances:
+            yield instance_resource(instance, "", source)
+
+    def claims_document(self, document: Any) -> bool:
+        return isinstance(document, dict) and "Reservations" in document
+
+    def parse_document(self, document: Any, source: str) -> tuple[Resource, ...]:
+        return instances_of(document, source)
+
+
+def instances_of(document: Mapping[str, Any], source: str) -> tuple[Resource, ...]:
+    """Every instance of a DescribeInstances answer (datetimes as ISO text, as the CLI prints)."""
+    reservations = document.get("Reservations")
+    if not isinstance(reservations, list):
+        raise InventoryFormatError("`Reservations` is not a list")
+    resources: list[Resource] = []
+    for reservation in reservations:
+        if not isinstance(reservation, dict) or not isinstance(
+            reservation.get("Instances", []), list
+        ):
+            raise InventoryFormatError("a reservation is not an object with an Instances list")
+        owner = str(reservation.get("OwnerId") or "")
+        for instance in reservation.get("Instances", []):
+            resources.append(instance_resource(instance, owner, source))
+    return tuple(resources)
+
+
+def instance_resource(instance: Any, owner: str, source: str) -> Resource:
+    """One EC2 instance; `owner` is its reservation's OwnerId ("" when the
+    `--query` form left the reservation out)."""
+    if not isinstance(instance, dict) or not isinstance(instance.get("InstanceId"), str):
+        raise InventoryFormatError("an instance has no string InstanceId")
+    tags = _tags(instance.get("Tags"))
+    placement = instance.get("Placement") or {}
+    zone = str(placement.get("AvailabilityZone") or "")
+    region = _AWS_REGION.match(zone)
+    state = instance.get("State") or {}
+    return Resource(
+        provider="aws",
+        account=interned(owner),
+        region=interned(region.group(1) if region else zone),
+        group="",
+        id=instance["InstanceId"],
+        name=tags.get("Name") or instance["InstanceId"],
+        kind="vm",
+        size=interned(instance.get("InstanceType")),
+        power_state=_AWS_POWER.get(str(state.get("Name") or ""), "unknown"),
+        created=parse_time(instance.get("LaunchTime")),
+        tags=tags,
+        source=source,
+    )
+
+
+def _tags(raw: Any) -> dict[str, str]:
+    if not isinstance(raw, list):
+        return {}
+    return {
+        interned(t["Key"]): interned(t.get("Value"))
+        for t in raw
+        if isinstance(t, dict) and "Key" in t
+    }
