@@ -214,11 +214,17 @@ def doctor(registry: RegistryOption = None) -> None:
     help="Run the embedded demo: a fake Azure fleet audited over HTTPS, then a sealed run."
 )
 def demo() -> None:
+    from importlib.metadata import entry_points
+
+    # An adapter ships its demo under the `cloudguard.demos` entry-point group: the core
+    # names no adapter. The first by name runs (only the Azure adapter ships one today).
+    demos = sorted(entry_points(group="cloudguard.demos"), key=lambda ep: ep.name)
     try:
-        from cloudguard_azure.demo import main as demo_main
-    except ImportError:
+        demo_main = demos[0].load()
+    except (IndexError, ImportError):
         typer.echo(
-            "cloudguard: the demo needs the Azure adapter: pip install 'cloudguard-ci[azure]'",
+            "cloudguard: the demo needs the Azure adapter with its fake ARM: "
+            "pip install 'cloudguard-ci[azure]' 'cloudguard-azure[fake]'",
             err=True,
         )
         raise typer.Exit(exit_codes.DID_NOT_RUN) from None

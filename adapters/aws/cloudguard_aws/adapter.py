@@ -16,23 +16,40 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
 from cloudguard.reap.model import DESTRUCTIVE, REVERSIBLE
-from cloudguard_aws.export import DescribeInstancesExport, instances_of
+from cloudguard_aws.export import DescribeInstancesExport, instances_of, jsonable, volume_resource
+from cloudguard_aws.session import (
+    CREDENTIAL_CHAIN,
+    default_session,
+    describe_error,
+    enabled_regions,
+    make_client,
+    missing_credentials,
+    retry_config,
+)
 
 if TYPE_CHECKING:
     from cloudguard_aws.reaper import AwsReaper
 
-CREDENTIAL_CHAIN = (
-    "environment variables, shared credentials/config files (profiles, SSO, "
-    "credential_process), web identity, container credentials, instance metadata (IMDS)"
-)
 # Volume states that bill with nothing attached.
 UNATTACHED_VOLUME_STATES = ("available",)
+
+
+# The session's and the export's names, importable from here as before.
+__all__ = [
+    "CREDENTIAL_CHAIN",
+    "AwsAdapter",
+    "default_session",
+    "describe_error",
+    "jsonable",
+    "make_client",
+    "retry_config",
+    "volume_resource",
+]
 
 
 class AwsAdapter:
@@ -74,11 +91,11 @@ class AwsAdapter:
 
             return organizations.sweep(session, request, _region_resources)
         try:
-            if session.get_credentials() is None:
+            if missing_credentials(session):
                 raise NoCredentialsError()
             seed = session.region_name or "us-east-1"
             account = make_client(session, request, "sts", seed).get_caller_identity()["Account"]
-            regions = list(request.regions) or _enabled_regions(session, request, seed)
+            regions = list(request.regions) or enabled_regions(session, request, seed)
         except NoCredentialsError:
             return _failed(
                 "aws credentials", f"no AWS credentials found; tried: {CREDENTIAL_CHAIN}"
@@ -107,41 +124,6 @@ class AwsAdapter:
         from cloudguard_aws.reaper import AwsReaper
 
         return AwsReaper(request, self._session_factory)
-
-
-def default_session(request: SweepRequest) -> Any:
-    import boto3
-
-    return boto3.Session(profile_name=request.credential) if request.credential else boto3.Session()
-
-
-def make_client(session: Any, request: SweepRequest, service: str, region: str) -> Any:
-    from botocore.config import Config
-
-    return session.client(
-        service,
-        region_name=region,
-        endpoint_url=request.endpoint,
-        verify=request.ca_bundle,
-        config=Config(retries=retry_config(request)),
-    )
-
-
-def retry_config(request: SweepRequest) -> dict[str, Any]:
-    """botocore's adaptive retry mode with the sweep's retry budget (`--retries`).
-
-    Adaptive is standard mode (backoff with full jitter on RequestLimitExceeded,
-    throttling codes and 5xx, x-amz-retry-after honoured) plus a client-side
-    rate limiter that slows the client's sending rate after a throttle, so a
-    region that throttles is read more slowly instead of harder.
-    `total_max_attempts` counts the first request, hence the +1.
-    """
-    return {"mode": "adaptive", "total_max_attempts": request.retries + 1}
-
-
-def _enabled_regions(session: Any, request: SweepRequest, seed: str) -> list[str]:
-    answer = make_client(session, request, "ec2", seed).describe_regions(AllRegions=False)
-    return sorted(r["RegionName"] for r in answer["Regions"])
 
 
 def _region_resources(
@@ -176,45 +158,6 @@ def _unattached_fleet_volumes(
         for page in pages
         for volume in page.get("Volumes", [])
     )
-
-
-def volume_resource(volume: dict[str, Any], region: str, account: str) -> Resource:
-    """An EBS volume (a DescribeVolumes entry) as a `kind="disk"` record."""
-    tags = {t["Key"]: t.get("Value", "") for t in volume.get("Tags", [])}
-    return Resource(
-        provider="aws",
-        account=account,
-        region=region,
-        group="",
-        id=volume["VolumeId"],
-        name=tags.get("Name") or volume["VolumeId"],
-        kind="disk",
-        size=f"{volume.get('VolumeType', '')} {volume.get('Size', '?')} GiB".strip(),
-        power_state="unknown",
-        created=volume.get("CreateTime"),
-        tags=tags,
-        source=f"aws:{region}",
-    )
-
-
-def jsonable(value: Any) -> Any:
-    """boto3's response with datetimes as ISO text, as `aws ec2 describe-instances` prints it."""
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [jsonable(v) for v in value]
-    return value
-
-
-def describe_error(error: Exception) -> str:
-    response = getattr(error, "response", None)
-    if isinstance(response, dict):
-        code = response.get("Error", {}).get("Code", "")
-        status = response.get("ResponseMetadata", {}).get("HTTPStatusCode", "")
-        return f"{code} (HTTP {status}): {error}"
-    return str(error)
 
 
 def _failed(source: str, reason: str) -> SweepResult:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from datetime import datetime
 from typing import Any
 
 from cloudguard.audit.adapter_interface import InventoryFormatError
@@ -109,3 +110,33 @@ def _tags(raw: Any) -> dict[str, str]:
         for t in raw
         if isinstance(t, dict) and "Key" in t
     }
+
+
+def volume_resource(volume: dict[str, Any], region: str, account: str) -> Resource:
+    """An EBS volume (a DescribeVolumes entry) as a `kind="disk"` record."""
+    tags = {t["Key"]: t.get("Value", "") for t in volume.get("Tags", [])}
+    return Resource(
+        provider="aws",
+        account=account,
+        region=region,
+        group="",
+        id=volume["VolumeId"],
+        name=tags.get("Name") or volume["VolumeId"],
+        kind="disk",
+        size=f"{volume.get('VolumeType', '')} {volume.get('Size', '?')} GiB".strip(),
+        power_state="unknown",
+        created=volume.get("CreateTime"),
+        tags=tags,
+        source=f"aws:{region}",
+    )
+
+
+def jsonable(value: Any) -> Any:
+    """boto3's response with datetimes as ISO text, as `aws ec2 describe-instances` prints it."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    return value

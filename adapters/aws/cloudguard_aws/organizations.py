@@ -55,7 +55,7 @@ def role_arn(account_id: str, role_name: str) -> str:
 
 
 def active_accounts(session: Any, request: SweepRequest, region: str) -> list[MemberAccount]:
-    from cloudguard_aws.adapter import make_client
+    from cloudguard_aws.session import make_client
 
     client = make_client(session, request, "organizations", region)
     return [
@@ -79,7 +79,7 @@ def sweep(session: Any, request: SweepRequest, sweep_region: RegionSweep) -> Swe
     """Sweep every active account of the organization `session` can list."""
     from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
-    from cloudguard_aws.adapter import CREDENTIAL_CHAIN, describe_error
+    from cloudguard_aws.session import CREDENTIAL_CHAIN, describe_error
 
     seed = session.region_name or "us-east-1"
     try:
@@ -97,7 +97,7 @@ def sweep(session: Any, request: SweepRequest, sweep_region: RegionSweep) -> Swe
     if not accounts:
         return _failed("aws organization", "ListAccounts named no active account to sweep")
 
-    from cloudguard_aws.adapter import make_client
+    from cloudguard_aws.session import make_client
 
     # One STS client for every AssumeRole: clients are thread-safe, creating them is not.
     sts = make_client(session, request, "sts", seed)
@@ -125,7 +125,7 @@ def _enter(sts: Any, request: SweepRequest, account: MemberAccount, seed: str) -
     import boto3
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from cloudguard_aws.adapter import _enabled_regions, describe_error
+    from cloudguard_aws.session import describe_error, enabled_regions
 
     arn = role_arn(account.id, request.assume_role or "")
     stage = f"assuming {arn}"
@@ -138,7 +138,7 @@ def _enter(sts: Any, request: SweepRequest, account: MemberAccount, seed: str) -
             region_name=seed,
         )
         stage = "listing its enabled regions (ec2:DescribeRegions)"
-        regions = tuple(request.regions) or tuple(_enabled_regions(member, request, seed))
+        regions = tuple(request.regions) or tuple(enabled_regions(member, request, seed))
     except (ClientError, BotoCoreError) as error:
         failure = SourceFailure(account.source, f"{describe_error(error)} while {stage}")
         return _Entered(account, failure=failure)

@@ -24,15 +24,8 @@ from typing import Any
 
 from cloudguard.audit.model import SweepRequest
 from cloudguard.reap.model import ActionError, Live, PlanItem, ReadError, ReaperUnavailable
-from cloudguard_aws.adapter import (
-    CREDENTIAL_CHAIN,
-    default_session,
-    describe_error,
-    jsonable,
-    make_client,
-    volume_resource,
-)
-from cloudguard_aws.export import instances_of
+from cloudguard_aws.export import instances_of, jsonable, volume_resource
+from cloudguard_aws.session import default_session, describe_error, make_client, missing_credentials
 
 # Error codes meaning "no such resource" (as opposed to "cannot tell").
 _NOT_FOUND = {"InvalidInstanceID.NotFound", "InvalidVolume.NotFound"}
@@ -50,10 +43,8 @@ class AwsReaper:
         self._request = request
         self._session = (session_factory or default_session)(request)
         self._clients: dict[tuple[str, bool], Any] = {}
-        if self._session.get_credentials() is None:
-            raise ReaperUnavailable(
-                "aws credentials", f"no AWS credentials found; tried: {CREDENTIAL_CHAIN}"
-            )
+        if refused := missing_credentials(self._session):
+            raise ReaperUnavailable("aws credentials", refused)
         self._account: str | None = None
 
     def current(self, item: PlanItem) -> Live | None:

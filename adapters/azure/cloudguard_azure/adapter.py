@@ -23,36 +23,27 @@ stays cheap.
 
 from __future__ import annotations
 
-import logging
-import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
 from cloudguard.reap.model import DESTRUCTIVE, REVERSIBLE
-from cloudguard_azure import credentials, normalise, resource_graph
-from cloudguard_azure.budget import Clock, RetrySettings, TimeBudgetExhausted
+from cloudguard_azure import credentials, normalise, resource_graph, session
+from cloudguard_azure.budget import Clock, RetrySettings
 from cloudguard_azure.export import AzCliExport
+from cloudguard_azure.session import (
+    ARM_SCOPE,
+    arm_scope,
+    client_options,
+    describe_error,
+    preflight,
+)
 
 if TYPE_CHECKING:
     from cloudguard_azure.reaper import AzureReaper
-
-ARM_SCOPE = "https://management.azure.com/.default"
-
-
-def arm_scope(endpoint: str | None) -> str:
-    """The token scope of the management endpoint: sovereign clouds have their own
-    (https://management.chinacloudapi.cn/.default, ...); the public cloud's otherwise.
-    A loopback endpoint gets its own scope too, never the real cloud's: a token for
-    it would be good at real ARM (only `fake-arm` answers loopback; see credentials)."""
-    if not endpoint:
-        return ARM_SCOPE
-    return endpoint.rstrip("/") + "/.default"
-
 
 # Subscription states whose resources can still exist and bill. Disabled and
 # Deleted subscriptions have their VMs deallocated by Azure.
@@ -63,7 +54,16 @@ _READABLE_STATES = {"enabled", "warned", "pastdue"}
 # from that page on; a second failure names it.
 ATTEMPTS_PER_SUBSCRIPTION = 2
 
-__all__ = ["AzureAdapter", "RetrySettings", "client_options", "describe_error", "preflight"]
+# The session's names, importable from here as before.
+__all__ = [
+    "ARM_SCOPE",
+    "AzureAdapter",
+    "RetrySettings",
+    "arm_scope",
+    "client_options",
+    "describe_error",
+    "preflight",
+]
 
 
 @dataclass(frozen=True)
@@ -127,23 +127,18 @@ class AzureAdapter:
     # -- the sweep ---------------------------------------------------------------------
 
     def sweep(self, request: SweepRequest) -> SweepResult:
-        credential_name = request.credential or "default"
-        chosen = f"azure credential {credential_name}"
         credential = self._credential
         owned = credential is None
         if credential is None:
             try:
-                credential = credentials.build(request.credential, request.endpoint)
-            except ValueError as exc:  # CredentialChoiceError, or azure-identity's own check
-                return _failed(chosen, f"cannot be used: {exc}")
+                credential = session.open_credential(request)
+            except session.SessionRefused as refused:
+                return _failed(refused.source, refused.reason)
         try:
-            scope = arm_scope(request.endpoint)
-            if owned and (refused := preflight(credential, credential_name, scope)):
-                return _failed(chosen, refused)
             return self._sweep_with(credential, request)
         finally:
-            if owned and hasattr(credential, "close"):
-                credential.close()
+            if owned:
+                session.close_credential(credential)
 
     # -- reaping (cloudguard reap apply) ------------------------------------------------
 
@@ -277,58 +272,7 @@ class AzureAdapter:
         }
         if clock is not None:
             return client_options(request, clock, **timeouts)
-        settings = self._settings(request)
-        return {
-            **_base_options(request, **timeouts),
-            "retry_total": settings.total,
-            "retry_status": settings.total,
-            "retry_read": settings.total,
-            "retry_connect": settings.total,
-            "retry_backoff_factor": settings.backoff_factor,
-            "retry_backoff_max": settings.backoff_max,
-        }
-
-
-def client_options(
-    request: SweepRequest,
-    clock: Clock,
-    *,
-    connection_timeout: float = 10.0,
-    read_timeout: float = 60.0,
-) -> dict[str, Any]:
-    """Keyword arguments for ONE azure-mgmt client (or ARMPipelineClient) that reads for a
-    sweep: endpoint, CA bundle, timeouts, and the budgeted retry policy and quota pacing
-    of `clock`. Call it once per client: a pipeline links the policy objects it is given
-    into its own chain, so two live clients must not share them. The clients of one
-    subscription share its clock (one deadline, one account of the waits)."""
-    from cloudguard_azure.retry import BudgetedRetryPolicy, QuotaPacing, fold_sdk_warnings
-
-    fold_sdk_warnings()
-    return {
-        **_base_options(request, connection_timeout=connection_timeout, read_timeout=read_timeout),
-        "retry_policy": BudgetedRetryPolicy(clock),
-        "per_retry_policies": [QuotaPacing(clock)],
-    }
-
-
-def _base_options(
-    request: SweepRequest, *, connection_timeout: float, read_timeout: float
-) -> dict[str, Any]:
-    options: dict[str, Any] = {
-        "connection_timeout": connection_timeout,
-        "read_timeout": read_timeout,
-        "user_agent": "cloudguard-audit",  # visible in the Activity Log's request records
-    }
-    if request.endpoint:
-        options["base_url"] = request.endpoint.rstrip("/")
-        options["credential_scopes"] = [arm_scope(request.endpoint)]
-        if credentials.is_loopback(request.endpoint):
-            # A loopback endpoint is reached directly: an HTTPS_PROXY from the
-            # environment must not carry it (and its token) off the machine.
-            options["use_env_settings"] = False
-    if request.ca_bundle:
-        options["connection_verify"] = request.ca_bundle
-    return options
+        return session.shared_client_options(request, self._settings(request), **timeouts)
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -366,74 +310,6 @@ def _listings(
         Listing("VMs (virtualMachines.list_all statusOnly=true)", vms.url, vm),
         Listing("managed disks (disks.list)", disks.url, disk),
     ]
-
-
-def preflight(credential: Any, name: str, scope: str = ARM_SCOPE) -> str | None:
-    """Ask for one ARM token before sweeping: a missing identity is one clear failure
-    naming the chain that was tried, not N identical per-subscription failures."""
-    from azure.core.exceptions import ClientAuthenticationError
-
-    try:
-        with _identity_warnings_folded():
-            credential.get_token(scope)
-    except ClientAuthenticationError as exc:
-        return f"no token for {scope}: tried {credentials.describe(name)}: {_attempts(str(exc))}"
-    return None
-
-
-@contextmanager
-def _identity_warnings_folded() -> Iterator[None]:
-    # azure-identity logs each failed credential of a chain as a raw WARNING
-    # block on stderr; the same facts are in the exception, which becomes our
-    # one failure line. Quiet the logger while we ask, restore it after.
-    logger = logging.getLogger("azure.identity")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-def _attempts(text: str) -> str:
-    """A chain's failure, one short clause per credential tried (their first sentence)."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    tried = [line for line in lines if re.match(r"^\w+Credential: ", line)]
-    if not tried:
-        return _first_lines(text, 12)
-    return " | ".join(line.split(". ")[0].rstrip(".") for line in tried)
-
-
-def describe_error(exc: BaseException) -> str:
-    """A one-line reason naming the HTTP status and ARM error code where there is one."""
-    from azure.core.exceptions import ClientAuthenticationError, DecodeError, IncompleteReadError
-
-    if isinstance(exc, TimeBudgetExhausted):
-        return f"gave up: {exc}"
-    if isinstance(exc, IncompleteReadError):
-        # azure-core's text is urllib3's tuple, and its log a bare "Incomplete download.".
-        read = _INCOMPLETE.search(str(exc))
-        detail = f": {read.group(1)} bytes read, {read.group(2)} more expected" if read else ""
-        return f"connection reset mid-response (page cut off{detail}); retries exhausted"
-    status = getattr(exc, "status_code", None)
-    error = getattr(exc, "error", None)
-    code = getattr(error, "code", None)
-    message = getattr(error, "message", None) or _first_lines(str(exc), 1)
-    if isinstance(exc, DecodeError):
-        return f"unreadable response (not valid JSON): {_first_lines(str(exc), 1)}"
-    if status is not None:
-        return f"HTTP {status}{f' {code}' if code else ''}: {message}"
-    if isinstance(exc, ClientAuthenticationError):
-        return f"authentication failed: {_first_lines(str(exc), 3)}"
-    return f"{type(exc).__name__}: {_first_lines(str(exc), 1)}"
-
-
-_INCOMPLETE = re.compile(r"IncompleteRead\((\d+) bytes read, (\d+) more expected\)")
-
-
-def _first_lines(text: str, count: int) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return " | ".join(lines[:count])
 
 
 def _failed(source: str, reason: str) -> SweepResult:

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cloudguard import exit_codes
-from cloudguard_azure.fake_arm import ArmState, FakeArm, serve
+from cloudguard_azure.fake_arm import ArmState, FakeArm, FakeArmUnavailable, serve
 
 SUB_FLEET = "3f2b8c1e-5d4a-4e6f-9a7b-0000000f1ee7"
 SUB_PILOT = "3f2b8c1e-5d4a-4e6f-9a7b-00000000c7c7"
@@ -177,6 +177,9 @@ def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="cloudguard-demo-"))
     try:
         return _demo(root)
+    except FakeArmUnavailable as exc:
+        print(f"cloudguard demo: {exc}", file=sys.stderr)
+        return exit_codes.DID_NOT_RUN
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

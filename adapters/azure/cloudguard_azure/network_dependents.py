@@ -113,8 +113,8 @@ def _get(read: Any, group: str, name: str, source: str) -> Any:
     """One GET. ARM's ResourceNotFound is None; anything else is a ReadError (state unknown)."""
     from azure.core.exceptions import ResourceNotFoundError
 
-    from cloudguard_azure.adapter import describe_error
-    from cloudguard_azure.reaper import _arm_code
+    from cloudguard_azure.session import arm_code as _arm_code
+    from cloudguard_azure.session import describe_error
 
     try:
         return read(group, name)

@@ -12,8 +12,8 @@ operations (`begin_deallocate`, `begin_delete`) and waits for them to
 finish: "done" means ARM said Succeeded. An action is sent with
 `retry_total=0`: a deallocate or delete whose answer was lost is reported
 failed (someone looks), never sent again by azure-core's retry policy. The
-credential and client options are the sweep's (`credentials.build`, `--management-endpoint`,
-`--ca-bundle`), so the same loopback and credential rules hold. SDK imports
+credential and client options are the sweep's (cloudguard_azure.session: `--credential`,
+`--management-endpoint`, `--ca-bundle`), so the same loopback and credential rules hold. SDK imports
 live inside the functions.
 """
 
@@ -32,8 +32,9 @@ from cloudguard.reap.model import (
     ReaperUnavailable,
     protection_tag,
 )
-from cloudguard_azure import credentials, network_dependents, normalise
-from cloudguard_azure.adapter import arm_scope, describe_error, preflight
+from cloudguard_azure import network_dependents, normalise, session
+from cloudguard_azure.session import arm_code as _arm_code
+from cloudguard_azure.session import describe_error
 
 _ID = re.compile(
     r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<group>[^/]+)"
@@ -71,16 +72,11 @@ class AzureReaper:
         self._clients: dict[tuple[str, str], Any] = {}
         self._owned = credential is None
         if credential is None:
-            name = request.credential or "default"
-            source = f"azure credential {name}"
-            try:
-                credential = credentials.build(request.credential, request.endpoint)
-            except ValueError as exc:
-                raise ReaperUnavailable(source, f"cannot be used: {exc}") from exc
             # One token up front: a missing identity stops the run before any item.
-            if refused := preflight(credential, name, arm_scope(request.endpoint)):
-                _close(credential)
-                raise ReaperUnavailable(source, refused)
+            try:
+                credential = session.open_credential(request)
+            except session.SessionRefused as refused:
+                raise ReaperUnavailable(refused.source, refused.reason) from refused
         self._credential = credential
 
     def current(self, item: PlanItem) -> Live | None:
@@ -206,7 +202,7 @@ class AzureReaper:
             client.close()
         self._clients.clear()
         if self._owned:
-            _close(self._credential)
+            session.close_credential(self._credential)
 
     def _client(self, kind: str, subscription: str) -> Any:
         key = (kind, subscription.casefold())
@@ -258,16 +254,6 @@ def _covers(scope: str, resource_id: str) -> bool:
     """A lock at `scope` applies to `resource_id`: the same scope or one above it."""
     scope, target = scope.rstrip("/").casefold(), resource_id.casefold()
     return target == scope or target.startswith(scope + "/")
-
-
-def _arm_code(exc: Exception) -> str:
-    code = getattr(getattr(exc, "error", None), "code", None)
-    if not code:
-        try:
-            code = exc.response.json()["error"]["code"]  # type: ignore[attr-defined]
-        except Exception:
-            code = ""
-    return str(code).casefold()
 
 
 def _attachment(disk: Any) -> str:
@@ -324,8 +310,3 @@ def _address(item: PlanItem, error: type[ReadError] | type[ActionError]) -> tupl
     if match["sub"].casefold() != item.account.casefold():
         raise error(source, f"id names subscription {match['sub']}, the item {item.account}")
     return match["sub"], match["group"], match["name"]
-
-
-def _close(credential: Any) -> None:
-    if hasattr(credential, "close"):
-        credential.close()

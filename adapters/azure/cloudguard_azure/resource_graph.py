@@ -197,7 +197,7 @@ def _sweep_batch(
 ) -> SweepResult:
     from azure.mgmt.resourcegraph import ResourceGraphClient
 
-    from cloudguard_azure.adapter import describe_error
+    from cloudguard_azure.session import describe_error
 
     by_key = {sub.casefold(): sub for sub in batch}
     stage = "listing the subscriptions it can see (resourcecontainers)"

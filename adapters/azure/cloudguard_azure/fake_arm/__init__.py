@@ -11,7 +11,7 @@ are separate modules, in the way moto separates models, responses and urls.
 
 from cloudguard_azure.fake_arm.credential import StaticTokenCredential
 from cloudguard_azure.fake_arm.faults import Faults
-from cloudguard_azure.fake_arm.server import FakeArm, serve
+from cloudguard_azure.fake_arm.server import FakeArm, FakeArmUnavailable, serve
 from cloudguard_azure.fake_arm.state import ArmState
 
-__all__ = ["ArmState", "FakeArm", "Faults", "StaticTokenCredential", "serve"]
+__all__ = ["ArmState", "FakeArm", "FakeArmUnavailable", "Faults", "StaticTokenCredential", "serve"]

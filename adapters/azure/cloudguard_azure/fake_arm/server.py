@@ -216,10 +216,20 @@ class FakeArm:
         return StaticTokenCredential()
 
 
+class FakeArmUnavailable(RuntimeError):
+    """The fake ARM cannot start: the `fake` extra (trustme) is not installed."""
+
+
 @contextmanager
 def serve(state: ArmState | None = None, faults: Faults | None = None) -> Iterator[FakeArm]:
     """Run a fake ARM for the duration of the block; its temp CA files are removed after."""
-    import trustme  # a test/demo dependency; importing the package stays cheap without it
+    try:
+        import trustme  # a test/demo dependency: the `fake` extra, never a runtime one
+    except ImportError as exc:
+        raise FakeArmUnavailable(
+            "the fake ARM needs a throwaway TLS CA (trustme), which only the `fake` extra "
+            "installs: pip install 'cloudguard-azure[fake]'"
+        ) from exc
 
     state = state or ArmState()
     faults = faults or Faults()
