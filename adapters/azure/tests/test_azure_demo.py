@@ -35,3 +35,25 @@ def test_demo_reports_the_orphan_refuses_a_reach_and_leaves_nothing() -> None:
     # Nothing is left behind.
     (root,) = re.findall(r"under (/\S+cloudguard-demo-\w+) is removed", out)
     assert not Path(root).exists()
+
+
+def test_a_production_install_needs_no_test_dependency():
+    from importlib.metadata import requires
+
+    needs = requires("cloudguard-azure") or []
+    trustme = [r for r in needs if r.startswith("trustme")]
+    # Only through the `fake` extra (the fake ARM and the demo); the control: it is there.
+    assert trustme and all(re.search(r"extra == [\"']fake[\"']", r) for r in trustme), needs
+
+
+def test_without_the_fake_extra_the_demo_says_what_to_install(monkeypatch, capsys):
+    from cloudguard_azure.fake_arm import FakeArmUnavailable, serve
+
+    monkeypatch.setitem(sys.modules, "trustme", None)  # as if the extra were not installed
+    with (
+        pytest.raises(FakeArmUnavailable, match=r"pip install 'cloudguard-azure\[fake\]'"),
+        serve(),
+    ):
+        pass
+    assert demo.main() == 75
+    assert "cloudguard-azure[fake]" in capsys.readouterr().err
