@@ -72,6 +72,7 @@ def test_wheels_install_from_local_files_and_resolve_only_to_our_names(tmp_path:
         "cloudguard_aws",
         "cloudguard_azure",
         "cloudguard_ci",
+        "cloudguard_toycloud",  # the test suite's third cloud (tests/toycloud): never shipped
     ]
     python = _fresh_venv(tmp_path / "venv")
 
