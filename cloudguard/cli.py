@@ -223,8 +223,8 @@ def demo() -> None:
         demo_main = demos[0].load()
     except (IndexError, ImportError):
         typer.echo(
-            "cloudguard: the demo needs the Azure adapter with its fake ARM: "
-            "pip install 'cloudguard-ci[azure]' 'cloudguard-azure[fake]'",
+            "cloudguard: the demo needs the Azure adapter: pip install 'cloudguard-ci[azure]' "
+            "'cloudguard-azure[fake]' (its fake ARM)",
             err=True,
         )
         raise typer.Exit(exit_codes.DID_NOT_RUN) from None

@@ -1,31 +1,50 @@
 """Live inventories: adapters registered under the `cloudguard.adapters` entry-point group.
 
-The core never imports a cloud SDK; an adapter distribution (cloudguard-azure,
-cloudguard-aws) registers a class that is instantiated with no arguments and
+The core never imports a cloud SDK; an adapter distribution (one per cloud)
+registers a class that is instantiated with no arguments and
 answers `.sweep(SweepRequest) -> SweepResult`.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, PackageNotFoundError, entry_points, requires
 
 from cloudguard.audit.adapter_registry import ENTRY_POINT_GROUP
 from cloudguard.audit.model import Adapter, SourceFailure, SweepRequest, SweepResult
 
-# The distributions that provide the adapters cloudguard knows of.
-ADAPTER_DISTRIBUTIONS = {"azure": "cloudguard-azure", "aws": "cloudguard-aws"}
+CORE_DISTRIBUTION = "cloudguard-ci"
+# `cloudguard-azure==0.1.0; extra == "azure"`, as the core's metadata lists it.
+_EXTRA = re.compile(
+    r"""^(?P<dist>cloudguard-[\w-]+)\b[^;]*;\s*extra\s*==\s*["'](?P<extra>[\w-]+)["']"""
+)
+
+
+def adapter_distributions() -> dict[str, str]:
+    """The adapters cloudguard knows of, as the core's own extras declare them (one extra
+    per adapter, named as the provider: `cloudguard-ci[azure]` -> cloudguard-azure)."""
+    try:
+        requirements = requires(CORE_DISTRIBUTION) or []
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return {}
+    by_extra: dict[str, list[str]] = {}
+    for requirement in requirements:
+        if match := _EXTRA.match(requirement):
+            by_extra.setdefault(match["extra"], []).append(match["dist"])
+    return {extra: dists[0] for extra, dists in by_extra.items() if len(dists) == 1}
 
 
 class UnknownProviderError(LookupError):
     def __init__(self, name: str, installed: list[str]) -> None:
         shown = ", ".join(installed) if installed else "none installed"
-        distribution = ADAPTER_DISTRIBUTIONS.get(name)
+        known = adapter_distributions()
+        distribution = known.get(name)
         install = (
-            f"; install it with `pip install 'cloudguard-ci[{name}]'` (the {distribution} "
-            "distribution)"
+            f"; install it with `pip install '{CORE_DISTRIBUTION}[{name}]'` (the "
+            f"{distribution} distribution)"
             if distribution
-            else f"; known adapters: {', '.join(sorted(ADAPTER_DISTRIBUTIONS))}"
+            else f"; known adapters: {', '.join(sorted(known))}"
         )
         super().__init__(f"unknown provider {name!r} (installed: {shown}){install}")
         self.name = name
