@@ -49,6 +49,15 @@ def _load(provider: str) -> CloudAdapter | None:
     return None
 
 
+_case_insensitive: dict[str, bool] = {}
+
+
 def names_case_insensitive(provider: str) -> bool:
-    adapter = cloud_adapter(provider)
-    return adapter is not None and adapter.case_insensitive_names
+    """Whether tag names and ids compare casefolded. Asked for every tag read of every
+    resource, hence its own cache: one dict lookup."""
+    try:
+        return _case_insensitive[provider]
+    except KeyError:
+        adapter = cloud_adapter(provider)
+        known = _case_insensitive[provider] = adapter is not None and adapter.case_insensitive_names
+        return known

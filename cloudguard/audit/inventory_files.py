@@ -133,13 +133,16 @@ def _end_of_document(text: str, index: int) -> None:
 def _list_entries(items: Iterator[Any], source: str) -> Iterator[Resource]:
     """A list's entries, each read by the one export parser that claims it."""
     parsers = _parsers()
+    last = parsers[0] if parsers else None
     for index, item in enumerate(items):
-        parser = next((p for p in parsers if p.claims_entry(item)), None)
-        if parser is None:
+        # An export comes from one CLI: the parser of the previous entry is asked first.
+        if last is None or not last.claims_entry(item):
+            last = next((p for p in parsers if p.claims_entry(item)), None)
+        if last is None:
             raise InventoryFormatError(
                 f"entry {index} is not " + " nor ".join(p.entry_description for p in parsers)
             )
-        yield from parser.parse_entry(item, source)
+        yield from last.parse_entry(item, source)
 
 
 def interned(value: Any) -> str:
