@@ -79,8 +79,9 @@ def test_a_third_cloud_audits_from_its_export_with_its_own_rules(tmp_path: Path)
         "audit", "--inventory", str(export), "--controller-home", str(home),
         "--format", "json", cwd=tmp_path,
     )  # fmt: skip
-    assert done.returncode == 1, done.stderr  # an orphan found
     findings = by_name(json.loads(done.stdout))
+    assert "m-orphan" in findings, "label names compared exactly on a case-insensitive cloud"
+    assert done.returncode == 1, done.stderr  # an orphan found
     orphan = findings["m-orphan"]
     assert orphan["verdict"] == "orphan"
     assert orphan["resource"]["provider"] == "toy"
@@ -88,7 +89,7 @@ def test_a_third_cloud_audits_from_its_export_with_its_own_rules(tmp_path: Path)
     assert orphan["billable"] is True and orphan["cost"]["hourly"] == 0.25, orphan
     assert orphan["cost"]["accrued"] == 2.5  # ten hours since born
     # Paused does not bill on the toy cloud: its billable power states say so.
-    assert findings["m-paused"]["billable"] is False
+    assert findings["m-paused"]["billable"] is False, "billed in a state its cloud does not bill"
     assert "m-known" not in findings or findings["m-known"]["verdict"] != "orphan"
 
 

@@ -1,0 +1,47 @@
+"""Negative controls: the core must ask the adapter, not assume a cloud.
+
+Break the lookup of a per-cloud rule in a copy of the core; the third cloud's
+test (tests/audit/test_third_cloud.py, a cloud the core has never heard of)
+must go red with its own message (harness: tests/cloudguard_mutants.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+
+THIRD = (
+    "tests/audit/test_third_cloud.py::test_a_third_cloud_audits_from_its_export_with_its_own_rules"
+)
+
+MUTATIONS = [
+    Mutation(
+        name="tag-name case not asked of the adapter",
+        module="audit/adapter_registry.py",
+        original="= adapter is not None and adapter.case_insensitive_names\n",
+        broken="= False\n",
+        tests=(THIRD,),
+        reason="label names compared exactly on a case-insensitive cloud",
+    ),
+    Mutation(
+        name="billable power states not asked of the adapter",
+        module="audit/cost.py",
+        original="    if resource.power_state not in adapter.billable_power_states:\n",
+        broken="    if False:\n",
+        tests=(THIRD,),
+        reason="billed in a state its cloud does not bill",
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_an_adapter_lookup_turns_the_third_cloud_red(
+    tmp_path: Path, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path, mutation)
+
+
+def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
+    assert_green_unmutated(tmp_path, MUTATIONS)
