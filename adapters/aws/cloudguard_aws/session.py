@@ -11,6 +11,7 @@ functions.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from cloudguard.audit.model import SweepRequest
@@ -34,16 +35,22 @@ def default_session(request: SweepRequest) -> Any:
     return boto3.Session(profile_name=request.credential) if request.credential else boto3.Session()
 
 
+# boto3 sessions are not thread-safe, clients are: the sweeps make clients from one session
+# in several threads, so making a client is serialised and using it is not.
+_CLIENT_CREATION = threading.Lock()
+
+
 def make_client(session: Any, request: SweepRequest, service: str, region: str) -> Any:
     from botocore.config import Config
 
-    return session.client(
-        service,
-        region_name=region,
-        endpoint_url=request.endpoint,
-        verify=request.ca_bundle,
-        config=Config(retries=retry_config(request)),
-    )
+    with _CLIENT_CREATION:
+        return session.client(
+            service,
+            region_name=region,
+            endpoint_url=request.endpoint,
+            verify=request.ca_bundle,
+            config=Config(retries=retry_config(request)),
+        )
 
 
 def retry_config(request: SweepRequest) -> dict[str, Any]:
