@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 from cloudguard.guard import reach
-from cloudguard.guard.seal import create_seal, load_registry
+from cloudguard.guard.registry import load_registry
+from cloudguard.guard.seal import create_seal
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

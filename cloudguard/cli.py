@@ -18,7 +18,7 @@ import typer
 from cloudguard import exit_codes
 
 if TYPE_CHECKING:
-    from cloudguard.guard.seal import Registry
+    from cloudguard.guard.registry import Registry
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 clean; 1 orphans found (audit) or an action failed (reap); 2 usage; "
@@ -99,7 +99,7 @@ _no_type_labels_where_they_mislead()
 
 
 def _registry(path: Path | None) -> Registry:
-    from cloudguard.guard.seal import RegistryError, load_registry
+    from cloudguard.guard.registry import RegistryError, load_registry
 
     try:
         return load_registry(path, search_from=Path.cwd())

@@ -38,6 +38,7 @@ import pytest
 from cloudguard import exit_codes
 from cloudguard.escape import one_line
 from cloudguard.guard import hints, inprocess, reach
+from cloudguard.guard import registry as registries
 from cloudguard.guard import seal as sealing
 from cloudguard.guard.hard import running
 from cloudguard.guard.inprocess.refusal import binding
@@ -90,14 +91,14 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
     if _enabled(early_config):
         early_config.stash[_DECIDED] = True
         try:
-            registry = sealing.load_registry(search_from=early_config.rootpath)
+            registry = registries.load_registry(search_from=early_config.rootpath)
             # Verified here, on what the session inherited, before the suite adds its own.
             inherited = sealing.inherited_seal(os.environ, registry)
             if inherited is not None:
                 early_config.stash[_INHERITED] = inherited
             else:
                 early = EarlySeal.make(early_config)
-        except (sealing.RegistryError, reach.ReachLogError, OSError) as error:
+        except (registries.RegistryError, reach.ReachLogError, OSError) as error:
             early_config.stash[_ADMISSION] = error  # refused in pytest_configure (exit 97)
     try:
         return (yield)
@@ -119,7 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if refused is not None:
             raise refused
         guard = SessionGuard.begin(config)
-    except (sealing.RegistryError, reach.ReachLogError, OSError) as error:
+    except (registries.RegistryError, reach.ReachLogError, OSError) as error:
         pytest.exit(
             f"cloudguard: refused admission: {error}", returncode=exit_codes.REFUSED_ADMISSION
         )
@@ -131,7 +132,7 @@ def pytest_configure(config: pytest.Config) -> None:
 class EarlySeal:
     """The session's own seal, made before the suite's declarations (pytest-env, conftest)."""
 
-    registry: sealing.Registry
+    registry: registries.Registry
     seal: sealing.Seal
     log: str
     start: int
@@ -142,7 +143,7 @@ class EarlySeal:
 
     @classmethod
     def make(cls, config: pytest.Config) -> EarlySeal:
-        registry = sealing.load_registry(search_from=config.rootpath)
+        registry = registries.load_registry(search_from=config.rootpath)
         # Before pytest_configure only the early parse holds the options.
         requested = getattr(config.known_args_namespace, "cloudguard_log", None)
         log, start, owned_log = _arm(config.getoption("cloudguard_log") or requested)
@@ -301,7 +302,7 @@ class SessionGuard:
 
     @classmethod
     def begin(cls, config: pytest.Config) -> SessionGuard:
-        registry = sealing.load_registry(search_from=config.rootpath)
+        registry = registries.load_registry(search_from=config.rootpath)
         variable = next(iter(registry.provider_variables), "PROVIDER_VARIABLE")
         early = config.stash.get(_EARLY, None)
         verified = config.stash.get(_INHERITED, None)

@@ -12,11 +12,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from cloudguard.guard import reach
+from cloudguard.guard.registry import Registry
 from cloudguard.guard.seal import (
     PROVIDER_SHIM,
     SEAL_DIR_VARIABLE,
     SITECUSTOMIZE_DIR,
-    Registry,
     Seal,
     policy,
 )

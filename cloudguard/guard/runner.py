@@ -19,7 +19,8 @@ from typing import TextIO
 from cloudguard import exit_codes
 from cloudguard.escape import one_line
 from cloudguard.guard import reach
-from cloudguard.guard.seal import Registry, create_seal, seal_line, sealed_environment
+from cloudguard.guard.registry import Registry
+from cloudguard.guard.seal import create_seal, seal_line, sealed_environment
 
 COMMAND_NOT_FOUND = exit_codes.COMMAND_NOT_FOUND
 COMMAND_NOT_EXECUTABLE = exit_codes.COMMAND_NOT_EXECUTABLE

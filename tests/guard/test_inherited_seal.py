@@ -20,6 +20,7 @@ import pytest
 from guard_helpers import minimal_env
 
 from cloudguard.guard import reach, seal
+from cloudguard.guard.registry import load_registry
 
 # The operator's real `az`: it would use the secret it finds. Here it leaves a mark.
 REAL_AZ = """#!/bin/sh
@@ -36,7 +37,7 @@ def test_runs_az():
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[tuple[seal.Seal, dict[str, str]]]:
     """A genuinely sealed environment: what `cloudguard run` gives its command."""
-    registry = seal.load_registry()
+    registry = load_registry()
     made = seal.create_seal(registry)
     log = tmp_path / "reach.jsonl"
     reach.arm(str(log), by="test")
@@ -48,13 +49,13 @@ def live(tmp_path: Path) -> Iterator[tuple[seal.Seal, dict[str, str]]]:
 
 
 def problems(env: dict[str, str]) -> list[str]:
-    return seal.inherited_seal_problems(env, seal.load_registry())
+    return seal.inherited_seal_problems(env, load_registry())
 
 
 def test_a_live_seal_of_the_callers_is_trusted(live) -> None:
     made, env = live
     assert problems(env) == []
-    assert seal.inherited_seal(env, seal.load_registry()) == made
+    assert seal.inherited_seal(env, load_registry()) == made
 
 
 def test_a_seal_dir_that_no_longer_exists_is_not_trusted(live) -> None:

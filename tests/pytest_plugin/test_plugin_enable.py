@@ -11,6 +11,7 @@ from inner_runs import SEAL_LINE
 
 from cloudguard import exit_codes
 from cloudguard.guard import reach, seal
+from cloudguard.guard.registry import load_registry
 
 REACHING_MODULE = """
 import socket
@@ -184,7 +185,7 @@ def test_a_sibling_of_the_outer_session_reaches_meanwhile():
 
 def _inside_an_outer_sessions_test(monkeypatch, log: Path) -> seal.Seal:
     """Make this process look like a test of an outer sealed session, logging to `log`."""
-    registry = seal.load_registry()
+    registry = load_registry()
     outer_seal = seal.create_seal(registry)
     reach.arm(str(log), by="outer session")
     # What a nested session really inherits: the outer session's sealed environment (an

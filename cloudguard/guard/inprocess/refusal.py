@@ -60,7 +60,8 @@ def _policy_from_environment() -> Policy | None:
     """A Python child has no policy handed to it; rebuild it from the live seal (refusals only)."""
     from pathlib import Path
 
-    from cloudguard.guard.seal import SEAL_DIR_VARIABLE, Seal, load_registry, policy
+    from cloudguard.guard.registry import load_registry
+    from cloudguard.guard.seal import SEAL_DIR_VARIABLE, Seal, policy
 
     root = os.environ.get(SEAL_DIR_VARIABLE)
     if not root:
