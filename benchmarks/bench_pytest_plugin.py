@@ -29,7 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from cloudguard.guard import reach
+from cloudguard.documents import reach_log
+from cloudguard.guard import alarm
 from cloudguard.guard.seal import SEAL_DIR_VARIABLE, SITECUSTOMIZE_DIR
 
 TESTS = 2_000
@@ -50,7 +51,12 @@ def suite(root: Path) -> None:
 def environment() -> dict[str, str]:
     """Unsealed, whatever runs this: each "on" run makes its own seal, as a user's would."""
     env = dict(os.environ)
-    for name in (reach.LOG_VARIABLE, SEAL_DIR_VARIABLE, reach.TEST_VARIABLE, "PYTEST_ADDOPTS"):
+    for name in (
+        reach_log.LOG_VARIABLE,
+        SEAL_DIR_VARIABLE,
+        reach_log.TEST_VARIABLE,
+        "PYTEST_ADDOPTS",
+    ):
         env.pop(name, None)
     env.pop("PYTHONPATH", None)
     return env
@@ -98,8 +104,8 @@ def main() -> int:
             on.append(wall)
             on_cpu.append(cpu)
         log = root / "armed.jsonl"
-        reach.arm(str(log), by="benchmark")
-        guarded = dict(env, PYTHONPATH=str(SITECUSTOMIZE_DIR), **{reach.LOG_VARIABLE: str(log)})
+        alarm.arm(str(log), by="benchmark")
+        guarded = dict(env, PYTHONPATH=str(SITECUSTOMIZE_DIR), **{reach_log.LOG_VARIABLE: str(log)})
         bare: list[float] = []
         sealed: list[float] = []
         for _ in range(CHILD_ROUNDS):

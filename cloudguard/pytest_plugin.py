@@ -36,8 +36,9 @@ from pathlib import Path
 import pytest
 
 from cloudguard import exit_codes
+from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
-from cloudguard.guard import hints, inprocess, reach
+from cloudguard.guard import alarm, hints, inprocess
 from cloudguard.guard import registry as registries
 from cloudguard.guard import seal as sealing
 from cloudguard.guard.hard import running
@@ -68,7 +69,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _under_seal(environ: Mapping[str, str]) -> bool:
     """Running under `cloudguard run`, or an xdist worker of a sealed controller."""
-    return bool(environ.get(reach.LOG_VARIABLE) and environ.get(sealing.SEAL_DIR_VARIABLE))
+    return bool(environ.get(reach_log.LOG_VARIABLE) and environ.get(sealing.SEAL_DIR_VARIABLE))
 
 
 def _enabled(config: pytest.Config) -> bool:
@@ -98,7 +99,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
                 early_config.stash[_INHERITED] = inherited
             else:
                 early = EarlySeal.make(early_config)
-        except (registries.RegistryError, reach.ReachLogError, OSError) as error:
+        except (registries.RegistryError, reach_log.ReachLogError, OSError) as error:
             early_config.stash[_ADMISSION] = error  # refused in pytest_configure (exit 97)
     try:
         return (yield)
@@ -120,7 +121,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if refused is not None:
             raise refused
         guard = SessionGuard.begin(config)
-    except (registries.RegistryError, reach.ReachLogError, OSError) as error:
+    except (registries.RegistryError, reach_log.ReachLogError, OSError) as error:
         pytest.exit(
             f"cloudguard: refused admission: {error}", returncode=exit_codes.REFUSED_ADMISSION
         )
@@ -151,7 +152,7 @@ class EarlySeal:
         env, dropped = sealing.sealed_environment(os.environ, registry, seal, log)
         # Inherited from an outer pytest (this session is some test's subprocess): they name
         # that test, not ours, and would attribute our reaches outside any test to it.
-        for inherited in (reach.TEST_VARIABLE, "PYTEST_CURRENT_TEST"):
+        for inherited in (reach_log.TEST_VARIABLE, "PYTEST_CURRENT_TEST"):
             env.pop(inherited, None)
         # The sentinels fill only what the suite leaves unset: set after pytest-env and the
         # conftest files, so a suite's own fake (pytest-env's `D:` defaults too) wins.
@@ -233,7 +234,7 @@ class Role(enum.Enum):
 
 def _outer_test(environ: Mapping[str, str]) -> str | None:
     """The test (or xdist worker) of another session this process runs inside, if any."""
-    for variable in (reach.TEST_VARIABLE, "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER"):
+    for variable in (reach_log.TEST_VARIABLE, "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER"):
         if environ.get(variable):
             return environ[variable]
     return None
@@ -274,7 +275,7 @@ class SessionGuard:
         self.role = role
         self.log = log
         self.start = start
-        self.watch = reach.LogWatch(log)  # a replaced or shrunk log fails closed (97)
+        self.watch = alarm.LogWatch(log)  # a replaced or shrunk log fails closed (97)
         self.early = early  # the seal and log this session made (None: inherited ones)
         # A session inside a guarded process (pytester in-process, a nested run): put the
         # outer binding back at the end instead of tearing the outer guards down.
@@ -312,8 +313,8 @@ class SessionGuard:
         if early is None and verified is not None:
             # Under `cloudguard run`, or a worker of a sealed controller: the seal and the log
             # are already in place, and the seal line was printed by whoever made them.
-            log = os.environ[reach.LOG_VARIABLE]
-            start = reach.read(log).end
+            log = os.environ[reach_log.LOG_VARIABLE]
+            start = reach_log.read(log).end
             outer = _outer_binding()
             inprocess.install(log=log, policy=sealing.policy(registry, verified))
             return cls(
@@ -359,7 +360,7 @@ class SessionGuard:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
-        os.environ[reach.TEST_VARIABLE] = item.nodeid
+        os.environ[reach_log.TEST_VARIABLE] = item.nodeid
         running.mark(item.nodeid)  # under `run --hard`: the sink names this process's test
         self.own_tests.add(item.nodeid)
         self.window = TestWindow(item.nodeid, checked=_size(self.log))
@@ -367,7 +368,7 @@ class SessionGuard:
             return (yield)
         finally:
             self.window = None
-            os.environ.pop(reach.TEST_VARIABLE, None)
+            os.environ.pop(reach_log.TEST_VARIABLE, None)
             running.mark(None)
 
     # tryfirst on a wrapper: outermost, so it sees the report after xfail/skip handling
@@ -385,7 +386,7 @@ class SessionGuard:
         try:
             self.refresh(window)
             reached = window.unreported()
-        except reach.ReachLogError as error:
+        except reach_log.ReachLogError as error:
             reached = []
             _fail(report, item, f"cloudguard: {error}: the alarm cannot be read, failing closed")
         if reached:
@@ -400,7 +401,7 @@ class SessionGuard:
         """Read what was appended since the last look; one stat when nothing was."""
         if self.watch.verify() == window.checked:
             return
-        log = reach.read(self.log, start=window.checked)
+        log = reach_log.read(self.log, start=window.checked)
         window.checked = log.end
         window.reaches.extend(r for r in log.reaches if self.belongs(r, window.nodeid))
 
@@ -418,8 +419,8 @@ class SessionGuard:
             return
         try:
             self.watch.verify()
-            records = reach.read(self.log, start=self.start).reaches
-        except reach.ReachLogError as error:
+            records = reach_log.read(self.log, start=self.start).reaches
+        except reach_log.ReachLogError as error:
             self.red = True
             sys.stderr.write(f"cloudguard: {error}: the alarm cannot be read, failing closed\n")
             session.exitstatus = exit_codes.REFUSED_ADMISSION
@@ -444,7 +445,7 @@ class SessionGuard:
         terminalreporter.section(title, sep="=", red=bool(unexpected), bold=True)
         for record, was_expected in self.summary:
             tag = "expected by its test (cloudguard.expect): " if was_expected else ""
-            terminalreporter.write_line(tag + reach.describe(record))
+            terminalreporter.write_line(tag + alarm.describe(record))
         if unexpected:
             terminalreporter.write_line(
                 f"reach log kept: {self.log} (exit status {exit_codes.REACH_REFUSED})"
@@ -463,8 +464,8 @@ def _arm(requested: str | None) -> tuple[str, int, bool]:
     """(path, offset where this session starts, whether the file is ours to remove)."""
     by = "cloudguard pytest plugin"
     if requested:
-        return requested, reach.arm_or_continue(requested, by=by), False
-    return (*reach.arm_temporary(by=by), True)
+        return requested, alarm.arm_or_continue(requested, by=by), False
+    return (*alarm.arm_temporary(by=by), True)
 
 
 def _size(path: str) -> int:
@@ -487,7 +488,7 @@ def failure_message(
         "the record fails the test even where the exception was caught.",
     ]
     for record in reached:
-        lines.append("  " + reach.describe(record).replace("\n", "\n  "))
+        lines.append("  " + alarm.describe(record).replace("\n", "\n  "))
     lines.append(f"Reach log: {log}")
     lines.append("To make the test hermetic:")
     # `via` is read back from the log: escaped like every other field of a record.
@@ -501,7 +502,7 @@ def _named(record: Record) -> str:
     """`botocore -> sts.us-east-1.amazonaws.com (sts GetCallerIdentity)`."""
     via, target, operation = (record.get(key) for key in ("via", "target", "operation"))
     named = f"{via} -> {target}" + (f" ({operation})" if operation else "")
-    return one_line(named, 300)  # read back from the log: escaped as `reach.describe` does
+    return one_line(named, 300)  # read back from the log: escaped as `alarm.describe` does
 
 
 def _fail(report: pytest.TestReport, item: pytest.Item, message: str) -> None:

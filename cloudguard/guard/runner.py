@@ -12,13 +12,13 @@ import signal
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from cloudguard import exit_codes
+from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
-from cloudguard.guard import reach
+from cloudguard.guard import alarm
 from cloudguard.guard.registry import Registry
 from cloudguard.guard.seal import create_seal, seal_line, sealed_environment
 
@@ -27,51 +27,6 @@ COMMAND_NOT_EXECUTABLE = exit_codes.COMMAND_NOT_EXECUTABLE
 # Ctrl-C reaches the command from the terminal itself (same process group);
 # these are forwarded because they are usually sent to cloudguard alone.
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-
-
-@dataclass(frozen=True)
-class ArmedLog:
-    path: str
-    start: int  # byte offset where this run's records begin
-    owned: bool  # a temporary log this run made (removed when clean)
-    # The arming process's hold on the log: a replaced or shrunk log is 97 (see reach.LogWatch).
-    watch: reach.LogWatch | None = None
-
-
-def arm_log(requested: str | None, environ: dict[str, str] | os._Environ[str]) -> ArmedLog:
-    """The log this run records to. Raises ReachLogError when an existing log is not ours to use.
-
-    `--log PATH`: armed fresh, or continued after its last record if it is
-    already an armed log (re-runs keep earlier evidence). No `--log` inside
-    another run: the outer run's log, so both checks see the reach.
-    Otherwise a temporary log, removed when the run is clean.
-    """
-    path = requested or environ.get(reach.LOG_VARIABLE)
-    if path:
-        start, owned = reach.arm_or_continue(path, by="cloudguard run"), False
-    else:
-        (path, start), owned = reach.arm_temporary(by="cloudguard run"), True
-    return ArmedLog(path, start, owned, watch=reach.LogWatch(path))
-
-
-def check(log: ArmedLog, err: TextIO) -> int:
-    """0 when clean; 98 naming every reach; 97 when the log cannot be read."""
-    try:
-        if log.watch is not None:
-            log.watch.verify()
-        records = reach.read(log.path, start=log.start).reaches
-    except reach.ReachLogError as error:
-        err.write(
-            f"cloudguard: {one_line(str(error), 2000)}: the alarm cannot be read, failing closed\n"
-        )
-        return exit_codes.REFUSED_ADMISSION
-    if not records:
-        return exit_codes.CLEAN
-    shown = one_line(log.path, 2000)
-    err.write(f"cloudguard: {len(records)} cloud reach(es) refused and recorded in {shown}:\n")
-    for record in records:
-        err.write("  " + reach.describe(record).replace("\n", "\n  ") + "\n")
-    return exit_codes.REACH_REFUSED
 
 
 def run(
@@ -93,8 +48,8 @@ def run(
             return error.exit_code
     ports = tuple(dict.fromkeys((*registry.forward_ports, *forward)))
     try:
-        armed = arm_log(log, os.environ)
-    except (reach.ReachLogError, OSError) as error:
+        armed = alarm.arm_log(log or os.environ.get(reach_log.LOG_VARIABLE), by="cloudguard run")
+    except (reach_log.ReachLogError, OSError) as error:
         err.write(f"cloudguard: cannot arm the reach log: {one_line(str(error), 2000)}\n")
         return exit_codes.REFUSED_ADMISSION
     seal = create_seal(registry, log=armed.path)
@@ -118,11 +73,13 @@ def run(
                 if error.exit_code == exit_codes.DID_NOT_RUN and armed.owned:
                     Path(armed.path).unlink(missing_ok=True)  # nothing ran: no evidence to keep
                 elif error.exit_code != exit_codes.DID_NOT_RUN:
-                    check(armed, err)  # what was recorded before the sink failed is still shown
+                    alarm.check(
+                        armed, err
+                    )  # what was recorded before the sink failed is still shown
                 return error.exit_code
         else:
             code = _spawn(command, env, err)
-        verdict = check(armed, err)
+        verdict = alarm.check(armed, err)
     finally:
         seal.remove()
         if armed.watch is not None:

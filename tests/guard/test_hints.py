@@ -9,14 +9,15 @@ from __future__ import annotations
 import pytest
 
 from cloudguard import pytest_plugin
-from cloudguard.guard import hints, reach, refuse
+from cloudguard.documents import reach_log
+from cloudguard.guard import hints, refuse
 
 PROVIDER = "FM_WORKER_PROVIDER_COMMAND"
 CHANNELS = ["botocore", "azure-core", "socket", "provider", "az-shim", "aws-shim", "hard-tcp"]
 
 
 def record(via: str) -> dict[str, object]:
-    return reach.reach_record(via=via, argv=["x"], target="example", environ={})
+    return reach_log.reach_record(via=via, argv=["x"], target="example", environ={})
 
 
 @pytest.mark.parametrize("via", CHANNELS)

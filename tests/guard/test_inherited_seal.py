@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from guard_helpers import minimal_env
 
-from cloudguard.guard import reach, seal
+from cloudguard.documents import reach_log
+from cloudguard.guard import alarm, seal
 from cloudguard.guard.registry import load_registry
 
 # The operator's real `az`: it would use the secret it finds. Here it leaves a mark.
@@ -40,7 +41,7 @@ def live(tmp_path: Path) -> Iterator[tuple[seal.Seal, dict[str, str]]]:
     registry = load_registry()
     made = seal.create_seal(registry)
     log = tmp_path / "reach.jsonl"
-    reach.arm(str(log), by="test")
+    alarm.arm(str(log), by="test")
     env, _ = seal.sealed_environment(minimal_env(tmp_path), registry, made, str(log))
     try:
         yield made, env
@@ -81,11 +82,11 @@ def test_the_log_must_be_an_armed_log_of_the_callers(live, tmp_path: Path) -> No
     _, env = live
     stale = tmp_path / "stale.jsonl"
     stale.write_text("")
-    env[reach.LOG_VARIABLE] = str(stale)
+    env[reach_log.LOG_VARIABLE] = str(stale)
     assert any("reach log" in p for p in problems(env))
     link = tmp_path / "link.jsonl"
     link.symlink_to(tmp_path / "reach.jsonl")
-    env[reach.LOG_VARIABLE] = str(link)
+    env[reach_log.LOG_VARIABLE] = str(link)
     assert any("symbolic link" in p for p in problems(env))
 
 
@@ -98,11 +99,11 @@ def test_a_stale_inherited_seal_is_sealed_again_and_the_real_az_never_runs(
     (realbin / "az").write_text(REAL_AZ)
     (realbin / "az").chmod(0o755)
     stale_log = tmp_path / "stale.jsonl"
-    reach.arm(str(stale_log), by="a shell long gone")
+    alarm.arm(str(stale_log), by="a shell long gone")
     env = minimal_env(tmp_path)
     env.update(
         {
-            reach.LOG_VARIABLE: str(stale_log),
+            reach_log.LOG_VARIABLE: str(stale_log),
             seal.SEAL_DIR_VARIABLE: str(tmp_path / "cloudguard-seal-removed"),
             "AZURE_CLIENT_SECRET": "s3cret",
             "PATH": f"{realbin}:{env['PATH']}",
@@ -125,5 +126,5 @@ def test_a_stale_inherited_seal_is_sealed_again_and_the_real_az_never_runs(
     (failure,) = [c.get("message") or "" for c in case if c.tag == "failure"]
     assert "this test reached a real cloud: az-shim" in failure
     assert result.returncode == 98, output
-    assert reach.read(str(stale_log)).reaches == (), "the stale log was written"
+    assert reach_log.read(str(stale_log)).reaches == (), "the stale log was written"
     assert os.environ.get("AZURE_CLIENT_SECRET") != "s3cret"

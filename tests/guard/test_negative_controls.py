@@ -71,7 +71,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="check sees nothing",
-        module="guard/runner.py",
+        module="guard/alarm.py",
         original="    if not records:\n",
         broken="    if True:\n",
         tests=(
@@ -85,7 +85,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="refuser records nothing",
-        module="guard/reach.py",
+        module="documents/reach_log.py",
         original="        append(log, record)\n",
         broken="        pass\n",
         tests=(
@@ -119,7 +119,7 @@ SHRINK_UNSEEN = {
 MUTATIONS += [
     Mutation(
         name="writers do not tell the watch",
-        module="guard/reach.py",
+        module="documents/reach_log.py",
         original="        _tell_watcher(status, size + written)\n",
         broken="        pass\n",
         tests=tuple(SHRINK_UNSEEN),
@@ -127,7 +127,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="the watch ignores a shrunk log",
-        module="guard/reach.py",
+        module="guard/alarm.py",
         original="        if size < self.high_water:\n",
         broken="        if False:\n",
         tests=tuple(SHRINK_UNSEEN),
@@ -135,7 +135,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="the watch ignores a replaced log",
-        module="guard/reach.py",
+        module="guard/alarm.py",
         original="        if (at_path.st_dev, at_path.st_ino) != self._identity:\n",
         broken="        if False:\n",
         tests=(REPLACED_RUN,),
@@ -237,7 +237,7 @@ AUDIT_TRUST = "tests/audit/test_audit_trust.py::"
 MUTATIONS += [
     Mutation(
         name="describe shows values raw",
-        module="guard/reach.py",
+        module="guard/alarm.py",
         original="        return one_line(str(value), limit)\n",
         broken="        return str(value)\n",
         tests=(

@@ -12,23 +12,24 @@ from pathlib import Path
 
 from guard_helpers import cloudguard, minimal_env
 
-from cloudguard.guard import reach
+from cloudguard.documents import reach_log
+from cloudguard.guard import alarm
 
 CLEAR_SCREEN = "\x1b[2J"
 FORGED = "\ncloudguard: the run is clean"
 
 
 def hostile_record() -> dict[str, object]:
-    return reach.reach_record(
+    return reach_log.reach_record(
         via="az-shim",
         argv=["az", f"vm{CLEAR_SCREEN}", f"list{FORGED}", "\u202egnp.exe"],
         target=f"az vm{CLEAR_SCREEN}",
-        environ={reach.TEST_VARIABLE: f"t.py::test{FORGED}"},
+        environ={reach_log.TEST_VARIABLE: f"t.py::test{FORGED}"},
     )
 
 
 def test_describe_escapes_every_field() -> None:
-    shown = reach.describe(hostile_record())
+    shown = alarm.describe(hostile_record())
 
     assert "\x1b" not in shown and "\u202e" not in shown, f"a raw control reached: {shown!r}"
     assert "cloudguard: the run is clean" not in shown.splitlines()[1:2]

@@ -10,7 +10,8 @@ from pathlib import Path
 from inner_runs import SEAL_LINE
 
 from cloudguard import exit_codes
-from cloudguard.guard import reach, seal
+from cloudguard.documents import reach_log
+from cloudguard.guard import alarm, seal
 from cloudguard.guard.registry import load_registry
 
 REACHING_MODULE = """
@@ -44,7 +45,7 @@ def test_log_option_keeps_attributed_records(fenced, tmp_path):
     result = fenced.runpytest_subprocess("--cloudguard", f"--cloudguard-log={log}")
 
     result.assert_outcomes(failed=1, passed=1)
-    [record] = reach.read(str(log)).reaches
+    [record] = reach_log.read(str(log)).reaches
     assert record["via"] == "socket"
     assert record["target"] == "login.microsoftonline.com:443"
     assert record["test"] == "test_mod.py::test_reaches"
@@ -159,7 +160,7 @@ def test_an_in_process_session_leaves_the_outer_guards_as_they_were(pytester, mo
     from cloudguard.guard.inprocess.refusal import binding
     from cloudguard.guard.seal import SEAL_DIR_VARIABLE
 
-    for name in (reach.LOG_VARIABLE, SEAL_DIR_VARIABLE):
+    for name in (reach_log.LOG_VARIABLE, SEAL_DIR_VARIABLE):
         monkeypatch.delenv(name, raising=False)
     before = (inprocess.installed(), binding.log, dict(os.environ))
     pytester.makepyfile(test_mod="def test_clean():\n    pass\n")
@@ -171,15 +172,15 @@ def test_an_in_process_session_leaves_the_outer_guards_as_they_were(pytester, mo
 
 SIBLING_MODULE = """
 import os
-from cloudguard.guard import reach
+from cloudguard.documents import reach_log
 
 def test_a_sibling_of_the_outer_session_reaches_meanwhile():
     # What another worker of the outer session writes to the shared log meanwhile.
-    record = reach.reach_record(
+    record = reach_log.reach_record(
         via="socket", argv=[], target="sts.amazonaws.com:443",
         environ={"CLOUDGUARD_TEST": "outer.py::test_sibling"},
     )
-    reach.append(os.environ["CLOUDGUARD_REACH_LOG"], record)
+    reach_log.append(os.environ["CLOUDGUARD_REACH_LOG"], record)
 """
 
 
@@ -187,7 +188,7 @@ def _inside_an_outer_sessions_test(monkeypatch, log: Path) -> seal.Seal:
     """Make this process look like a test of an outer sealed session, logging to `log`."""
     registry = load_registry()
     outer_seal = seal.create_seal(registry)
-    reach.arm(str(log), by="outer session")
+    alarm.arm(str(log), by="outer session")
     # What a nested session really inherits: the outer session's sealed environment (an
     # inherited seal is verified, not assumed). The fence stays first on PYTHONPATH.
     env, dropped = seal.sealed_environment(os.environ, registry, outer_seal, str(log))
@@ -196,7 +197,7 @@ def _inside_an_outer_sessions_test(monkeypatch, log: Path) -> seal.Seal:
         monkeypatch.delenv(name)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setenv(reach.TEST_VARIABLE, "outer.py::test_runs_a_nested_pytest")
+    monkeypatch.setenv(reach_log.TEST_VARIABLE, "outer.py::test_runs_a_nested_pytest")
     return outer_seal
 
 
@@ -215,7 +216,7 @@ def test_a_session_nested_in_another_sessions_test_judges_only_its_own_tests(
 
     # The sibling's record is the outer session's to judge, not the nested one's...
     assert quiet.ret == exit_codes.CLEAN, quiet.stdout.str()
-    assert [r["test"] for r in reach.read(str(log)).reaches][:1] == ["outer.py::test_sibling"]
+    assert [r["test"] for r in reach_log.read(str(log)).reaches][:1] == ["outer.py::test_sibling"]
     # ...while a reach by the nested session's own test still fails it (the control).
     red.assert_outcomes(failed=1, passed=1)
     assert red.ret == exit_codes.REACH_REFUSED
