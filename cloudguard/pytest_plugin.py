@@ -29,7 +29,7 @@ from __future__ import annotations
 import enum
 import os
 import sys
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +46,7 @@ from cloudguard.guard.inprocess.refusal import binding
 from cloudguard.guard.refuse import Policy
 
 Record = Mapping[str, object]
+OuterBinding = tuple[str | None, Policy | None, Callable[[], Policy | None] | None]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -185,7 +186,7 @@ _EARLY = pytest.StashKey[EarlySeal]()
 _INHERITED = pytest.StashKey[sealing.Seal]()  # a verified seal this session runs under
 _DECIDED = pytest.StashKey[bool]()  # the early hook ran: begin() does not decide again
 _ADMISSION = pytest.StashKey[Exception]()
-_OUTER = pytest.StashKey["tuple[str | None, Policy | None] | None"]()
+_OUTER = pytest.StashKey["OuterBinding | None"]()
 
 
 _GUARD = pytest.StashKey["SessionGuard"]()
@@ -268,7 +269,7 @@ class SessionGuard:
         log: str,
         start: int,
         early: EarlySeal | None,
-        outer_binding: tuple[str | None, Policy | None] | None,
+        outer_binding: OuterBinding | None,
         provider_variable: str,
     ) -> None:
         self.config = config
@@ -347,7 +348,8 @@ class SessionGuard:
         if self.outer_binding is None:
             inprocess.uninstall()
         else:
-            inprocess.install(log=self.outer_binding[0], policy=self.outer_binding[1])
+            log, policy, find_policy = self.outer_binding
+            inprocess.install(log=log, policy=policy, find_policy=find_policy)
         if self.early is not None:
             os.environ.clear()
             os.environ.update(self.early.original_environ)
@@ -452,9 +454,11 @@ class SessionGuard:
             )
 
 
-def _outer_binding() -> tuple[str | None, Policy | None] | None:
+def _outer_binding() -> OuterBinding | None:
     """The guards' binding before this session, when they were already installed."""
-    return (binding.log, binding.policy) if inprocess.installed() else None
+    if not inprocess.installed():
+        return None
+    return (binding.log, binding.policy, binding.find_policy)
 
 
 # -- the log -------------------------------------------------------------------------------
