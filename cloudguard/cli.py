@@ -190,7 +190,7 @@ def check(
             f"cloudguard: no reach log: pass --log or set {reach_log.LOG_VARIABLE}", err=True
         )
         raise typer.Exit(exit_codes.REFUSED_ADMISSION)
-    verdict = alarm.check(alarm.ArmedLog(path, since, owned=False), sys.stderr)
+    verdict = alarm.check(path, since, sys.stderr)
     if verdict == exit_codes.CLEAN:
         typer.echo(f"cloudguard: {one_line(path, 2000)} is armed and clean", err=True)
     raise typer.Exit(verdict)

@@ -100,20 +100,15 @@ class ArmedLog:
     start: int  # byte offset where this run's records begin
     owned: bool  # a temporary log this run made (removed when clean)
     # The arming process's hold on the log: a replaced or shrunk log is 97 (see LogWatch).
-    watch: LogWatch | None = None
+    watch: LogWatch
 
     def records(self, *, since: int | None = None) -> tuple[Record, ...]:
-        """The reaches recorded from `since` (default: this run's start) on.
-
-        Raises ReachLogError when the log was replaced or shrunk, or cannot be read.
-        """
-        if self.watch is not None:
-            self.watch.verify()
-        return reach_log.read(self.path, start=self.start if since is None else since).reaches
+        """The reaches recorded from `since` (default: this run's start) on; ReachLogError
+        when the log was replaced or shrunk, or cannot be read."""
+        return read_records(self.path, self.start if since is None else since, self.watch)
 
     def close(self) -> None:
-        if self.watch is not None:
-            self.watch.close()
+        self.watch.close()
 
 
 def arm_log(requested: str | None, *, by: str) -> ArmedLog:
@@ -258,16 +253,23 @@ def unreadable(error: ReachLogError) -> str:
     return f"cloudguard: {one_line(str(error), 2000)}: the alarm cannot be read, failing closed"
 
 
-def check(log: ArmedLog, err: TextIO) -> int:
+def read_records(path: str, start: int, watch: LogWatch | None = None) -> tuple[Record, ...]:
+    """The reaches recorded from byte `start` on, after `watch` (if any) vouched for the log."""
+    if watch is not None:
+        watch.verify()
+    return reach_log.read(path, start=start).reaches
+
+
+def check(path: str, start: int, err: TextIO, *, watch: LogWatch | None = None) -> int:
     """0 when clean; 98 naming every reach; 97 when the log cannot be read."""
     try:
-        records = log.records()
+        records = read_records(path, start, watch)
     except ReachLogError as error:
         err.write(unreadable(error) + "\n")
         return exit_codes.REFUSED_ADMISSION
     if not records:
         return exit_codes.CLEAN
-    shown = one_line(log.path, 2000)
+    shown = one_line(path, 2000)
     err.write(f"cloudguard: {len(records)} cloud reach(es) refused and recorded in {shown}:\n")
     for record in records:
         err.write("  " + describe(record).replace("\n", "\n  ") + "\n")

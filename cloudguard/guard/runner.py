@@ -1,4 +1,8 @@
-"""`cloudguard run`: seal, arm, bind, run the command, then check the reach log.
+"""`cloudguard run`: arm a log, seal, run the command, then check the reach log.
+
+The steps are the session's (`cloudguard.guard.session.GuardSession`, shared
+with the pytest plugin); this module runs the command between them, in the
+hard seal's namespaces with `--hard`, and forwards signals to it.
 
 The exit code is the command's own when nothing reached, 98 when anything
 did (the command's code is printed), 97 when the log cannot be trusted,
@@ -12,7 +16,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
 from cloudguard import exit_codes
@@ -20,7 +23,7 @@ from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
 from cloudguard.guard import alarm
 from cloudguard.guard.registry import Registry
-from cloudguard.guard.seal import create_seal, seal_line, sealed_environment
+from cloudguard.guard.session import GuardSession
 
 COMMAND_NOT_FOUND = exit_codes.COMMAND_NOT_FOUND
 COMMAND_NOT_EXECUTABLE = exit_codes.COMMAND_NOT_EXECUTABLE
@@ -48,21 +51,23 @@ def run(
             return error.exit_code
     ports = tuple(dict.fromkeys((*registry.forward_ports, *forward)))
     try:
+        # No --log inside another run: the outer run's log, so both checks see the reach.
         armed = alarm.arm_log(log or os.environ.get(reach_log.LOG_VARIABLE), by="cloudguard run")
     except (reach_log.ReachLogError, OSError) as error:
         err.write(f"cloudguard: cannot arm the reach log: {one_line(str(error), 2000)}\n")
         return exit_codes.REFUSED_ADMISSION
-    seal = create_seal(registry, log=armed.path)
+    session = GuardSession.start(registry, armed)
+    keep_log = True  # a temporary log is removed only when the run ends clean, or never ran
     try:
-        env, dropped = sealed_environment(os.environ, registry, seal, armed.path)
-        err.write(seal_line(dropped) + (launch.seal_line_suffix(ports) if hard else "") + "\n")
+        env = session.sealed_environment(os.environ)
+        err.write(session.seal_line() + (launch.seal_line_suffix(ports) if hard else "") + "\n")
         err.flush()
         if hard:
             try:
                 code = launch.run_inside(
                     command,
                     env,
-                    seal_root=seal.root,
+                    seal_root=session.seal.root,
                     log=armed.path,
                     masked_homes=registry.masked_homes,
                     ports=ports,
@@ -70,25 +75,20 @@ def run(
                 )
             except launch.HardSealError as error:
                 err.write(f"cloudguard: --hard: {error}\n")
-                if error.exit_code == exit_codes.DID_NOT_RUN and armed.owned:
-                    Path(armed.path).unlink(missing_ok=True)  # nothing ran: no evidence to keep
-                elif error.exit_code != exit_codes.DID_NOT_RUN:
-                    alarm.check(
-                        armed, err
-                    )  # what was recorded before the sink failed is still shown
+                if error.exit_code == exit_codes.DID_NOT_RUN:
+                    keep_log = False  # nothing ran: no evidence to keep
+                else:
+                    session.check(err)  # what was recorded before the sink failed is still shown
                 return error.exit_code
         else:
             code = _spawn(command, env, err)
-        verdict = alarm.check(armed, err)
+        verdict = session.check(err)
+        keep_log = verdict == exit_codes.REACH_REFUSED
     finally:
-        seal.remove()
-        if armed.watch is not None:
-            armed.watch.close()
+        session.close(keep_log=keep_log)
     if verdict == exit_codes.REACH_REFUSED:
         err.write(f"cloudguard: the command itself exited {code}; the run is red (98)\n")
         return verdict
-    if armed.owned:
-        Path(armed.path).unlink(missing_ok=True)
     return verdict or code
 
 

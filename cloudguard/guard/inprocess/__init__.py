@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from cloudguard.guard.inprocess import imports
 from cloudguard.guard.inprocess.declared import DECLARED
-from cloudguard.guard.inprocess.refusal import CloudReachRefused, bind
+from cloudguard.guard.inprocess.refusal import CloudReachRefused, bind, binding
 
 TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Python child ~5 ms
 
@@ -26,7 +26,19 @@ if TYPE_CHECKING:
 
     from cloudguard.guard.refuse import Policy
 
-__all__ = ["GUARDS", "CloudReachRefused", "hint", "install", "installed", "uninstall"]
+    # The guards' binding as `saved` keeps it: (log, policy, find_policy).
+    Binding = tuple[str | None, Policy | None, Callable[[], Policy | None] | None]
+
+__all__ = [
+    "GUARDS",
+    "CloudReachRefused",
+    "hint",
+    "install",
+    "installed",
+    "restore",
+    "saved",
+    "uninstall",
+]
 
 # Each guard's installation by the `via` it records. cloudguard's own negative controls replace
 # an entry to prove the suite goes red without it; it is not a setting users have.
@@ -68,6 +80,23 @@ def uninstall() -> None:
     patches.restore_all()
     _installed.clear()
     bind(None)
+
+
+def saved() -> Binding | None:
+    """The guards' binding now, when they are installed: what `restore` puts back."""
+    if not _installed:
+        return None
+    return (binding.log, binding.policy, binding.find_policy)
+
+
+def restore(saved: Binding | None) -> None:
+    """Put back what `saved` returned: rebind the guards, or remove them if there were none
+    (a pytest session that ran inside a guarded process leaves the outer guards as they were)."""
+    if saved is None:
+        uninstall()
+    else:
+        log, policy, find_policy = saved
+        install(log=log, policy=policy, find_policy=find_policy)
 
 
 def hint(via: str) -> str | None:
