@@ -301,7 +301,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="the plugin looks at the size only",
-        module="pytest_plugin.py",
+        module="guard/pytest/session_guard.py",
         original="        if self.watch.verify() == window.checked:\n",
         broken="        if _size(self.log) == window.checked:\n",
         tests=(TRUNCATED_TEST,),

@@ -54,9 +54,9 @@ MUTATIONS = [
     ),
     Mutation(
         name="sealed late, after pytest-env and the conftest",
-        module="pytest_plugin.py",
-        original="                early = EarlySeal.make(early_config)\n",
-        broken="                pass  # sealed at pytest_configure instead\n",
+        module="guard/pytest/early.py",
+        original="            return EarlySeal.make(config, rules)\n",
+        broken="            return None  # sealed at pytest_configure instead\n",
         tests=(
             "tests/pytest_plugin/test_plugin_declared.py::"
             "test_the_suites_declared_settings_survive_and_are_listed_as_kept[serial]",
