@@ -164,6 +164,21 @@ MUTATIONS.append(
         reason="the real az ran under a stale seal",
     )
 )
+# A Python child's guards record by the seal's own rules (cloudguard/guard/_sitecustomize).
+PYTHON_CHILD = (
+    "tests/guard/test_python_child.py::"
+    "test_a_python_childs_record_names_the_identity_variables_still_set"
+)
+MUTATIONS.append(
+    Mutation(
+        name="a Python child is handed no way to its seal's policy",
+        module="guard/_sitecustomize/sitecustomize.py",
+        original="inprocess.install(log=log, find_policy=_policy_of_the_live_seal)",
+        broken="inprocess.install(log=log)",
+        tests=(PYTHON_CHILD,),
+        reason="a Python child's record named no identity variable",
+    )
+)
 # Credential stores, the order of redirections, provider variables, doctor.
 STORES = "tests/guard/test_credential_stores.py::"
 EVERY_STORE = STORES + "test_every_store_points_at_an_empty_place_inside_the_seal"
