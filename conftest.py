@@ -31,7 +31,7 @@ def _checked(name: str, render: Callable[..., str]) -> Callable[..., str]:
 @pytest.fixture(autouse=True)
 def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     from cloudguard.audit.formats import json_report
-    from cloudguard.documents import reach_log
+    from cloudguard.guard import reach
     from cloudguard.reap import log, plan
 
     # The JSON report is streamed (render collects write): check what write wrote.
@@ -53,7 +53,7 @@ def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[No
 
     monkeypatch.setattr(log.ReapLog, "write", logged)
 
-    line = reach_log.record_line
+    line = reach.record_line
 
     def reach_line(record: Any) -> bytes:
         return validate_bytes(line(record))
@@ -62,7 +62,7 @@ def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[No
         validate("reach-log", json.loads(data))
         return data
 
-    monkeypatch.setattr(reach_log, "record_line", reach_line)
+    monkeypatch.setattr(reach, "record_line", reach_line)
     yield
 
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from cloudguard.documents import reach_log
-from cloudguard.guard import alarm
+from cloudguard.guard import alarm, reach
 from cloudguard.guard.registry import load_registry
 from cloudguard.guard.seal import create_seal
 
@@ -40,7 +40,7 @@ def startup(rounds: int) -> dict[str, float]:
     seal = create_seal(load_registry())
     log = tempfile.mktemp(suffix=".jsonl")
     alarm.arm(log, by="bench")
-    env = {"PATH": "/usr/bin:/bin", reach_log.LOG_VARIABLE: log}
+    env = {"PATH": "/usr/bin:/bin", reach.LOG_VARIABLE: log}
     commands = {
         "bare": [sys.executable, "-I", "-S", "-c", "pass"],
         "shim": [str(seal.bin_dir / "az"), "vm", "list", "--resource-group", "pilot"],
@@ -72,10 +72,10 @@ def startup(rounds: int) -> dict[str, float]:
 
 def _writer(path: str, writer: int, count: int) -> None:
     for n in range(count):
-        record = reach_log.reach_record(
+        record = reach.reach_record(
             via="bench", argv=["az", "vm", "list", "x" * 200], target=f"{writer}:{n}"
         )
-        reach_log.append(path, record)
+        reach.append(path, record)
 
 
 def concurrent_writers(writers: int, each: int) -> dict[str, float]:

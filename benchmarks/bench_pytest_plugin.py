@@ -29,8 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cloudguard.documents import reach_log
-from cloudguard.guard import alarm
+from cloudguard.guard import alarm, reach
 from cloudguard.guard.seal import SEAL_DIR_VARIABLE, SITECUSTOMIZE_DIR
 
 TESTS = 2_000
@@ -52,9 +51,9 @@ def environment() -> dict[str, str]:
     """Unsealed, whatever runs this: each "on" run makes its own seal, as a user's would."""
     env = dict(os.environ)
     for name in (
-        reach_log.LOG_VARIABLE,
+        reach.LOG_VARIABLE,
         SEAL_DIR_VARIABLE,
-        reach_log.TEST_VARIABLE,
+        reach.TEST_VARIABLE,
         "PYTEST_ADDOPTS",
     ):
         env.pop(name, None)
@@ -105,7 +104,7 @@ def main() -> int:
             on_cpu.append(cpu)
         log = root / "armed.jsonl"
         alarm.arm(str(log), by="benchmark")
-        guarded = dict(env, PYTHONPATH=str(SITECUSTOMIZE_DIR), **{reach_log.LOG_VARIABLE: str(log)})
+        guarded = dict(env, PYTHONPATH=str(SITECUSTOMIZE_DIR), **{reach.LOG_VARIABLE: str(log)})
         bare: list[float] = []
         sealed: list[float] = []
         for _ in range(CHILD_ROUNDS):

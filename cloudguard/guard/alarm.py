@@ -1,6 +1,6 @@
 """The reach log's check side: arm a log, watch it, read what was recorded since, judge it.
 
-Writers only append (cloudguard.documents.reach_log, the fast path); this
+Writers only append (cloudguard.guard.reach, the fast path); this
 module is everything the process that owns a run or a test session does
 with its log: create and arm it (`arm`, `arm_or_continue`, `arm_temporary`,
 together `arm_log`), keep a watch on it (`LogWatch`: a replaced, deleted or
@@ -33,6 +33,7 @@ from cloudguard import exit_codes, private_files
 from cloudguard.documents import reach_log
 from cloudguard.documents.reach_log import ReachLogError
 from cloudguard.escape import one_line
+from cloudguard.guard import reach
 
 Record = Mapping[str, object]
 
@@ -48,7 +49,7 @@ def arm(path: str, *, by: str) -> int:
     """
     fd = private_files.create_new(path)
     try:
-        return reach_log.write_header(fd, by)
+        return reach.write_header(fd, by)
     finally:
         os.close(fd)
 
@@ -77,7 +78,7 @@ def arm_or_continue(path: str, *, by: str) -> int:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         if os.fstat(fd).st_size == 0:
-            return reach_log.write_header(fd, by)
+            return reach.write_header(fd, by)
     finally:
         os.close(fd)
     return reach_log.read(path).end
@@ -87,7 +88,7 @@ def arm_temporary(*, by: str) -> tuple[str, int]:
     """A fresh armed log in the temporary directory: (path, offset after its header)."""
     handle, path = tempfile.mkstemp(prefix="cloudguard-reach-", suffix=".jsonl")  # O_EXCL, 0600
     try:
-        return path, reach_log.write_header(handle, by)
+        return path, reach.write_header(handle, by)
     finally:
         os.close(handle)
 
@@ -158,7 +159,7 @@ class LogWatch:
         """
         receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
-            receiver.bind(reach_log.watch_address(status))
+            receiver.bind(reach.watch_address(status))
         except OSError:
             receiver.close()
             return None

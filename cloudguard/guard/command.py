@@ -121,15 +121,12 @@ def check(
         int, typer.Option("--since", metavar="BYTES", help="Byte offset to check from.", min=0)
     ] = 0,
 ) -> None:
-    from cloudguard.documents import reach_log
     from cloudguard.escape import one_line
-    from cloudguard.guard import alarm
+    from cloudguard.guard import alarm, reach
 
-    path = log or os.environ.get(reach_log.LOG_VARIABLE)
+    path = log or os.environ.get(reach.LOG_VARIABLE)
     if not path:
-        typer.echo(
-            f"cloudguard: no reach log: pass --log or set {reach_log.LOG_VARIABLE}", err=True
-        )
+        typer.echo(f"cloudguard: no reach log: pass --log or set {reach.LOG_VARIABLE}", err=True)
         raise typer.Exit(exit_codes.REFUSED_ADMISSION)
     verdict = alarm.check(path, since, sys.stderr)
     if verdict == exit_codes.CLEAN:

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from cloudguard.documents import reach_log
+from cloudguard.guard import reach
 from cloudguard.guard.registry import Registry
 from cloudguard.guard.seal import (
     PROVIDER_SHIM,
@@ -26,10 +27,10 @@ MARKERS = ("# cloudguard refusing shim", "# cloudguard refusing provider")
 
 def problems(environ: Mapping[str, str], registry: Registry) -> Iterator[str]:
     """Every way in which the seal does not hold, each a named reason."""
-    log = environ.get(reach_log.LOG_VARIABLE)
+    log = environ.get(reach.LOG_VARIABLE)
     if not log:
         yield (
-            f"{reach_log.LOG_VARIABLE} is not set: no reach log is armed. doctor checks a sealed "
+            f"{reach.LOG_VARIABLE} is not set: no reach log is armed. doctor checks a sealed "
             "process: run it under the seal, `cloudguard run -- cloudguard doctor`"
         )
     else:

@@ -18,7 +18,7 @@ into a log and onto a terminal, so every rule leans to hiding.
 
 `redact_argv` applies these rules to a whole command line, bounded so that
 a huge argv cannot make a huge record: the reach log's records carry its
-result (cloudguard.documents.reach_log).
+result (cloudguard.guard.reach).
 """
 
 from __future__ import annotations

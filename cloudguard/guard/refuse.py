@@ -14,8 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-from cloudguard.documents import reach_log
-from cloudguard.guard import redaction
+from cloudguard.guard import reach, redaction
 
 TYPE_CHECKING = False  # typing and collections.abc cost start-up time; mypy reads this by name
 if TYPE_CHECKING:
@@ -103,7 +102,7 @@ def _hint(via: str, tool: str, policy: Policy) -> str:
 def _logs(baked: str | None, environ: Mapping[str, str]) -> list[str]:
     """Where to record: the log baked in when the seal was made (a child that scrubs its
     environment cannot lose it), and the environment's when it names another (a nested run)."""
-    return list(dict.fromkeys(log for log in (baked, environ.get(reach_log.LOG_VARIABLE)) if log))
+    return list(dict.fromkeys(log for log in (baked, environ.get(reach.LOG_VARIABLE)) if log))
 
 
 def main(
@@ -116,7 +115,7 @@ def main(
 ) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     environ = os.environ
-    record = reach_log.reach_record(
+    record = reach.reach_record(
         via=via,
         argv=[tool, *args],
         target=_target(tool, args),
@@ -125,9 +124,7 @@ def main(
     from cloudguard.escape import one_line  # argv and the test name come from outside
 
     shown = one_line(" ".join(record["argv"]), 2000)  # type: ignore[arg-type]
-    status = "; ".join(
-        reach_log.record_status(path, record) for path in _logs(log, environ) or [""]
-    )
+    status = "; ".join(reach.record_status(path, record) for path in _logs(log, environ) or [""])
     test = one_line(str(record["test"]), 300) if record["test"] else ""
     sys.stderr.write(
         f"cloudguard: refused `{shown}` ({via}): {_hint(via, tool, policy)}\n"

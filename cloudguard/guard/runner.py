@@ -21,7 +21,7 @@ from typing import TextIO
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
-from cloudguard.guard import alarm
+from cloudguard.guard import alarm, reach
 from cloudguard.guard.registry import Registry
 from cloudguard.guard.session import GuardSession
 
@@ -52,7 +52,7 @@ def run(
     ports = tuple(dict.fromkeys((*registry.forward_ports, *forward)))
     try:
         # No --log inside another run: the outer run's log, so both checks see the reach.
-        armed = alarm.arm_log(log or os.environ.get(reach_log.LOG_VARIABLE), by="cloudguard run")
+        armed = alarm.arm_log(log or os.environ.get(reach.LOG_VARIABLE), by="cloudguard run")
     except (reach_log.ReachLogError, OSError) as error:
         err.write(f"cloudguard: cannot arm the reach log: {one_line(str(error), 2000)}\n")
         return exit_codes.REFUSED_ADMISSION

@@ -36,6 +36,7 @@ from pathlib import Path
 from cloudguard import private_files
 from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
+from cloudguard.guard import reach
 from cloudguard.guard.refuse import Policy
 
 TYPE_CHECKING = False
@@ -185,7 +186,7 @@ def sealed_environment(
     env = {name: value for name, value in environ.items() if name not in dropped_set}
     for variable in registry.provider_variables:
         env[variable] = str(seal.provider)
-    env[reach_log.LOG_VARIABLE] = log
+    env[reach.LOG_VARIABLE] = log
     env[SEAL_DIR_VARIABLE] = str(seal.root)
     env["PATH"] = guard_first(seal, environ.get("PATH", ""))
     env["PYTHONPATH"] = guards_first(environ.get("PYTHONPATH", ""))
@@ -203,7 +204,7 @@ def inherited_seal(environ: Mapping[str, str], registry: Registry) -> Seal | Non
     is first on PATH, no identity variable is set, and the log is an armed log
     of the caller's. Otherwise the caller seals again; the reasons go to stderr.
     """
-    if not (environ.get(reach_log.LOG_VARIABLE) or environ.get(SEAL_DIR_VARIABLE)):
+    if not (environ.get(reach.LOG_VARIABLE) or environ.get(SEAL_DIR_VARIABLE)):
         return None
     problems = inherited_seal_problems(environ, registry)
     if problems:
@@ -218,9 +219,9 @@ def inherited_seal(environ: Mapping[str, str], registry: Registry) -> Seal | Non
 def inherited_seal_problems(environ: Mapping[str, str], registry: Registry) -> list[str]:
     """Why the environment's claim to be sealed cannot be trusted; [] when it can."""
     root = environ.get(SEAL_DIR_VARIABLE, "")
-    log = environ.get(reach_log.LOG_VARIABLE, "")
+    log = environ.get(reach.LOG_VARIABLE, "")
     if not root or not log:
-        return [f"{SEAL_DIR_VARIABLE} and {reach_log.LOG_VARIABLE} are not both set"]
+        return [f"{SEAL_DIR_VARIABLE} and {reach.LOG_VARIABLE} are not both set"]
     problems = []
     seal = Seal(Path(root))
     try:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from cloudguard.documents import reach_log
-from cloudguard.guard import alarm
+from cloudguard.guard import alarm, reach
 from cloudguard.guard import seal as sealing
 from cloudguard.guard.refuse import Policy
 from cloudguard.guard.registry import Registry
@@ -60,7 +60,7 @@ class GuardSession:
         Judged from here on: what the log held before belongs to whoever armed it.
         Raises ReachLogError when the log cannot be read or watched.
         """
-        path = environ[reach_log.LOG_VARIABLE]
+        path = environ[reach.LOG_VARIABLE]
         start = reach_log.read(path).end
         log = alarm.ArmedLog(path, start, owned=False, watch=alarm.LogWatch(path))
         return cls(registry, log, seal, made=False)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from cloudguard.documents import reach_log
-from cloudguard.guard import hints, refuse
+from cloudguard.guard import hints, reach, refuse
 from cloudguard.guard.pytest.failure import failure_message
 
 PROVIDER = "FM_WORKER_PROVIDER_COMMAND"
@@ -17,7 +16,7 @@ CHANNELS = ["botocore", "azure-core", "socket", "provider", "az-shim", "aws-shim
 
 
 def record(via: str) -> dict[str, object]:
-    return reach_log.reach_record(via=via, argv=["x"], target="example", environ={})
+    return reach.reach_record(via=via, argv=["x"], target="example", environ={})
 
 
 @pytest.mark.parametrize("via", CHANNELS)

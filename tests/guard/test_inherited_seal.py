@@ -20,7 +20,7 @@ import pytest
 from guard_helpers import minimal_env
 
 from cloudguard.documents import reach_log
-from cloudguard.guard import alarm, seal
+from cloudguard.guard import alarm, reach, seal
 from cloudguard.guard.registry import load_registry
 
 # The operator's real `az`: it would use the secret it finds. Here it leaves a mark.
@@ -82,11 +82,11 @@ def test_the_log_must_be_an_armed_log_of_the_callers(live, tmp_path: Path) -> No
     _, env = live
     stale = tmp_path / "stale.jsonl"
     stale.write_text("")
-    env[reach_log.LOG_VARIABLE] = str(stale)
+    env[reach.LOG_VARIABLE] = str(stale)
     assert any("reach log" in p for p in problems(env))
     link = tmp_path / "link.jsonl"
     link.symlink_to(tmp_path / "reach.jsonl")
-    env[reach_log.LOG_VARIABLE] = str(link)
+    env[reach.LOG_VARIABLE] = str(link)
     assert any("symbolic link" in p for p in problems(env))
 
 
@@ -103,7 +103,7 @@ def test_a_stale_inherited_seal_is_sealed_again_and_the_real_az_never_runs(
     env = minimal_env(tmp_path)
     env.update(
         {
-            reach_log.LOG_VARIABLE: str(stale_log),
+            reach.LOG_VARIABLE: str(stale_log),
             seal.SEAL_DIR_VARIABLE: str(tmp_path / "cloudguard-seal-removed"),
             "AZURE_CLIENT_SECRET": "s3cret",
             "PATH": f"{realbin}:{env['PATH']}",

@@ -85,7 +85,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="refuser records nothing",
-        module="documents/reach_log.py",
+        module="guard/reach.py",
         original="        append(log, record)\n",
         broken="        pass\n",
         tests=(
@@ -119,7 +119,7 @@ SHRINK_UNSEEN = {
 MUTATIONS += [
     Mutation(
         name="writers do not tell the watch",
-        module="documents/reach_log.py",
+        module="guard/reach.py",
         original="        _tell_watcher(status, size + written)\n",
         broken="        pass\n",
         tests=tuple(SHRINK_UNSEEN),

@@ -13,20 +13,20 @@ from pathlib import Path
 import pytest
 
 from cloudguard.documents import reach_log
-from cloudguard.guard import redaction
+from cloudguard.guard import reach, redaction
 
 RECORD_KEYS = {"schema", "kind", "at", "via", "argv", "target", "test", "pid", "ppid", "cwd"}
 
 
 def test_armed_log_round_trips_a_reach_with_the_documented_fields(armed_log: Path) -> None:
-    record = reach_log.reach_record(
+    record = reach.reach_record(
         via="az-shim", argv=["az", "vm", "list"], target="az vm list", identity_vars=["AZURE_X"]
     )
-    reach_log.append(str(armed_log), record)
+    reach.append(str(armed_log), record)
 
     log = reach_log.read(str(armed_log))
 
-    assert log.header["kind"] == "armed" and log.header["schema"] == reach_log.SCHEMA
+    assert log.header["kind"] == "armed" and log.header["schema"] == reach.SCHEMA
     (found,) = log.reaches
     assert RECORD_KEYS | {"identity_vars"} <= set(found)
     assert found["via"] == "az-shim" and found["argv"] == ["az", "vm", "list"]
@@ -35,25 +35,25 @@ def test_armed_log_round_trips_a_reach_with_the_documented_fields(armed_log: Pat
 
 
 def test_lines_are_valid_json_as_written(armed_log: Path) -> None:
-    reach_log.append(
-        str(armed_log), reach_log.reach_record(via="x", argv=['quote"', "nl\n", "ü"], target="t")
+    reach.append(
+        str(armed_log), reach.reach_record(via="x", argv=['quote"', "nl\n", "ü"], target="t")
     )
     for line in armed_log.read_text().splitlines():
         json.loads(line)  # the fast path's hand-rolled encoder must stay JSON
 
 
 def test_read_from_an_offset_returns_only_later_records(armed_log: Path) -> None:
-    reach_log.append(str(armed_log), reach_log.reach_record(via="first", argv=[], target="a"))
+    reach.append(str(armed_log), reach.reach_record(via="first", argv=[], target="a"))
     offset = reach_log.read(str(armed_log)).end
-    reach_log.append(str(armed_log), reach_log.reach_record(via="second", argv=[], target="b"))
+    reach.append(str(armed_log), reach.reach_record(via="second", argv=[], target="b"))
 
     assert [r["via"] for r in reach_log.read(str(armed_log), start=offset).reaches] == ["second"]
 
 
 def _write_many(path: str, writer: int, count: int) -> None:
     for n in range(count):
-        reach_log.append(
-            path, reach_log.reach_record(via="load", argv=["x" * 3000], target=f"{writer}:{n}")
+        reach.append(
+            path, reach.reach_record(via="load", argv=["x" * 3000], target=f"{writer}:{n}")
         )
 
 
@@ -84,7 +84,7 @@ def test_a_writer_killed_mid_record_is_refused_and_later_records_stay_whole(
     with pytest.raises(reach_log.ReachLogError, match="line 2 is torn"):
         reach_log.read(str(armed_log))
 
-    reach_log.append(str(armed_log), reach_log.reach_record(via="after", argv=[], target="t"))
+    reach.append(str(armed_log), reach.reach_record(via="after", argv=[], target="t"))
 
     lines = armed_log.read_bytes().split(b"\n")
     assert json.loads(lines[2])["via"] == "after"  # our record starts on its own line
@@ -112,7 +112,7 @@ def test_unreadable_alarms_fail_closed(tmp_path: Path, content: bytes, message: 
 def test_a_missing_log_is_not_recreated_by_a_writer(tmp_path: Path) -> None:
     log = tmp_path / "deleted.jsonl"
     with pytest.raises(FileNotFoundError):
-        reach_log.append(str(log), reach_log.reach_record(via="x", argv=[], target="t"))
+        reach.append(str(log), reach.reach_record(via="x", argv=[], target="t"))
     assert not log.exists()
     with pytest.raises(reach_log.ReachLogError, match="does not exist"):
         reach_log.read(str(log))
@@ -173,11 +173,10 @@ def test_non_utf8_and_oversized_arguments_are_bounded_text() -> None:
 
 KILLED_WRITER = """
 import sys
-from cloudguard.documents import reach_log
-from cloudguard.guard import redaction
-record = reach_log.reach_record(via="big", argv=[], target="x" * 300_000_000)
+from cloudguard.guard import reach
+record = reach.reach_record(via="big", argv=[], target="x" * 300_000_000)
 print("ready", flush=True)
-reach_log.append(sys.argv[1], record)
+reach.append(sys.argv[1], record)
 print("done", flush=True)
 """
 
@@ -201,7 +200,7 @@ def test_a_writer_really_killed_during_its_write_leaves_the_log_whole_or_failing
     writer.kill()
     writer.wait(10)
 
-    reach_log.append(str(armed_log), reach_log.reach_record(via="after", argv=[], target="t"))
+    reach.append(str(armed_log), reach.reach_record(via="after", argv=[], target="t"))
 
     last = armed_log.read_bytes().rsplit(b"\n", 2)[-2]
     assert json.loads(last)["via"] == "after"

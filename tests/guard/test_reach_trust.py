@@ -17,7 +17,7 @@ import pytest
 from guard_helpers import child, cloudguard, minimal_env
 
 from cloudguard.documents import reach_log
-from cloudguard.guard import alarm
+from cloudguard.guard import alarm, reach
 
 # A sealed command that makes a reach (the refusing az shim records it), then puts the
 # log back the way it found it: the within-one-uid attack on the alarm.
@@ -108,9 +108,9 @@ def test_writers_never_follow_a_symlink(tmp_path: Path) -> None:
     alarm.arm(str(real), by="test")
     link = tmp_path / "link.jsonl"
     link.symlink_to(real)
-    record = reach_log.reach_record(via="test", argv=[], target="x")
+    record = reach.reach_record(via="test", argv=[], target="x")
 
-    status = reach_log.record_status(str(link), record)
+    status = reach.record_status(str(link), record)
 
     assert status.startswith("NOT recorded"), status
     assert reach_log.read(str(real)).reaches == ()
@@ -155,8 +155,8 @@ def test_the_watch_is_told_by_writers_in_other_processes(tmp_path: Path) -> None
     try:
         assert watch.witnessed
         writer = (
-            "import sys; from cloudguard.documents import reach_log; "
-            "reach_log.append(sys.argv[1], reach_log.reach_record(via='test', argv=[], target='x'))"
+            "import sys; from cloudguard.guard import reach; "
+            "reach.append(sys.argv[1], reach.reach_record(via='test', argv=[], target='x'))"
         )
         subprocess.run([sys.executable, "-c", writer, str(log)], check=True)
         os.truncate(log, start)  # before the watch ever looked at the grown log

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from guard_helpers import child, cloudguard, minimal_env, reaches
 
-from cloudguard.documents import reach_log
+from cloudguard.guard import reach
 from cloudguard.guard.registry import load_registry
 from cloudguard.guard.seal import Seal, create_seal
 
@@ -27,7 +27,7 @@ def seal() -> Iterator[Seal]:
 def refuse(
     seal: Seal, tool: str, *args: str | bytes, log: str, **popen: object
 ) -> subprocess.CompletedProcess[bytes]:
-    env = {"PATH": "/usr/bin:/bin", reach_log.LOG_VARIABLE: log, "CLOUDGUARD_TEST": "t::refuse"}
+    env = {"PATH": "/usr/bin:/bin", reach.LOG_VARIABLE: log, "CLOUDGUARD_TEST": "t::refuse"}
     return subprocess.run(  # type: ignore[call-overload, no-any-return]
         [str(seal.bin_dir / tool), *args], env=env, capture_output=True, timeout=30, **popen
     )
@@ -100,7 +100,7 @@ def test_a_stdin_that_never_closes_does_not_hang_the_refusal(seal: Seal, armed_l
         [str(seal.bin_dir / "az"), "login"],
         stdin=subprocess.PIPE,  # held open, never written, never closed
         stderr=subprocess.PIPE,
-        env={"PATH": "/usr/bin:/bin", reach_log.LOG_VARIABLE: str(armed_log)},
+        env={"PATH": "/usr/bin:/bin", reach.LOG_VARIABLE: str(armed_log)},
     )
     try:
         assert process.wait(timeout=10) == 98
@@ -295,7 +295,7 @@ def test_identity_variables_still_set_are_recorded_by_name_only(
 ) -> None:
     env = {
         "PATH": "/usr/bin:/bin",
-        reach_log.LOG_VARIABLE: str(armed_log),
+        reach.LOG_VARIABLE: str(armed_log),
         "AWS_SECRET_ACCESS_KEY": "v-0301",
     }
     env.update(seal.redirections())

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from guard_helpers import child, cloudguard, minimal_env, reaches, seal_lines
 
-from cloudguard.documents import reach_log
+from cloudguard.guard import reach
 
 
 def test_a_clean_command_keeps_its_own_exit_code_and_prints_one_seal_line(tmp_path: Path) -> None:
@@ -186,9 +186,9 @@ def test_check_reports_clean_red_and_unreadable_logs(tmp_path: Path, armed_log: 
     clean = cloudguard("check", "--log", str(armed_log))
     assert clean.returncode == 0 and "armed and clean" in clean.stderr
 
-    reach_log.append(
+    reach.append(
         str(armed_log),
-        reach_log.reach_record(
+        reach.reach_record(
             via="botocore",
             argv=[],
             target="ec2.us-east-1.amazonaws.com",

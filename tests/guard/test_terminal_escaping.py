@@ -12,19 +12,18 @@ from pathlib import Path
 
 from guard_helpers import cloudguard, minimal_env
 
-from cloudguard.documents import reach_log
-from cloudguard.guard import alarm
+from cloudguard.guard import alarm, reach
 
 CLEAR_SCREEN = "\x1b[2J"
 FORGED = "\ncloudguard: the run is clean"
 
 
 def hostile_record() -> dict[str, object]:
-    return reach_log.reach_record(
+    return reach.reach_record(
         via="az-shim",
         argv=["az", f"vm{CLEAR_SCREEN}", f"list{FORGED}", "\u202egnp.exe"],
         target=f"az vm{CLEAR_SCREEN}",
-        environ={reach_log.TEST_VARIABLE: f"t.py::test{FORGED}"},
+        environ={reach.TEST_VARIABLE: f"t.py::test{FORGED}"},
     )
 
 

@@ -23,7 +23,7 @@ MUTATIONS = [
     Mutation(
         name="the sink records nothing",
         module="guard/hard/sink.py",
-        original="            reach_log.append(self.log, entry)\n",
+        original="            reach.append(self.log, entry)\n",
         broken="            pass\n",
         tests=(f"{CORPUS}[curl]", f"{CORPUS}[getent-lookup]", f"{CORPUS}[python-isolated-imds]"),
         reason="the run did not go red",  # nothing recorded: the check sees a clean run

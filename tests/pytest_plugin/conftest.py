@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudguard.documents import reach_log
-from cloudguard.guard import seal
+from cloudguard.guard import reach, seal
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -31,7 +30,7 @@ def fenced(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest
     guards' sitecustomize, so the inner processes start with the fence beneath
     everything and no outer guard (a negative control's package copy stays on it).
     """
-    for name in (reach_log.LOG_VARIABLE, seal.SEAL_DIR_VARIABLE, reach_log.TEST_VARIABLE):
+    for name in (reach.LOG_VARIABLE, seal.SEAL_DIR_VARIABLE, reach.TEST_VARIABLE):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)

@@ -11,7 +11,7 @@ from inner_runs import SEAL_LINE
 
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
-from cloudguard.guard import alarm, seal
+from cloudguard.guard import alarm, reach, seal
 from cloudguard.guard.registry import load_registry
 
 REACHING_MODULE = """
@@ -160,7 +160,7 @@ def test_an_in_process_session_leaves_the_outer_guards_as_they_were(pytester, mo
     from cloudguard.guard.inprocess.refusal import binding
     from cloudguard.guard.seal import SEAL_DIR_VARIABLE
 
-    for name in (reach_log.LOG_VARIABLE, SEAL_DIR_VARIABLE):
+    for name in (reach.LOG_VARIABLE, SEAL_DIR_VARIABLE):
         monkeypatch.delenv(name, raising=False)
     before = (inprocess.installed(), binding.log, dict(os.environ))
     pytester.makepyfile(test_mod="def test_clean():\n    pass\n")
@@ -172,15 +172,15 @@ def test_an_in_process_session_leaves_the_outer_guards_as_they_were(pytester, mo
 
 SIBLING_MODULE = """
 import os
-from cloudguard.documents import reach_log
+from cloudguard.guard import reach
 
 def test_a_sibling_of_the_outer_session_reaches_meanwhile():
     # What another worker of the outer session writes to the shared log meanwhile.
-    record = reach_log.reach_record(
+    record = reach.reach_record(
         via="socket", argv=[], target="sts.amazonaws.com:443",
         environ={"CLOUDGUARD_TEST": "outer.py::test_sibling"},
     )
-    reach_log.append(os.environ["CLOUDGUARD_REACH_LOG"], record)
+    reach.append(os.environ["CLOUDGUARD_REACH_LOG"], record)
 """
 
 
@@ -197,7 +197,7 @@ def _inside_an_outer_sessions_test(monkeypatch, log: Path) -> seal.Seal:
         monkeypatch.delenv(name)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setenv(reach_log.TEST_VARIABLE, "outer.py::test_runs_a_nested_pytest")
+    monkeypatch.setenv(reach.TEST_VARIABLE, "outer.py::test_runs_a_nested_pytest")
     return outer_seal
 
 

@@ -10,8 +10,7 @@ import pytest
 from cloudguard_schemas import validate, validate_lines, validator
 
 from cloudguard.audit.formats import json_report
-from cloudguard.documents import reach_log
-from cloudguard.guard import alarm
+from cloudguard.guard import alarm, reach
 from cloudguard.schemas import NAMES, schema_id, schema_path
 
 
@@ -36,15 +35,13 @@ def test_each_schema_is_draft_2020_12_with_its_urn(name: str) -> None:
 
 
 def test_the_reach_log_names_its_schema_without_importing_the_schemas_module() -> None:
-    assert schema_id("reach-log") == reach_log.REACH_LOG_SCHEMA_ID
+    assert schema_id("reach-log") == reach.REACH_LOG_SCHEMA_ID
 
 
 def test_an_armed_reach_log_carries_schema_in_its_header_only(tmp_path: Path) -> None:
     log = tmp_path / "reach.jsonl"
     alarm.arm(str(log), by="test")
-    reach_log.append(
-        str(log), reach_log.reach_record(via="az-shim", argv=["az", "login"], target="az")
-    )
+    reach.append(str(log), reach.reach_record(via="az-shim", argv=["az", "login"], target="az"))
     header, record = validate_lines("reach-log", log)
     assert header["$schema"] == schema_id("reach-log")
     assert "$schema" not in record
@@ -93,6 +90,6 @@ def test_the_schemas_ship_as_package_data() -> None:
 
 def test_a_reach_whose_sender_is_unknown_is_still_a_valid_record() -> None:
     # The hard seal's sink records a packet even when it cannot tell the process.
-    record = reach_log.reach_record(via="hard-tcp", argv=[], target="203.0.113.9:443")
+    record = reach.reach_record(via="hard-tcp", argv=[], target="203.0.113.9:443")
     record.update(pid=None, ppid=None, cwd="<unknown>")
     validate("reach-log", record)

@@ -15,7 +15,7 @@ import selectors
 import socket
 from collections.abc import Callable, Sequence
 
-from cloudguard.documents import reach_log
+from cloudguard.guard import reach
 from cloudguard.guard.hard import attribution, diag, dns, forward, packets
 
 RESOLVER = ("127.0.0.53", 53)
@@ -171,11 +171,11 @@ class Sink:
             if protocol in (packets.TCP, packets.UDP)
             else attribution.Sender()  # ICMP and others: no socket to look up by address
         )
-        environ = {reach_log.TEST_VARIABLE: sender.test} if sender.test else {}
-        entry = reach_log.reach_record(via=via, argv=sender.argv, target=target, environ=environ)
+        environ = {reach.TEST_VARIABLE: sender.test} if sender.test else {}
+        entry = reach.reach_record(via=via, argv=sender.argv, target=target, environ=environ)
         entry.update(extra, pid=sender.pid, ppid=sender.ppid, cwd=sender.cwd)
         try:
-            reach_log.append(self.log, entry)
+            reach.append(self.log, entry)
         except OSError as error:
             self.lost = f"cannot write reach log {self.log}: {error.strerror or error}"
             return

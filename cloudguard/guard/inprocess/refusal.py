@@ -80,17 +80,15 @@ def refuse(
     target before (an SDK retrying inside one call); refuse again without a second record.
     """
     # Here, not at the top: every sealed Python child imports this module.
-    from cloudguard.documents import reach_log
+    from cloudguard.guard import reach
 
-    record = reach_log.reach_record(
-        via=via, argv=argv, target=target, identity_vars=_identity_vars()
-    )
+    record = reach.reach_record(via=via, argv=argv, target=target, identity_vars=_identity_vars())
     record.update(extra or {})
     if already_recorded:
         status = "already recorded for this call: the test fails even if this is caught"
     else:
-        log = binding.log or os.environ.get(reach_log.LOG_VARIABLE, "")
-        status = reach_log.record_status(log, record)
+        log = binding.log or os.environ.get(reach.LOG_VARIABLE, "")
+        status = reach.record_status(log, record)
         if status.startswith("recorded"):
             status += ": the test fails even if this exception is caught"
     test = record["test"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pytest
 
 from cloudguard.documents import reach_log
-from cloudguard.guard import alarm, inprocess, registry, seal
+from cloudguard.guard import alarm, inprocess, reach, registry, seal
 from cloudguard.guard.session import GuardSession
 
 
@@ -43,7 +43,7 @@ class EarlySeal:
         env = session.sealed_environment(os.environ)
         # Inherited from an outer pytest (this session is some test's subprocess): they name
         # that test, not ours, and would attribute our reaches outside any test to it.
-        for inherited in (reach_log.TEST_VARIABLE, "PYTEST_CURRENT_TEST"):
+        for inherited in (reach.TEST_VARIABLE, "PYTEST_CURRENT_TEST"):
             env.pop(inherited, None)
         # The sentinels fill only what the suite leaves unset: set after pytest-env and the
         # conftest files, so a suite's own fake (pytest-env's `D:` defaults too) wins.

@@ -28,7 +28,7 @@ import pytest
 
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
-from cloudguard.guard import registry, seal
+from cloudguard.guard import reach, registry, seal
 from cloudguard.guard.pytest import early
 from cloudguard.guard.pytest.fixture import cloudguard
 from cloudguard.guard.pytest.session_guard import GUARD, SessionGuard
@@ -62,7 +62,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _under_seal(environ: Mapping[str, str]) -> bool:
     """Running under `cloudguard run`, or an xdist worker of a sealed controller."""
-    return bool(environ.get(reach_log.LOG_VARIABLE) and environ.get(seal.SEAL_DIR_VARIABLE))
+    return bool(environ.get(reach.LOG_VARIABLE) and environ.get(seal.SEAL_DIR_VARIABLE))
 
 
 def _enabled(config: pytest.Config) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from cloudguard.documents import reach_log
+from cloudguard.guard import reach
 
 Record = Mapping[str, object]
 
@@ -54,7 +54,7 @@ class Role(enum.Enum):
 
 def outer_test(environ: Mapping[str, str]) -> str | None:
     """The test (or xdist worker) of another session this process runs inside, if any."""
-    for variable in (reach_log.TEST_VARIABLE, "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER"):
+    for variable in (reach.TEST_VARIABLE, "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER"):
         if environ.get(variable):
             return environ[variable]
     return None

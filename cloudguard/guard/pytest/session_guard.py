@@ -22,7 +22,7 @@ import pytest
 
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
-from cloudguard.guard import alarm, inprocess, registry, seal
+from cloudguard.guard import alarm, inprocess, reach, registry, seal
 from cloudguard.guard.hard import running
 from cloudguard.guard.pytest.early import DECIDED, EARLY, INHERITED, OUTER, EarlySeal
 from cloudguard.guard.pytest.failure import fail, failure_message
@@ -136,7 +136,7 @@ class SessionGuard:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
-        os.environ[reach_log.TEST_VARIABLE] = item.nodeid
+        os.environ[reach.TEST_VARIABLE] = item.nodeid
         running.mark(item.nodeid)  # under `run --hard`: the sink names this process's test
         self.attribution.own_tests.add(item.nodeid)
         self.window = TestWindow(item.nodeid, checked=_size(self.log))
@@ -144,7 +144,7 @@ class SessionGuard:
             return (yield)
         finally:
             self.window = None
-            os.environ.pop(reach_log.TEST_VARIABLE, None)
+            os.environ.pop(reach.TEST_VARIABLE, None)
             running.mark(None)
 
     # tryfirst on a wrapper: outermost, so it sees the report after xfail/skip handling
