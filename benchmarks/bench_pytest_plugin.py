@@ -50,12 +50,7 @@ def suite(root: Path) -> None:
 def environment() -> dict[str, str]:
     """Unsealed, whatever runs this: each "on" run makes its own seal, as a user's would."""
     env = dict(os.environ)
-    for name in (
-        reach.LOG_VARIABLE,
-        SEAL_DIR_VARIABLE,
-        reach.TEST_VARIABLE,
-        "PYTEST_ADDOPTS",
-    ):
+    for name in (reach.LOG_VARIABLE, SEAL_DIR_VARIABLE, reach.TEST_VARIABLE, "PYTEST_ADDOPTS"):
         env.pop(name, None)
     env.pop("PYTHONPATH", None)
     return env
