@@ -53,7 +53,7 @@ def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[No
 
     monkeypatch.setattr(log.ReapLog, "write", logged)
 
-    line = reach._line
+    line = reach.record_line
 
     def reach_line(record: Any) -> bytes:
         return validate_bytes(line(record))
@@ -62,7 +62,7 @@ def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[No
         validate("reach-log", json.loads(data))
         return data
 
-    monkeypatch.setattr(reach, "_line", reach_line)
+    monkeypatch.setattr(reach, "record_line", reach_line)
     yield
 
 

@@ -22,8 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from cloudguard.guard import reach
-from cloudguard.guard.seal import create_seal, load_registry
+from cloudguard.documents import reach_log
+from cloudguard.guard import alarm, reach
+from cloudguard.guard.registry import load_registry
+from cloudguard.guard.seal import create_seal
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -37,7 +39,7 @@ def wall(argv: list[str], env: dict[str, str]) -> float:
 def startup(rounds: int) -> dict[str, float]:
     seal = create_seal(load_registry())
     log = tempfile.mktemp(suffix=".jsonl")
-    reach.arm(log, by="bench")
+    alarm.arm(log, by="bench")
     env = {"PATH": "/usr/bin:/bin", reach.LOG_VARIABLE: log}
     commands = {
         "bare": [sys.executable, "-I", "-S", "-c", "pass"],
@@ -52,7 +54,7 @@ def startup(rounds: int) -> dict[str, float]:
         for _ in range(rounds):  # interleaved: drift on a noisy machine hits all three alike
             for name, argv in commands.items():
                 times[name].append(wall(argv, env))
-        recorded = len(reach.read(log).reaches)
+        recorded = len(reach_log.read(log).reaches)
     finally:
         seal.remove()
         os.unlink(log)
@@ -78,7 +80,7 @@ def _writer(path: str, writer: int, count: int) -> None:
 
 def concurrent_writers(writers: int, each: int) -> dict[str, float]:
     log = tempfile.mktemp(suffix=".jsonl")
-    reach.arm(log, by="bench")
+    alarm.arm(log, by="bench")
     context = multiprocessing.get_context("fork")
     processes = [context.Process(target=_writer, args=(log, w, each)) for w in range(writers)]
     start = time.perf_counter()
@@ -88,7 +90,7 @@ def concurrent_writers(writers: int, each: int) -> dict[str, float]:
         process.join()
     elapsed = time.perf_counter() - start
     try:
-        targets = [r["target"] for r in reach.read(log).reaches]
+        targets = [r["target"] for r in reach_log.read(log).reaches]
         intact = sorted(targets) == sorted(f"{w}:{n}" for w in range(writers) for n in range(each))
     finally:
         os.unlink(log)

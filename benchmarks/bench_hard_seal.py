@@ -75,7 +75,7 @@ def startup(rounds: int) -> dict[str, float]:
 
 
 def sink_load() -> dict[str, object]:
-    from cloudguard.guard import reach
+    from cloudguard.documents import reach_log
 
     log = tempfile.mktemp(suffix=".jsonl")
     start = time.perf_counter()
@@ -86,7 +86,7 @@ def sink_load() -> dict[str, object]:
     )  # fmt: skip
     elapsed = time.perf_counter() - start
     try:
-        records = [r for r in reach.read(log).reaches if r["via"] == "hard-tcp"]
+        records = [r for r in reach_log.read(log).reaches if r["via"] == "hard-tcp"]
     finally:
         os.unlink(log)
     measured = json.loads(result.stdout)

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cloudguard.guard import reach
+from cloudguard.guard import alarm, reach
 from cloudguard.guard.seal import SEAL_DIR_VARIABLE, SITECUSTOMIZE_DIR
 
 TESTS = 2_000
@@ -98,7 +98,7 @@ def main() -> int:
             on.append(wall)
             on_cpu.append(cpu)
         log = root / "armed.jsonl"
-        reach.arm(str(log), by="benchmark")
+        alarm.arm(str(log), by="benchmark")
         guarded = dict(env, PYTHONPATH=str(SITECUSTOMIZE_DIR), **{reach.LOG_VARIABLE: str(log)})
         bare: list[float] = []
         sealed: list[float] = []

@@ -8,17 +8,12 @@ Exit codes (a contract, see docs/reference.md):
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from cloudguard import exit_codes
-
-if TYPE_CHECKING:
-    from cloudguard.guard.seal import Registry
+from cloudguard.guard import command as guard_command
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 clean; 1 orphans found (audit) or an action failed (reap); 2 usage; "
@@ -65,18 +60,6 @@ def _main(
     """Keep test suites from reaching real clouds; find the resources they leaked."""
 
 
-RegistryOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--registry",
-        "-r",
-        metavar="FILE",
-        help="Project seal registry (default: the nearest cloudguard.toml).",
-        dir_okay=False,
-    ),
-]
-
-
 def _no_type_labels_where_they_mislead() -> None:
     # Typer labels every parameter with its Python type: flags too ("--help
     # <bool>", though a flag takes no value) and arguments beside their own
@@ -98,116 +81,8 @@ def _no_type_labels_where_they_mislead() -> None:
 _no_type_labels_where_they_mislead()
 
 
-def _registry(path: Path | None) -> Registry:
-    from cloudguard.guard.seal import RegistryError, load_registry
-
-    try:
-        return load_registry(path, search_from=Path.cwd())
-    except RegistryError as error:
-        typer.echo(f"cloudguard: refused admission: {error}", err=True)
-        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from None
-
-
-@app.command(
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-    options_metavar="[OPTIONS] --",
-    help="Run CMD sealed, then check the reach log. Exit: CMD's own code when nothing "
-    "reached; 98 when anything did; 97 when the log cannot be armed or read; "
-    "127/126 when CMD cannot be started.",
-)
-def run(
-    command: Annotated[
-        list[str] | None,
-        typer.Argument(help="The command and its arguments, after --.", metavar="CMD"),
-    ] = None,
-    log: Annotated[
-        str | None,
-        typer.Option(
-            "--log",
-            "-l",
-            metavar="PATH",
-            help="Reach log to arm (default: a temporary one, kept when red).",
-        ),
-    ] = None,
-    registry: RegistryOption = None,
-    hard: Annotated[
-        bool,
-        typer.Option(
-            "--hard",
-            help="Run CMD in new user, network and mount namespaces whose only way out is "
-            "cloudguard's recording sink (Linux). 75 when they cannot be made here.",
-        ),
-    ] = False,
-    forward: Annotated[
-        list[int] | None,
-        typer.Option(
-            "--forward",
-            help="With --hard: make the host's 127.0.0.1:PORT reachable inside (repeatable; "
-            "also [hard] forward in cloudguard.toml).",
-            min=1,
-            max=65535,
-            metavar="PORT",
-        ),
-    ] = None,
-) -> None:
-    from cloudguard.guard import runner
-
-    if not command:
-        raise typer.BadParameter("give the command to run after --", param_hint="CMD")
-    if forward and not hard:
-        typer.echo("cloudguard: --forward needs --hard", err=True)
-        raise typer.Exit(exit_codes.USAGE)
-    raise typer.Exit(
-        runner.run(command, registry=_registry(registry), log=log, hard=hard, forward=forward or ())
-    )
-
-
-@app.command(
-    help="Check a reach log: 0 armed and clean; 98 any reach (each printed); "
-    "97 not armed, malformed or torn."
-)
-def check(
-    log: Annotated[
-        str | None,
-        typer.Option(
-            "--log",
-            "-l",
-            metavar="PATH",
-            help=f"The reach log (default: ${'CLOUDGUARD_REACH_LOG'}).",
-        ),
-    ] = None,
-    since: Annotated[
-        int, typer.Option("--since", metavar="BYTES", help="Byte offset to check from.", min=0)
-    ] = 0,
-) -> None:
-    from cloudguard.escape import one_line
-    from cloudguard.guard import reach, runner
-
-    path = log or os.environ.get(reach.LOG_VARIABLE)
-    if not path:
-        typer.echo(f"cloudguard: no reach log: pass --log or set {reach.LOG_VARIABLE}", err=True)
-        raise typer.Exit(exit_codes.REFUSED_ADMISSION)
-    verdict = runner.check(runner.ArmedLog(path, since, owned=False), sys.stderr)
-    if verdict == exit_codes.CLEAN:
-        typer.echo(f"cloudguard: {one_line(path, 2000)} is armed and clean", err=True)
-    raise typer.Exit(verdict)
-
-
-@app.command(help="Assert that the seal holds in this process; 97 with each reason otherwise.")
-def doctor(registry: RegistryOption = None) -> None:
-    from cloudguard.escape import one_line
-    from cloudguard.guard.doctor import problems
-    from cloudguard.guard.hard.requirements import missing
-
-    found = list(problems(os.environ, _registry(registry)))
-    unavailable = missing()
-    hard_mode = f"not available here: {unavailable}" if unavailable else "available here"
-    typer.echo(f"cloudguard doctor: hard seal (run --hard) {hard_mode}", err=True)
-    for problem in found:  # they quote environment values: escaped for the terminal
-        typer.echo(f"cloudguard doctor: {one_line(problem, 2000)}", err=True)
-    if found:
-        raise typer.Exit(exit_codes.REFUSED_ADMISSION)
-    typer.echo("cloudguard doctor: the seal holds", err=True)
+# run, check, doctor: the guard's commands (their bodies and help: cloudguard.guard.command).
+guard_command.register(app)
 
 
 @app.command(

@@ -34,10 +34,10 @@ PROJECT_FILE = "cloudguard.toml"
 
 # Every top-level table cloudguard reads, and who validates its keys.
 SECTIONS: dict[str, str] = {
-    "seal": "cloudguard.guard.seal (the registry)",
-    "provider": "cloudguard.guard.seal (the registry)",
-    "shims": "cloudguard.guard.seal (the registry)",
-    "hard": "cloudguard.guard.seal (the registry)",
+    "seal": "cloudguard.guard.registry",
+    "provider": "cloudguard.guard.registry",
+    "shims": "cloudguard.guard.registry",
+    "hard": "cloudguard.guard.registry",
     "audit": "cloudguard.audit.config",
     "reap": "cloudguard.audit.config",
 }

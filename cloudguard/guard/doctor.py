@@ -11,12 +11,13 @@ import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from cloudguard.documents import reach_log
 from cloudguard.guard import reach
+from cloudguard.guard.registry import Registry
 from cloudguard.guard.seal import (
     PROVIDER_SHIM,
     SEAL_DIR_VARIABLE,
     SITECUSTOMIZE_DIR,
-    Registry,
     Seal,
     policy,
 )
@@ -34,8 +35,8 @@ def problems(environ: Mapping[str, str], registry: Registry) -> Iterator[str]:
         )
     else:
         try:
-            reach.read(log)
-        except reach.ReachLogError as error:
+            reach_log.read(log)
+        except reach_log.ReachLogError as error:
             yield str(error)
     root = environ.get(SEAL_DIR_VARIABLE)
     if not root or not Path(root, "bin").is_dir():

@@ -2,10 +2,12 @@
 
 The refusing shims and provider (`refuse`), the in-process guards' exception
 (`inprocess.refusal`) and the pytest plugin's failure message all show these
-texts, so a test author reads the same advice whichever layer refused.
+texts, so a test author reads the same advice whichever layer refused. The
+refusers' and the hard seal's texts are here; each in-process guard declares
+its own (`inprocess.declaration`), and `for_channel` finds either.
 
-Imports nothing: the shims load it on their `python3 -I -S` fast path, and
-every sealed Python child may load it when a guard refuses.
+Imports nothing at module scope: the shims load it on their `python3 -I -S`
+fast path, and their channels never need the in-process guards' texts.
 """
 
 from __future__ import annotations
@@ -13,21 +15,6 @@ from __future__ import annotations
 # Each text follows "To make the test hermetic:". Lines carry no indentation:
 # `for_channel` indents them for the message they go in.
 _BY_CHANNEL: dict[str, str] = {
-    "botocore": (
-        "mock AWS in process (moto's @mock_aws, botocore's Stubber, a vcrpy cassette),\n"
-        "or point the client at a loopback endpoint_url (moto's ThreadedMotoServer(port=0))."
-    ),
-    "azure-core": (
-        "mock Azure above the socket (responses, requests-mock, a vcrpy cassette;\n"
-        "aioresponses for .aio clients), give the client an in-process transport\n"
-        "(transport=...) and a fake credential, or point it at a local fake on loopback\n"
-        "over HTTPS (base_url='https://127.0.0.1:PORT', a trustme certificate)."
-    ),
-    "socket": (
-        "connect to a local fake on loopback instead of the cloud host. Instance metadata\n"
-        "(169.254.169.254 and friends) is never reachable from a test: pass the test's\n"
-        "own fake credentials explicitly."
-    ),
     "provider": (
         "name the test's own fake provider in the environment it gives its subprocess\n"
         "({variable}=/path/to/fake-provider on the test's own command line)."
@@ -55,6 +42,10 @@ def for_channel(via: str, *, variable: str = "PROVIDER_VARIABLE", indent: str = 
         text = _BY_CHANNEL["shim"].format(tool=via.removesuffix(SHIM_SUFFIX))
     elif via.startswith(HARD_PREFIX):
         text = _BY_CHANNEL["hard"]
+    elif via in _BY_CHANNEL:
+        text = _BY_CHANNEL[via].format(variable=variable)
     else:
-        text = _BY_CHANNEL.get(via, _OTHERWISE).format(variable=variable)
+        from cloudguard.guard import inprocess  # not on the refusers' channels: the shims skip it
+
+        text = inprocess.hint(via) or _OTHERWISE
     return text.replace("\n", "\n" + indent)

@@ -15,11 +15,24 @@ into a log and onto a terminal, so every rule leans to hiding.
   signature, a credential or a token (SAS, presigned URLs);
 - values that look like secrets wherever they stand: connection strings,
   JWTs, AWS access key ids, PEM private keys, bearer tokens.
+
+`redact_argv` applies these rules to a whole command line, bounded so that
+a huge argv cannot make a huge record: the reach log's records carry its
+result (cloudguard.guard.reach).
 """
 
 from __future__ import annotations
 
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 REDACTED = "<redacted>"
+# Bounds so that a huge argv cannot make a huge record (or a slow write).
+MAX_ARG_CHARS = 2048
+MAX_ARGS = 256
 
 # A name containing one of these (lower-cased) names a secret. Substrings on purpose:
 # `--admin-password`, `--windows-admin-password`, `--master-user-password`, `--sse-c-key`.
@@ -140,3 +153,39 @@ def _redact_url(text: str) -> str:
         if any(is_secret_name(key) for key in keys):
             query = REDACTED
     return f"{scheme}{sep}{authority}{slash}{path}{question}{query}"
+
+
+def printable(arg: str | bytes) -> str:
+    """An argv element as text; bytes that are not UTF-8 become backslash escapes."""
+    raw = arg if isinstance(arg, bytes) else os.fsencode(arg)
+    text = raw.decode("utf-8", "backslashreplace")
+    if len(text) > MAX_ARG_CHARS:
+        text = text[:MAX_ARG_CHARS] + f"...<{len(text) - MAX_ARG_CHARS} more chars>"
+    return text
+
+
+def redact_argv(argv: Sequence[str | bytes]) -> list[str]:
+    """argv made safe to record: every secret hidden by what it is, bounded in size."""
+    out: list[str] = []
+    hide_next = False
+    for arg in list(argv)[:MAX_ARGS]:
+        text = printable(arg)
+        if hide_next:
+            hide_next = False
+            if not text.startswith("--"):  # a flag-like secret option is followed by an option
+                out.append(REDACTED)
+                continue
+        if is_option(text):
+            option, eq, value = text.partition("=")
+            if is_secret_name(option):
+                out.append(f"{option}={REDACTED}" if eq else text)
+                hide_next = not eq
+            else:
+                out.append(f"{option}={redact_value(value)}" if eq else text)
+            continue
+        if names_a_secret_setting(text):  # `aws configure set aws_secret_access_key VALUE`
+            hide_next = True
+        out.append(redact_value(text))
+    if len(argv) > MAX_ARGS:
+        out.append(f"...<{len(argv) - MAX_ARGS} more args>")
+    return out

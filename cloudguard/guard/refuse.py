@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-from cloudguard.guard import reach
+from cloudguard.guard import reach, redaction
 
 TYPE_CHECKING = False  # typing and collections.abc cost start-up time; mypy reads this by name
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def _target(tool: str, args: Sequence[str]) -> str:
     for arg in args[:2]:
         if not arg or arg.startswith("-") or not arg.replace("-", "").isalnum():
             break
-        words.append(reach.printable(arg))
+        words.append(redaction.printable(arg))
     return " ".join([tool, *words])
 
 

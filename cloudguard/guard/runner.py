@@ -1,4 +1,8 @@
-"""`cloudguard run`: seal, arm, bind, run the command, then check the reach log.
+"""`cloudguard run`: arm a log, seal, run the command, then check the reach log.
+
+The steps are the session's (`cloudguard.guard.session.GuardSession`, shared
+with the pytest plugin); this module runs the command between them, in the
+hard seal's namespaces with `--hard`, and forwards signals to it.
 
 The exit code is the command's own when nothing reached, 98 when anything
 did (the command's code is printed), 97 when the log cannot be trusted,
@@ -12,65 +16,20 @@ import signal
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TextIO
 
 from cloudguard import exit_codes
+from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
-from cloudguard.guard import reach
-from cloudguard.guard.seal import Registry, create_seal, seal_line, sealed_environment
+from cloudguard.guard import alarm, reach
+from cloudguard.guard.registry import Registry
+from cloudguard.guard.session import GuardSession
 
 COMMAND_NOT_FOUND = exit_codes.COMMAND_NOT_FOUND
 COMMAND_NOT_EXECUTABLE = exit_codes.COMMAND_NOT_EXECUTABLE
 # Ctrl-C reaches the command from the terminal itself (same process group);
 # these are forwarded because they are usually sent to cloudguard alone.
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-
-
-@dataclass(frozen=True)
-class ArmedLog:
-    path: str
-    start: int  # byte offset where this run's records begin
-    owned: bool  # a temporary log this run made (removed when clean)
-    # The arming process's hold on the log: a replaced or shrunk log is 97 (see reach.LogWatch).
-    watch: reach.LogWatch | None = None
-
-
-def arm_log(requested: str | None, environ: dict[str, str] | os._Environ[str]) -> ArmedLog:
-    """The log this run records to. Raises ReachLogError when an existing log is not ours to use.
-
-    `--log PATH`: armed fresh, or continued after its last record if it is
-    already an armed log (re-runs keep earlier evidence). No `--log` inside
-    another run: the outer run's log, so both checks see the reach.
-    Otherwise a temporary log, removed when the run is clean.
-    """
-    path = requested or environ.get(reach.LOG_VARIABLE)
-    if path:
-        start, owned = reach.arm_or_continue(path, by="cloudguard run"), False
-    else:
-        (path, start), owned = reach.arm_temporary(by="cloudguard run"), True
-    return ArmedLog(path, start, owned, watch=reach.LogWatch(path))
-
-
-def check(log: ArmedLog, err: TextIO) -> int:
-    """0 when clean; 98 naming every reach; 97 when the log cannot be read."""
-    try:
-        if log.watch is not None:
-            log.watch.verify()
-        records = reach.read(log.path, start=log.start).reaches
-    except reach.ReachLogError as error:
-        err.write(
-            f"cloudguard: {one_line(str(error), 2000)}: the alarm cannot be read, failing closed\n"
-        )
-        return exit_codes.REFUSED_ADMISSION
-    if not records:
-        return exit_codes.CLEAN
-    shown = one_line(log.path, 2000)
-    err.write(f"cloudguard: {len(records)} cloud reach(es) refused and recorded in {shown}:\n")
-    for record in records:
-        err.write("  " + reach.describe(record).replace("\n", "\n  ") + "\n")
-    return exit_codes.REACH_REFUSED
 
 
 def run(
@@ -92,21 +51,23 @@ def run(
             return error.exit_code
     ports = tuple(dict.fromkeys((*registry.forward_ports, *forward)))
     try:
-        armed = arm_log(log, os.environ)
-    except (reach.ReachLogError, OSError) as error:
+        # No --log inside another run: the outer run's log, so both checks see the reach.
+        armed = alarm.arm_log(log or os.environ.get(reach.LOG_VARIABLE), by="cloudguard run")
+    except (reach_log.ReachLogError, OSError) as error:
         err.write(f"cloudguard: cannot arm the reach log: {one_line(str(error), 2000)}\n")
         return exit_codes.REFUSED_ADMISSION
-    seal = create_seal(registry, log=armed.path)
+    session = GuardSession.start(registry, armed)
+    keep_log = True  # a temporary log is removed only when the run ends clean, or never ran
     try:
-        env, dropped = sealed_environment(os.environ, registry, seal, armed.path)
-        err.write(seal_line(dropped) + (launch.seal_line_suffix(ports) if hard else "") + "\n")
+        env = session.sealed_environment(os.environ)
+        err.write(session.seal_line() + (launch.seal_line_suffix(ports) if hard else "") + "\n")
         err.flush()
         if hard:
             try:
                 code = launch.run_inside(
                     command,
                     env,
-                    seal_root=seal.root,
+                    seal_root=session.seal.root,
                     log=armed.path,
                     masked_homes=registry.masked_homes,
                     ports=ports,
@@ -114,23 +75,20 @@ def run(
                 )
             except launch.HardSealError as error:
                 err.write(f"cloudguard: --hard: {error}\n")
-                if error.exit_code == exit_codes.DID_NOT_RUN and armed.owned:
-                    Path(armed.path).unlink(missing_ok=True)  # nothing ran: no evidence to keep
-                elif error.exit_code != exit_codes.DID_NOT_RUN:
-                    check(armed, err)  # what was recorded before the sink failed is still shown
+                if error.exit_code == exit_codes.DID_NOT_RUN:
+                    keep_log = False  # nothing ran: no evidence to keep
+                else:
+                    session.check(err)  # what was recorded before the sink failed is still shown
                 return error.exit_code
         else:
             code = _spawn(command, env, err)
-        verdict = check(armed, err)
+        verdict = session.check(err)
+        keep_log = verdict == exit_codes.REACH_REFUSED
     finally:
-        seal.remove()
-        if armed.watch is not None:
-            armed.watch.close()
+        session.close(keep_log=keep_log)
     if verdict == exit_codes.REACH_REFUSED:
         err.write(f"cloudguard: the command itself exited {code}; the run is red (98)\n")
         return verdict
-    if armed.owned:
-        Path(armed.path).unlink(missing_ok=True)
     return verdict or code
 
 

@@ -14,7 +14,7 @@ from typer.main import get_command
 from cloudguard import project_file
 from cloudguard.audit.option_spec import AUDIT, REAP_APPLY
 from cloudguard.audit.options import OPTIONS, command_options, config_keys
-from cloudguard.guard.seal import RegistryError, load_registry
+from cloudguard.guard.registry import RegistryError, load_registry
 
 # Parameters a command has besides its declared options.
 OWN = {

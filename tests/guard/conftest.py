@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from cloudguard.guard import reach
+from cloudguard.guard import alarm
 
 
 @pytest.fixture
 def armed_log(tmp_path: Path) -> Path:
     log = tmp_path / "reach.jsonl"
-    reach.arm(str(log), by="test")
+    alarm.arm(str(log), by="test")
     return log

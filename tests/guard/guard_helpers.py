@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from cloudguard.guard import reach
+from cloudguard.documents import reach_log
 
 PYTHON_DIR = str(Path(sys.executable).parent)
 
@@ -58,7 +58,7 @@ def reaches(log: Path) -> tuple[Mapping[str, object], ...]:
     from cloudguard_schemas import validate_lines
 
     validate_lines("reach-log", log)  # every line, as written by the shims and guards
-    return reach.read(str(log)).reaches
+    return reach_log.read(str(log)).reaches
 
 
 def seal_lines(stderr: str) -> Sequence[str]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from cloudguard import pytest_plugin
 from cloudguard.guard import hints, reach, refuse
+from cloudguard.guard.pytest.failure import failure_message
 
 PROVIDER = "FM_WORKER_PROVIDER_COMMAND"
 CHANNELS = ["botocore", "azure-core", "socket", "provider", "az-shim", "aws-shim", "hard-tcp"]
@@ -21,7 +21,7 @@ def record(via: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("via", CHANNELS)
 def test_the_plugin_shows_the_channels_own_advice(via: str) -> None:
-    message = pytest_plugin.failure_message([record(via)], "/tmp/log.jsonl", PROVIDER)
+    message = failure_message([record(via)], "/tmp/log.jsonl", PROVIDER)
     advice = hints.for_channel(via, variable=PROVIDER, indent="    ")
     assert f"To make the test hermetic:\n  {via}: {advice}" in message
 
@@ -42,6 +42,6 @@ def test_each_channel_has_its_own_advice() -> None:
 
 
 def test_a_hostile_via_from_the_log_is_escaped_in_the_failure_message() -> None:
-    message = pytest_plugin.failure_message([record("x\x1b[2J-shim")], "/tmp/log.jsonl")
+    message = failure_message([record("x\x1b[2J-shim")], "/tmp/log.jsonl")
     assert "\x1b" not in message
     assert "x\\x1b[2J" in message  # the control: the via is there, escaped

@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 from guard_helpers import minimal_env
 
-from cloudguard.guard import reach, seal
+from cloudguard.documents import reach_log
+from cloudguard.guard import alarm, reach, seal
+from cloudguard.guard.registry import load_registry
 
 # The operator's real `az`: it would use the secret it finds. Here it leaves a mark.
 REAL_AZ = """#!/bin/sh
@@ -36,10 +38,10 @@ def test_runs_az():
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[tuple[seal.Seal, dict[str, str]]]:
     """A genuinely sealed environment: what `cloudguard run` gives its command."""
-    registry = seal.load_registry()
+    registry = load_registry()
     made = seal.create_seal(registry)
     log = tmp_path / "reach.jsonl"
-    reach.arm(str(log), by="test")
+    alarm.arm(str(log), by="test")
     env, _ = seal.sealed_environment(minimal_env(tmp_path), registry, made, str(log))
     try:
         yield made, env
@@ -48,13 +50,13 @@ def live(tmp_path: Path) -> Iterator[tuple[seal.Seal, dict[str, str]]]:
 
 
 def problems(env: dict[str, str]) -> list[str]:
-    return seal.inherited_seal_problems(env, seal.load_registry())
+    return seal.inherited_seal_problems(env, load_registry())
 
 
 def test_a_live_seal_of_the_callers_is_trusted(live) -> None:
     made, env = live
     assert problems(env) == []
-    assert seal.inherited_seal(env, seal.load_registry()) == made
+    assert seal.inherited_seal(env, load_registry()) == made
 
 
 def test_a_seal_dir_that_no_longer_exists_is_not_trusted(live) -> None:
@@ -97,7 +99,7 @@ def test_a_stale_inherited_seal_is_sealed_again_and_the_real_az_never_runs(
     (realbin / "az").write_text(REAL_AZ)
     (realbin / "az").chmod(0o755)
     stale_log = tmp_path / "stale.jsonl"
-    reach.arm(str(stale_log), by="a shell long gone")
+    alarm.arm(str(stale_log), by="a shell long gone")
     env = minimal_env(tmp_path)
     env.update(
         {
@@ -124,5 +126,5 @@ def test_a_stale_inherited_seal_is_sealed_again_and_the_real_az_never_runs(
     (failure,) = [c.get("message") or "" for c in case if c.tag == "failure"]
     assert "this test reached a real cloud: az-shim" in failure
     assert result.returncode == 98, output
-    assert reach.read(str(stale_log)).reaches == (), "the stale log was written"
+    assert reach_log.read(str(stale_log)).reaches == (), "the stale log was written"
     assert os.environ.get("AZURE_CLIENT_SECRET") != "s3cret"

@@ -41,7 +41,7 @@ PROVIDER = "tests/guard/test_run.py::test_the_refusing_provider_is_bound_and_ref
 MUTATIONS = [
     Mutation(
         name="seal drops nothing",
-        module="guard/seal.py",
+        module="guard/registry.py",
         original="return name in self.names or name.startswith(self.prefixes)",
         broken="return False",
         tests=(HOSTILE, CLEAN_RUN),
@@ -71,7 +71,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="check sees nothing",
-        module="guard/runner.py",
+        module="guard/alarm.py",
         original="    if not records:\n",
         broken="    if True:\n",
         tests=(
@@ -127,7 +127,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="the watch ignores a shrunk log",
-        module="guard/reach.py",
+        module="guard/alarm.py",
         original="        if size < self.high_water:\n",
         broken="        if False:\n",
         tests=tuple(SHRINK_UNSEEN),
@@ -135,7 +135,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="the watch ignores a replaced log",
-        module="guard/reach.py",
+        module="guard/alarm.py",
         original="        if (at_path.st_dev, at_path.st_ino) != self._identity:\n",
         broken="        if False:\n",
         tests=(REPLACED_RUN,),
@@ -162,6 +162,21 @@ MUTATIONS.append(
         broken="    if False:\n        sys.stderr.write(",
         tests=(STALE_SEAL,),
         reason="the real az ran under a stale seal",
+    )
+)
+# A Python child's guards record by the seal's own rules (cloudguard/guard/_sitecustomize).
+PYTHON_CHILD = (
+    "tests/guard/test_python_child.py::"
+    "test_a_python_childs_record_names_the_identity_variables_still_set"
+)
+MUTATIONS.append(
+    Mutation(
+        name="a Python child is handed no way to its seal's policy",
+        module="guard/_sitecustomize/sitecustomize.py",
+        original="inprocess.install(log=log, find_policy=_policy_of_the_live_seal)",
+        broken="inprocess.install(log=log)",
+        tests=(PYTHON_CHILD,),
+        reason="a Python child's record named no identity variable",
     )
 )
 # Credential stores, the order of redirections, provider variables, doctor.
@@ -203,7 +218,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="any provider variable admitted",
-        module="guard/seal.py",
+        module="guard/registry.py",
         original="        if why:\n            raise RegistryError(",
         broken="        if False:\n            raise RegistryError(",
         tests=(PROVIDERS + "test_the_run_refuses_admission_with_97",),
@@ -237,7 +252,7 @@ AUDIT_TRUST = "tests/audit/test_audit_trust.py::"
 MUTATIONS += [
     Mutation(
         name="describe shows values raw",
-        module="guard/reach.py",
+        module="guard/alarm.py",
         original="        return one_line(str(value), limit)\n",
         broken="        return str(value)\n",
         tests=(
@@ -301,7 +316,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="the plugin looks at the size only",
-        module="pytest_plugin.py",
+        module="guard/pytest/session_guard.py",
         original="        if self.watch.verify() == window.checked:\n",
         broken="        if _size(self.log) == window.checked:\n",
         tests=(TRUNCATED_TEST,),

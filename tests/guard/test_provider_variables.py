@@ -16,7 +16,7 @@ import pytest
 from guard_helpers import cloudguard, minimal_env
 
 from cloudguard.guard import doctor, seal
-from cloudguard.guard.seal import Registry, RegistryError, load_registry
+from cloudguard.guard.registry import Registry, RegistryError, load_registry
 
 
 def project(tmp_path: Path, variables: str, extra: str = "") -> Path:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cloudguard.guard import reach
+from cloudguard.documents import reach_log
+from cloudguard.guard import reach, redaction
 
 RECORD_KEYS = {"schema", "kind", "at", "via", "argv", "target", "test", "pid", "ppid", "cwd"}
 
@@ -23,7 +24,7 @@ def test_armed_log_round_trips_a_reach_with_the_documented_fields(armed_log: Pat
     )
     reach.append(str(armed_log), record)
 
-    log = reach.read(str(armed_log))
+    log = reach_log.read(str(armed_log))
 
     assert log.header["kind"] == "armed" and log.header["schema"] == reach.SCHEMA
     (found,) = log.reaches
@@ -43,10 +44,10 @@ def test_lines_are_valid_json_as_written(armed_log: Path) -> None:
 
 def test_read_from_an_offset_returns_only_later_records(armed_log: Path) -> None:
     reach.append(str(armed_log), reach.reach_record(via="first", argv=[], target="a"))
-    offset = reach.read(str(armed_log)).end
+    offset = reach_log.read(str(armed_log)).end
     reach.append(str(armed_log), reach.reach_record(via="second", argv=[], target="b"))
 
-    assert [r["via"] for r in reach.read(str(armed_log), start=offset).reaches] == ["second"]
+    assert [r["via"] for r in reach_log.read(str(armed_log), start=offset).reaches] == ["second"]
 
 
 def _write_many(path: str, writer: int, count: int) -> None:
@@ -68,7 +69,7 @@ def test_64_concurrent_writers_lose_and_tear_nothing(armed_log: Path) -> None:
         process.join(60)
         assert process.exitcode == 0
 
-    targets = [r["target"] for r in reach.read(str(armed_log)).reaches]
+    targets = [r["target"] for r in reach_log.read(str(armed_log)).reaches]
 
     assert len(targets) == writers * each
     assert set(targets) == {f"{w}:{n}" for w in range(writers) for n in range(each)}
@@ -80,15 +81,15 @@ def test_a_writer_killed_mid_record_is_refused_and_later_records_stay_whole(
     # What a writer killed inside its write leaves: a record with no newline.
     with open(armed_log, "ab") as handle:
         handle.write(b'{"schema":1,"kind":"reach","via":"az-sh')
-    with pytest.raises(reach.ReachLogError, match="line 2 is torn"):
-        reach.read(str(armed_log))
+    with pytest.raises(reach_log.ReachLogError, match="line 2 is torn"):
+        reach_log.read(str(armed_log))
 
     reach.append(str(armed_log), reach.reach_record(via="after", argv=[], target="t"))
 
     lines = armed_log.read_bytes().split(b"\n")
     assert json.loads(lines[2])["via"] == "after"  # our record starts on its own line
-    with pytest.raises(reach.ReachLogError, match="line 2 is not a JSON record"):
-        reach.read(str(armed_log))  # and the torn one still fails the check closed
+    with pytest.raises(reach_log.ReachLogError, match="line 2 is not a JSON record"):
+        reach_log.read(str(armed_log))  # and the torn one still fails the check closed
 
 
 @pytest.mark.parametrize(
@@ -104,8 +105,8 @@ def test_a_writer_killed_mid_record_is_refused_and_later_records_stay_whole(
 def test_unreadable_alarms_fail_closed(tmp_path: Path, content: bytes, message: str) -> None:
     log = tmp_path / "log.jsonl"
     log.write_bytes(content)
-    with pytest.raises(reach.ReachLogError, match=message):
-        reach.read(str(log))
+    with pytest.raises(reach_log.ReachLogError, match=message):
+        reach_log.read(str(log))
 
 
 def test_a_missing_log_is_not_recreated_by_a_writer(tmp_path: Path) -> None:
@@ -113,8 +114,8 @@ def test_a_missing_log_is_not_recreated_by_a_writer(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         reach.append(str(log), reach.reach_record(via="x", argv=[], target="t"))
     assert not log.exists()
-    with pytest.raises(reach.ReachLogError, match="does not exist"):
-        reach.read(str(log))
+    with pytest.raises(reach_log.ReachLogError, match="does not exist"):
+        reach_log.read(str(log))
 
 
 SECRETS = {
@@ -131,11 +132,11 @@ SECRETS = {
 
 @pytest.mark.parametrize(("option", "value"), SECRETS.items())
 def test_secret_option_values_are_redacted_in_both_spellings(option: str, value: str) -> None:
-    separate = reach.redact_argv(["az", "login", option, value, "--next"])
-    joined = reach.redact_argv(["az", "login", f"{option}={value}"])
+    separate = redaction.redact_argv(["az", "login", option, value, "--next"])
+    joined = redaction.redact_argv(["az", "login", f"{option}={value}"])
 
-    assert separate == ["az", "login", option, reach.REDACTED, "--next"]
-    assert joined == ["az", "login", f"{option}={reach.REDACTED}"]
+    assert separate == ["az", "login", option, redaction.REDACTED, "--next"]
+    assert joined == ["az", "login", f"{option}={redaction.REDACTED}"]
 
 
 @pytest.mark.parametrize(
@@ -150,24 +151,24 @@ def test_secret_option_values_are_redacted_in_both_spellings(option: str, value:
     ],
 )
 def test_secret_looking_values_are_redacted_wherever_they_stand(value: str) -> None:
-    assert reach.redact_argv(["tool", value]) == ["tool", reach.REDACTED]
+    assert redaction.redact_argv(["tool", value]) == ["tool", redaction.REDACTED]
 
 
 def test_ordinary_arguments_are_kept() -> None:
     argv = ["az", "vm", "create", "--size", "Standard_D4as_v6", "--tags", "task-id=cloud-noenv-c7"]
-    assert reach.redact_argv(argv) == argv
+    assert redaction.redact_argv(argv) == argv
 
 
 def test_non_utf8_and_oversized_arguments_are_bounded_text() -> None:
-    argv = [os.fsdecode(b"bad-\xff\xfe"), "y" * (reach.MAX_ARG_CHARS + 10)]
-    argv += ["z"] * (reach.MAX_ARGS + 5)
+    argv = [os.fsdecode(b"bad-\xff\xfe"), "y" * (redaction.MAX_ARG_CHARS + 10)]
+    argv += ["z"] * (redaction.MAX_ARGS + 5)
 
-    out = reach.redact_argv(argv)
+    out = redaction.redact_argv(argv)
 
     assert out[0] == "bad-\\xff\\xfe"
-    assert out[1].endswith("...<10 more chars>") and len(out[1]) < reach.MAX_ARG_CHARS + 30
-    assert out[-1] == f"...<{len(argv) - reach.MAX_ARGS} more args>"
-    assert len(out) == reach.MAX_ARGS + 1
+    assert out[1].endswith("...<10 more chars>") and len(out[1]) < redaction.MAX_ARG_CHARS + 30
+    assert out[-1] == f"...<{len(argv) - redaction.MAX_ARGS} more args>"
+    assert len(out) == redaction.MAX_ARGS + 1
 
 
 KILLED_WRITER = """
@@ -204,8 +205,8 @@ def test_a_writer_really_killed_during_its_write_leaves_the_log_whole_or_failing
     last = armed_log.read_bytes().rsplit(b"\n", 2)[-2]
     assert json.loads(last)["via"] == "after"
     try:
-        log = reach.read(str(armed_log))
-    except reach.ReachLogError as error:
+        log = reach_log.read(str(armed_log))
+    except reach_log.ReachLogError as error:
         assert "line 2" in str(error)  # torn: the check fails closed, naming the line
     else:
         assert [r["via"] for r in log.reaches] == ["big", "after"]  # the write had finished

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from guard_helpers import child, cloudguard, minimal_env
 
-from cloudguard.guard import reach
+from cloudguard.documents import reach_log
+from cloudguard.guard import alarm, reach
 
 # A sealed command that makes a reach (the refusing az shim records it), then puts the
 # log back the way it found it: the within-one-uid attack on the alarm.
@@ -46,11 +47,11 @@ os.unlink(os.environ["CLOUDGUARD_REACH_LOG"])
 
 def test_arm_creates_a_private_file_and_never_an_existing_one(tmp_path: Path) -> None:
     log = tmp_path / "reach.jsonl"
-    reach.arm(str(log), by="test")
+    alarm.arm(str(log), by="test")
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
 
     with pytest.raises(OSError, match="already exists"):
-        reach.arm(str(log), by="test")
+        alarm.arm(str(log), by="test")
 
 
 def test_a_dangling_symlink_never_makes_a_file_of_the_planters_choosing(tmp_path: Path) -> None:
@@ -67,7 +68,7 @@ def test_a_dangling_symlink_never_makes_a_file_of_the_planters_choosing(tmp_path
 
 def test_a_symlink_to_an_armed_log_is_not_followed(tmp_path: Path) -> None:
     real = tmp_path / "real.jsonl"
-    reach.arm(str(real), by="someone")
+    alarm.arm(str(real), by="someone")
     link = tmp_path / "reach.jsonl"
     link.symlink_to(real)
 
@@ -80,7 +81,7 @@ def test_a_symlink_to_an_armed_log_is_not_followed(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="making another user's file needs root")
 def test_another_users_armed_log_is_not_continued(tmp_path: Path) -> None:
     theirs = tmp_path / "reach.jsonl"
-    reach.arm(str(theirs), by="another user")
+    alarm.arm(str(theirs), by="another user")
     os.chown(theirs, 65534, 65534)
     before = theirs.read_bytes()
 
@@ -99,12 +100,12 @@ def test_an_own_armed_log_is_continued_and_an_own_empty_file_is_armed(tmp_path: 
     again = cloudguard("run", "--log", str(log), "--", "true", env=minimal_env(tmp_path))
 
     assert (first.returncode, again.returncode) == (0, 0), first.stderr + again.stderr
-    assert reach.read(str(log)).header["by"] == "cloudguard run"
+    assert reach_log.read(str(log)).header["by"] == "cloudguard run"
 
 
 def test_writers_never_follow_a_symlink(tmp_path: Path) -> None:
     real = tmp_path / "real.jsonl"
-    reach.arm(str(real), by="test")
+    alarm.arm(str(real), by="test")
     link = tmp_path / "link.jsonl"
     link.symlink_to(real)
     record = reach.reach_record(via="test", argv=[], target="x")
@@ -112,7 +113,7 @@ def test_writers_never_follow_a_symlink(tmp_path: Path) -> None:
     status = reach.record_status(str(link), record)
 
     assert status.startswith("NOT recorded"), status
-    assert reach.read(str(real)).reaches == ()
+    assert reach_log.read(str(real)).reaches == ()
 
 
 def sealed_run(tmp_path: Path, script: str) -> subprocess.CompletedProcess[str]:
@@ -149,8 +150,8 @@ def test_a_log_deleted_while_armed_is_97(tmp_path: Path) -> None:
 
 def test_the_watch_is_told_by_writers_in_other_processes(tmp_path: Path) -> None:
     log = tmp_path / "reach.jsonl"
-    start = reach.arm(str(log), by="test")
-    watch = reach.LogWatch(str(log))
+    start = alarm.arm(str(log), by="test")
+    watch = alarm.LogWatch(str(log))
     try:
         assert watch.witnessed
         writer = (
@@ -160,7 +161,7 @@ def test_the_watch_is_told_by_writers_in_other_processes(tmp_path: Path) -> None
         subprocess.run([sys.executable, "-c", writer, str(log)], check=True)
         os.truncate(log, start)  # before the watch ever looked at the grown log
 
-        with pytest.raises(reach.ReachLogError, match="shrank from"):
+        with pytest.raises(reach_log.ReachLogError, match="shrank from"):
             watch.verify()
     finally:
         watch.close()

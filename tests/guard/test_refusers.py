@@ -13,7 +13,8 @@ import pytest
 from guard_helpers import child, cloudguard, minimal_env, reaches
 
 from cloudguard.guard import reach
-from cloudguard.guard.seal import Seal, create_seal, load_registry
+from cloudguard.guard.registry import load_registry
+from cloudguard.guard.seal import Seal, create_seal
 
 
 @pytest.fixture

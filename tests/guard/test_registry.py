@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from guard_helpers import cloudguard, minimal_env
 
-from cloudguard.guard.seal import RegistryError, load_registry
+from cloudguard.guard.registry import RegistryError, load_registry
 
 # The shipped registry, literally. Growing or shrinking it is a visible diff here.
 PINNED_NAMES = {

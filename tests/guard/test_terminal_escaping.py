@@ -12,7 +12,7 @@ from pathlib import Path
 
 from guard_helpers import cloudguard, minimal_env
 
-from cloudguard.guard import reach
+from cloudguard.guard import alarm, reach
 
 CLEAR_SCREEN = "\x1b[2J"
 FORGED = "\ncloudguard: the run is clean"
@@ -28,7 +28,7 @@ def hostile_record() -> dict[str, object]:
 
 
 def test_describe_escapes_every_field() -> None:
-    shown = reach.describe(hostile_record())
+    shown = alarm.describe(hostile_record())
 
     assert "\x1b" not in shown and "\u202e" not in shown, f"a raw control reached: {shown!r}"
     assert "cloudguard: the run is clean" not in shown.splitlines()[1:2]

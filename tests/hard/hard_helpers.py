@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cloudguard.guard import reach
+from cloudguard.documents import reach_log
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 IP_TOOL = shutil.which("ip", path=SYSTEM_PATH) or "ip"
@@ -32,7 +32,7 @@ class HardRun:
         from cloudguard_schemas import validate_lines
 
         validate_lines("reach-log", self.log)  # the sink's records match the reach-log schema
-        return reach.read(str(self.log)).reaches
+        return reach_log.read(str(self.log)).reaches
 
     def targets(self, via: str) -> list[str]:
         return [str(r["target"]) for r in self.reaches() if r["via"] == via]

@@ -10,7 +10,9 @@ from pathlib import Path
 from inner_runs import SEAL_LINE
 
 from cloudguard import exit_codes
-from cloudguard.guard import reach, seal
+from cloudguard.documents import reach_log
+from cloudguard.guard import alarm, reach, seal
+from cloudguard.guard.registry import load_registry
 
 REACHING_MODULE = """
 import socket
@@ -43,7 +45,7 @@ def test_log_option_keeps_attributed_records(fenced, tmp_path):
     result = fenced.runpytest_subprocess("--cloudguard", f"--cloudguard-log={log}")
 
     result.assert_outcomes(failed=1, passed=1)
-    [record] = reach.read(str(log)).reaches
+    [record] = reach_log.read(str(log)).reaches
     assert record["via"] == "socket"
     assert record["target"] == "login.microsoftonline.com:443"
     assert record["test"] == "test_mod.py::test_reaches"
@@ -184,9 +186,9 @@ def test_a_sibling_of_the_outer_session_reaches_meanwhile():
 
 def _inside_an_outer_sessions_test(monkeypatch, log: Path) -> seal.Seal:
     """Make this process look like a test of an outer sealed session, logging to `log`."""
-    registry = seal.load_registry()
+    registry = load_registry()
     outer_seal = seal.create_seal(registry)
-    reach.arm(str(log), by="outer session")
+    alarm.arm(str(log), by="outer session")
     # What a nested session really inherits: the outer session's sealed environment (an
     # inherited seal is verified, not assumed). The fence stays first on PYTHONPATH.
     env, dropped = seal.sealed_environment(os.environ, registry, outer_seal, str(log))
@@ -214,7 +216,7 @@ def test_a_session_nested_in_another_sessions_test_judges_only_its_own_tests(
 
     # The sibling's record is the outer session's to judge, not the nested one's...
     assert quiet.ret == exit_codes.CLEAN, quiet.stdout.str()
-    assert [r["test"] for r in reach.read(str(log)).reaches][:1] == ["outer.py::test_sibling"]
+    assert [r["test"] for r in reach_log.read(str(log)).reaches][:1] == ["outer.py::test_sibling"]
     # ...while a reach by the nested session's own test still fails it (the control).
     red.assert_outcomes(failed=1, passed=1)
     assert red.ret == exit_codes.REACH_REFUSED

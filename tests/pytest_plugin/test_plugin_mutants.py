@@ -14,7 +14,7 @@ from cloudguard_mutants import Mutation, assert_turns_red
 
 NESTED = Mutation(
     name="nested session judges the outer session's records",
-    module="pytest_plugin.py",
+    module="guard/pytest/roles.py",
     original="        return self.role.has_the_whole_log or named in self.own_tests\n",
     broken="        return True\n",
     tests=(
@@ -27,9 +27,9 @@ NESTED = Mutation(
 
 CONTROLLER_TESTS = Mutation(
     name="a nested xdist controller knows no test of its own",
-    module="pytest_plugin.py",
-    original="        self.own_tests.add(report.nodeid)  #",
-    broken="        pass  #",
+    module="guard/pytest/session_guard.py",
+    original="        self.attribution.own_tests.add(report.nodeid)\n",
+    broken="        pass\n",
     tests=(
         "tests/pytest_plugin/test_plugin_enable.py::"
         "test_a_nested_xdist_controller_judges_the_tests_its_workers_ran",

@@ -83,8 +83,8 @@ reach.append = lambda path, record: None
 
 def test_the_session_verdict_stands_without_the_per_test_check(fenced):
     conftest = """
-from cloudguard import pytest_plugin
-pytest_plugin.SessionGuard.refresh = lambda self, window: None
+from cloudguard.guard.pytest import session_guard
+session_guard.SessionGuard.refresh = lambda self, window: None
 """
     run = run_inner(fenced, "reaches", "--cloudguard", conftest=conftest)
 

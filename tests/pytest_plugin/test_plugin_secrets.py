@@ -12,7 +12,8 @@ import pytest
 from inner_runs import INNER
 from secret_lines import SECRET_LINES, fake_values
 
-from cloudguard.guard import reach
+from cloudguard.documents import reach_log
+from cloudguard.guard import redaction
 
 HERE = INNER.parent
 
@@ -25,7 +26,7 @@ def test_the_table_covers_every_tool_with_at_least_thirty_lines():
 
 @pytest.mark.parametrize("line", SECRET_LINES, ids=lambda line: " ".join(line[:4]))
 def test_no_secret_value_survives_redaction(line):
-    shown = " ".join(reach.redact_argv(line))
+    shown = " ".join(redaction.redact_argv(line))
 
     assert [value for value in fake_values(line) if value in shown] == [], shown
     assert shown.split()[:2] == list(line[:2])  # the command itself stays readable
@@ -53,7 +54,7 @@ def test_no_secret_value_reaches_the_log_the_terminal_or_the_failure_text(fenced
     result = fenced.runpytest_subprocess("--cloudguard", f"--cloudguard-log={log}", "-rA")
 
     result.assert_outcomes(failed=len(SECRET_LINES))  # each line reached through its shim
-    records = reach.read(str(log)).reaches
+    records = reach_log.read(str(log)).reaches
     assert sorted(r["via"] for r in records) == sorted(f"{line[0]}-shim" for line in SECRET_LINES)
     everything = log.read_text() + result.stdout.str() + result.stderr.str()
     assert "cloudguard: refused `" in everything  # the shims' stderr is in the text searched

@@ -54,9 +54,9 @@ MUTATIONS = [
     ),
     Mutation(
         name="sealed late, after pytest-env and the conftest",
-        module="pytest_plugin.py",
-        original="                early = EarlySeal.make(early_config)\n",
-        broken="                pass  # sealed at pytest_configure instead\n",
+        module="guard/pytest/early.py",
+        original="            return EarlySeal.make(config, rules)\n",
+        broken="            return None  # sealed at pytest_configure instead\n",
         tests=(
             "tests/pytest_plugin/test_plugin_declared.py::"
             "test_the_suites_declared_settings_survive_and_are_listed_as_kept[serial]",
@@ -69,9 +69,16 @@ MUTATIONS = [
         original=(
             "    return lowered in SECRET_NAMES or any(word in lowered for word in SECRET_WORDS)\n"
         ),
-        broken="""    from cloudguard.guard.reach import SECRET_OPTIONS
-
-    return lowered in SECRET_OPTIONS
+        # The exact list of option names redaction used before it judged names by what
+        # they are: it misses `--admin-password` and every other name it does not spell.
+        broken="""    return lowered in {
+        "p", "pass", "passwd", "password", "certificate-password", "service-principal-password",
+        "secret", "client-secret", "key", "account-key", "access-key", "secret-key",
+        "secret-access-key", "aws-secret-access-key", "private-key", "api-key",
+        "token", "sas", "sas-token", "access-token", "id-token", "federated-token",
+        "session-token", "auth-token", "signature", "credential", "credentials",
+        "connection-string",
+    }
 """,
         tests=(
             "tests/pytest_plugin/test_plugin_secrets.py::"

@@ -10,7 +10,7 @@ import pytest
 from cloudguard_schemas import validate, validate_lines, validator
 
 from cloudguard.audit.formats import json_report
-from cloudguard.guard import reach
+from cloudguard.guard import alarm, reach
 from cloudguard.schemas import NAMES, schema_id, schema_path
 
 
@@ -40,7 +40,7 @@ def test_the_reach_log_names_its_schema_without_importing_the_schemas_module() -
 
 def test_an_armed_reach_log_carries_schema_in_its_header_only(tmp_path: Path) -> None:
     log = tmp_path / "reach.jsonl"
-    reach.arm(str(log), by="test")
+    alarm.arm(str(log), by="test")
     reach.append(str(log), reach.reach_record(via="az-shim", argv=["az", "login"], target="az"))
     header, record = validate_lines("reach-log", log)
     assert header["$schema"] == schema_id("reach-log")

@@ -20,15 +20,17 @@ TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Pyt
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from cloudguard.guard.inprocess.declared import InProcessGuard
+
 
 class Attempt:
     """One logical SDK call; retries inside it share it, so it is recorded once per target."""
 
-    __slots__ = ("method", "operation", "parent", "recorded", "sdk", "service", "url")
+    __slots__ = ("guard", "method", "operation", "parent", "recorded", "service", "url")
 
     def __init__(
         self,
-        sdk: str,
+        guard: InProcessGuard,
         *,
         service: str = "",
         operation: str = "",
@@ -36,7 +38,7 @@ class Attempt:
         url: str = "",
         parent: Attempt | None = None,
     ) -> None:
-        self.sdk = sdk
+        self.guard = guard  # the SDK's guard: the `via`, the words and the advice of a refusal
         self.service = service
         self.operation = operation
         self.method = method

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from cloudguard.guard.inprocess import patches
 from cloudguard.guard.inprocess.attempt import Attempt, current
+from cloudguard.guard.inprocess.declared import AZURE_CORE
 
 
 def patch_sync(module: ModuleType) -> None:
@@ -46,7 +47,7 @@ def naming(method: str, url: str) -> Attempt:
             service = segments[at + 1]
             operation = f"{method} {'/'.join(segments[at + 2 :: 2])}".rstrip()
     shown = f"{parts.scheme}://{parts.netloc}{parts.path}"
-    return Attempt("azure-core", service=service, operation=operation, method=method, url=shown)
+    return Attempt(AZURE_CORE, service=service, operation=operation, method=method, url=shown)
 
 
 def _attempt(request: Any) -> Attempt:

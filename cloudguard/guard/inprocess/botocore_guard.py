@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from cloudguard.guard.inprocess import patches
 from cloudguard.guard.inprocess.attempt import Attempt, current
+from cloudguard.guard.inprocess.declared import BOTOCORE
 from cloudguard.guard.inprocess.refusal import CloudReachRefused
 
 
@@ -41,7 +42,7 @@ def _named_call(original: Callable[..., Any]) -> Callable[..., Any]:
             service = str(self.meta.service_model.service_name)
         except AttributeError:
             service = ""
-        attempt = Attempt("botocore", service=service, operation=str(operation_name))
+        attempt = Attempt(BOTOCORE, service=service, operation=str(operation_name))
         attempt.parent = current.get()  # an STS call made to refresh another call's credentials
         token = current.set(attempt)
         try:
@@ -60,9 +61,9 @@ def _named_send(original: Callable[..., Any]) -> Callable[..., Any]:
         shown = f"{parts.scheme}://{parts.netloc}{parts.path}"  # a presigned query is a credential
         attempt = current.get()
         token = None
-        if attempt is None or attempt.sdk != "botocore":
+        if attempt is None or attempt.guard is not BOTOCORE:
             # No API call under way: a credential provider's own fetch (IMDS, container).
-            attempt = Attempt("botocore", service="credentials", parent=attempt)
+            attempt = Attempt(BOTOCORE, service="credentials", parent=attempt)
             token = current.set(attempt)
         attempt.method, attempt.url = str(request.method), shown
         try:

@@ -19,7 +19,7 @@ import os
 TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Python child ~5 ms
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import NoReturn
 
     from cloudguard.guard.refuse import Policy
@@ -38,37 +38,29 @@ class _Binding:
 
     log: str | None = None
     policy: Policy | None = None
+    # A Python child is handed no policy: its sitecustomize hands this instead, which
+    # rebuilds the policy from the live seal, on the first refusal only.
+    find_policy: Callable[[], Policy | None] | None = None
 
 
 binding = _Binding()
 
 
-def bind(log: str | None, policy: Policy | None = None) -> None:
+def bind(
+    log: str | None,
+    policy: Policy | None = None,
+    find_policy: Callable[[], Policy | None] | None = None,
+) -> None:
     binding.log = log
     binding.policy = policy
+    binding.find_policy = find_policy
 
 
 def _identity_vars() -> list[str]:
     policy = binding.policy
-    if policy is None:
-        policy = _policy_from_environment()
-        binding.policy = policy
+    if policy is None and binding.find_policy is not None:
+        policy = binding.policy = binding.find_policy()
     return policy.identity_vars(os.environ) if policy is not None else []
-
-
-def _policy_from_environment() -> Policy | None:
-    """A Python child has no policy handed to it; rebuild it from the live seal (refusals only)."""
-    from pathlib import Path
-
-    from cloudguard.guard.seal import SEAL_DIR_VARIABLE, Seal, load_registry, policy
-
-    root = os.environ.get(SEAL_DIR_VARIABLE)
-    if not root:
-        return None
-    try:
-        return policy(load_registry(search_from=Path.cwd()), Seal(Path(root)))
-    except Exception:  # a broken project registry must not hide the refusal itself
-        return None
 
 
 def refuse(
@@ -77,16 +69,18 @@ def refuse(
     target: str,
     argv: Sequence[str],
     what: str,
+    hint: str,
     extra: Mapping[str, object] | None = None,
     already_recorded: bool = False,
 ) -> NoReturn:
     """Record the attempt in the bound reach log, then raise CloudReachRefused.
 
-    `already_recorded`: the same logical call was recorded for this target before (an SDK
-    retrying inside one call); refuse again without a second record.
+    `hint`: the refusing guard's advice (its declaration's), shown after "To make the
+    test hermetic:". `already_recorded`: the same logical call was recorded for this
+    target before (an SDK retrying inside one call); refuse again without a second record.
     """
     # Here, not at the top: every sealed Python child imports this module.
-    from cloudguard.guard import hints, reach
+    from cloudguard.guard import reach
 
     record = reach.reach_record(via=via, argv=argv, target=target, identity_vars=_identity_vars())
     record.update(extra or {})
@@ -101,6 +95,6 @@ def refuse(
     message = (
         f"cloudguard refused {what} (via {via}); no packet left this machine.\n"
         f"  {status}" + (f"\n  test: {test}" if test else "") + "\n"
-        f"  To make the test hermetic:\n    {hints.for_channel(via, indent='    ')}"
+        "  To make the test hermetic:\n    " + hint.replace("\n", "\n    ")
     )
     raise CloudReachRefused(message, record)

@@ -27,6 +27,7 @@ import socket
 from cloudguard.guard import hosts
 from cloudguard.guard.inprocess import patches
 from cloudguard.guard.inprocess.attempt import Attempt, current
+from cloudguard.guard.inprocess.declared import SOCKET
 from cloudguard.guard.inprocess.refusal import refuse
 
 TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Python child ~5 ms
@@ -37,15 +38,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 _INET = (socket.AF_INET, socket.AF_INET6)
-# Which SDK's users read which words in the failure message.
-_SDK_WORDS = {"botocore": "an AWS request", "azure-core": "an Azure request"}
 
 
-def install() -> None:
-    patches.swap(socket.socket, "connect", _guarded_connect)
-    patches.swap(socket.socket, "connect_ex", _guarded_connect)
+def install(module: ModuleType) -> None:
+    """Patch the `socket` module, just imported: its socket class's connects, its lookups."""
+    patches.swap(module.socket, "connect", _guarded_connect)
+    patches.swap(module.socket, "connect_ex", _guarded_connect)
     for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex"):
-        patches.swap(socket, name, _guarded_lookup(name))
+        patches.swap(module, name, _guarded_lookup(name))
 
 
 def patch_event_loop(module: ModuleType) -> None:
@@ -67,7 +67,13 @@ def judge(host: object, port: object, action: str) -> None:
         _refuse_attempt(attempt, host, port, action)
     elif hosts.is_guarded(host):
         target = f"{hosts.normalize(host)}:{port}" if port is not None else hosts.normalize(host)
-        refuse(via="socket", target=target, argv=[action, target], what=f"{action} {target}")
+        refuse(
+            via=SOCKET.via,
+            target=target,
+            argv=[action, target],
+            what=f"{action} {target}",
+            hint=SOCKET.hint,
+        )
 
 
 def _refuse_attempt(attempt: Attempt, host: str | bytes, port: object, action: str) -> None:
@@ -84,10 +90,11 @@ def _refuse_attempt(attempt: Attempt, host: str | bytes, port: object, action: s
     already = target in attempt.recorded
     attempt.recorded.add(target)
     refuse(
-        via=attempt.sdk,
+        via=attempt.guard.via,
         target=target,
         argv=[p for p in (attempt.method, attempt.url) if p] or [action, address],
-        what=f"{_SDK_WORDS.get(attempt.sdk, 'a request')} {shown} ({attempt.naming()})",
+        what=f"{attempt.guard.request or 'a request'} {shown} ({attempt.naming()})",
+        hint=attempt.guard.hint,
         extra=extra,
         already_recorded=already,
     )

@@ -1,0 +1,112 @@
+"""The reach log (schema 1): the format, and its strict reader.
+
+Format (JSON Lines; cloudguard/schemas/reach-log.schema.json, docs/reference.md):
+
+    {"$schema": ..., "schema": 1, "kind": "armed", "at": ..., "by": ..., "pid": ...}
+    {"schema": 1, "kind": "reach", "at": ..., "via": "az-shim", "argv": [...],
+     "target": ..., "test": ..., "pid": ..., "ppid": ..., "cwd": ...,
+     "identity_vars": [...]}
+
+The `armed` header is written by whoever arms the log (`cloudguard run`, the
+pytest plugin: cloudguard.guard.alarm), each `reach` line by the writer
+every refuser calls, `cloudguard.guard.reach`: the guard's fast path, kept
+out of this package so the shims never import it (see its docstring). This
+module is the one parser of the format: `read` refuses a log that is
+missing, not armed, malformed or torn (fail closed: the callers exit 97).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+
+from cloudguard.guard.reach import SCHEMA
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+
+class ReachLogError(Exception):
+    """The log is missing, not armed, malformed or torn: the alarm cannot be read."""
+
+
+class ReachLog:
+    """A parsed log: its header, the reach records from the requested offset, where it ends."""
+
+    __slots__ = ("end", "header", "reaches")
+
+    def __init__(
+        self, header: Mapping[str, object], reaches: tuple[Mapping[str, object], ...], end: int
+    ):
+        self.header = header
+        self.reaches = reaches
+        self.end = end  # byte offset after the last complete line: where a later check starts
+
+
+def _is_armed_header(line: bytes) -> bool:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and record.get("kind") == "armed" and "schema" in record
+
+
+def read(path: str, *, start: int = 0) -> ReachLog:
+    """Parse the log. `start` is a byte offset from an earlier read (a later check).
+
+    Raises ReachLogError naming the line when the log is missing, not armed,
+    malformed or ends in a torn line.
+    """
+    try:
+        with open(path, "rb") as handle:
+            # Writers append under an exclusive flock: a shared one means no half-written
+            # line from a live writer is mistaken for a torn one.
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+            data = handle.read()
+    except FileNotFoundError:
+        raise ReachLogError(f"reach log {path} does not exist (deleted, or never armed)") from None
+    except OSError as error:
+        raise ReachLogError(f"reach log {path} cannot be read: {error.strerror}") from None
+    if not data:
+        raise ReachLogError(f"reach log {path} is empty: it was never armed")
+    lines = data.split(b"\n")
+    if not _is_armed_header(lines[0]):
+        # Before any torn/malformed detail: a file that never was a reach log
+        # (a report, a config) is not one "torn at line 9".
+        raise ReachLogError(
+            f"reach log {path} is not armed: {path} is not a cloudguard reach log "
+            "(its first line is not the armed header `cloudguard run` and the pytest "
+            "plugin write)"
+        )
+    if lines[-1]:
+        raise ReachLogError(
+            f"reach log {path} line {len(lines)} is torn (no newline): a writer died mid-record"
+        )
+    header: Mapping[str, object] | None = None
+    reaches: list[Mapping[str, object]] = []
+    offset = 0
+    for number, raw in enumerate(lines[:-1], start=1):
+        line_start = offset
+        offset += len(raw) + 1
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            raise ReachLogError(
+                f"reach log {path} line {number} is not a JSON record (torn or corrupted)"
+            ) from None
+        if not isinstance(record, dict) or record.get("schema") != SCHEMA:
+            raise ReachLogError(f"reach log {path} line {number} is not a schema {SCHEMA} record")
+        kind = record.get("kind")
+        if number == 1:
+            if kind != "armed":
+                raise ReachLogError(f"reach log {path} is not armed: line 1 is not an armed header")
+            header = record
+        elif kind == "reach":
+            if line_start >= start:
+                reaches.append(record)
+        else:
+            raise ReachLogError(f"reach log {path} line {number} has unknown kind {kind!r}")
+    if header is None:
+        raise ReachLogError(f"reach log {path} is not armed")
+    return ReachLog(header, tuple(reaches), offset)

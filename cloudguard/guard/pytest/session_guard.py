@@ -1,0 +1,238 @@
+"""The enabled plugin for one session: each test judged on its own records, then the verdict.
+
+Each test runs with `CLOUDGUARD_TEST=<nodeid>` and the log position at its
+start. After each phase the plugin looks at what was appended since (one
+`stat` when nothing was: the common case costs nothing) and fails the test
+for every record that belongs to it (`roles.Attribution`: plain, xdist
+controller, xdist worker, nested in another session's test). At the end the
+session that gives the verdict (not an xdist worker) judges every record
+since it began, lists them in the terminal summary and exits 98 on any the
+tests did not declare (`cloudguard.expect`); a log that cannot be trusted
+fails the running test and the session closed (97).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Generator, Iterator, Mapping
+from dataclasses import dataclass, field
+
+import pytest
+
+from cloudguard import exit_codes
+from cloudguard.documents import reach_log
+from cloudguard.guard import alarm, inprocess, reach, registry, seal
+from cloudguard.guard.hard import running
+from cloudguard.guard.pytest.early import DECIDED, EARLY, INHERITED, OUTER, EarlySeal
+from cloudguard.guard.pytest.failure import fail, failure_message
+from cloudguard.guard.pytest.roles import Attribution, Role
+from cloudguard.guard.session import GuardSession
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cloudguard.guard.inprocess import Binding
+
+Record = Mapping[str, object]
+
+# The reaches a test declared (cloudguard.expect), carried to the controller on the
+# teardown report: pytest's own channel for a plugin's per-test data (and JUnit's).
+EXPECTED_PROPERTY = "cloudguard_expected"
+
+
+@dataclass
+class TestWindow:
+    """One test's view of the log: what it recorded, what it declared expected, what failed it."""
+
+    nodeid: str
+    checked: int  # byte offset up to which the log has been read for this test
+    reaches: list[Record] = field(default_factory=list)
+    expected: list[int] = field(default_factory=list)  # indexes into reaches
+    reported: list[int] = field(default_factory=list)
+
+    def unreported(self) -> list[Record]:
+        done = set(self.expected) | set(self.reported)
+        fresh = [i for i in range(len(self.reaches)) if i not in done]
+        self.reported.extend(fresh)
+        return [self.reaches[i] for i in fresh]
+
+
+class SessionGuard:
+    """The enabled plugin for one session, in one `Role`."""
+
+    def __init__(
+        self,
+        config: pytest.Config,
+        *,
+        role: Role,
+        session: GuardSession,
+        early: EarlySeal | None,
+        outer_binding: Binding | None,
+        provider_variable: str,
+    ) -> None:
+        self.config = config
+        self.role = role
+        self.session = session  # the seal and the log: made early, or joined
+        self.log = session.log.path
+        self.start = session.log.start
+        self.watch = session.log.watch  # a replaced or shrunk log fails closed (97)
+        self.early = early  # the seal and log this session made (None: inherited ones)
+        # A session inside a guarded process (pytester in-process, a nested run): put the
+        # outer binding back at the end instead of tearing the outer guards down.
+        self.outer_binding = outer_binding
+        self.provider_variable = provider_variable  # named in the provider's hint
+        self.attribution = Attribution(role)
+        self.window: TestWindow | None = None
+        self.expected: list[Record] = []  # reaches the tests declared (cloudguard.expect)
+        self.summary: list[tuple[Record, bool]] = []  # (record, expected) for the whole session
+        self.red = False
+
+    # -- start and stop ------------------------------------------------------------------
+
+    @classmethod
+    def begin(cls, config: pytest.Config) -> SessionGuard:
+        rules = registry.load_registry(search_from=config.rootpath)
+        variable = next(iter(rules.provider_variables), "PROVIDER_VARIABLE")
+        made = config.stash.get(EARLY, None)
+        verified = config.stash.get(INHERITED, None)
+        if made is None and verified is None and DECIDED not in config.stash:
+            # The plugin was loaded too late to decide before the conftests: decide now.
+            verified = seal.inherited_seal(os.environ, rules)  # verified, not assumed
+        if made is None and verified is not None:
+            # Under `cloudguard run`, or a worker of a sealed controller: the seal and the log
+            # are already in place, and the seal line was printed by whoever made them.
+            joined = GuardSession.join(rules, verified, os.environ)
+            outer = inprocess.saved()
+            inprocess.install(log=joined.log.path, policy=joined.policy())
+            return cls(
+                config,
+                role=Role.of(config, inherited=True),
+                session=joined,
+                early=None,
+                outer_binding=outer,
+                provider_variable=variable,
+            )
+        if made is None:
+            # The plugin was loaded too late for the early seal (a conftest's
+            # `pytest_plugins`): seal now; what the suite declared so far is dropped too.
+            made = EarlySeal.make(config, rules)
+            made.announce(keep=False)
+        return cls(
+            config,
+            role=Role.of(config, inherited=False),
+            session=made.session,
+            early=made,
+            outer_binding=config.stash.get(OUTER, None),
+            provider_variable=variable,
+        )
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        inprocess.restore(self.outer_binding)
+        if self.early is not None:
+            self.early.restore_environment()
+        self.session.close(keep_log=self.red)
+
+    # -- per test ------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
+        os.environ[reach.TEST_VARIABLE] = item.nodeid
+        running.mark(item.nodeid)  # under `run --hard`: the sink names this process's test
+        self.attribution.own_tests.add(item.nodeid)
+        self.window = TestWindow(item.nodeid, checked=_size(self.log))
+        try:
+            return (yield)
+        finally:
+            self.window = None
+            os.environ.pop(reach.TEST_VARIABLE, None)
+            running.mark(None)
+
+    # tryfirst on a wrapper: outermost, so it sees the report after xfail/skip handling
+    # and a reach in an xfail test is still a failure.
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        window = self.window
+        if window is None or window.nodeid != item.nodeid:
+            return report
+        if call.when == "setup" and report.passed:
+            return report  # the call phase runs next and reads setup's records too: one stat less
+        try:
+            self.refresh(window)
+            reached = window.unreported()
+        except reach_log.ReachLogError as error:
+            reached = []
+            fail(report, item, alarm.unreadable(error))
+        if reached:
+            fail(report, item, failure_message(reached, self.log, self.provider_variable))
+        if call.when == "teardown" and window.expected:
+            # A new list: the report's is the item's own, shared with its other reports.
+            expected = [window.reaches[i] for i in window.expected]
+            report.user_properties = [*report.user_properties, (EXPECTED_PROPERTY, expected)]
+        return report
+
+    def refresh(self, window: TestWindow) -> None:
+        """Read what was appended since the last look; one stat when nothing was."""
+        if self.watch.verify() == window.checked:
+            return
+        log = reach_log.read(self.log, start=window.checked)
+        window.checked = log.end
+        window.reaches.extend(r for r in log.reaches if self.attribution.belongs(r, window.nodeid))
+
+    # -- the session's verdict (controller or plain process) -----------------------------
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # A controller runs no test: it learns its own from the workers' reports.
+        self.attribution.own_tests.add(report.nodeid)
+        for name, value in report.user_properties:
+            if name == EXPECTED_PROPERTY and isinstance(value, list):
+                self.expected.extend(value)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.role.gives_the_verdict:
+            return
+        try:
+            records = self.session.records()
+        except reach_log.ReachLogError as error:
+            self.red = True
+            sys.stderr.write(alarm.unreadable(error) + "\n")
+            session.exitstatus = exit_codes.REFUSED_ADMISSION
+            return
+        expected = list(self.expected)
+        for record in filter(self.attribution.belongs, records):
+            if record in expected:
+                expected.remove(record)
+                self.summary.append((record, True))
+            else:
+                self.summary.append((record, False))
+        if any(not was_expected for _, was_expected in self.summary):
+            self.red = True
+            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+                session.exitstatus = exit_codes.REACH_REFUSED
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if not self.role.gives_the_verdict or not self.summary:
+            return
+        unexpected = [r for r, was_expected in self.summary if not was_expected]
+        title = f"cloudguard: {len(unexpected)} cloud reach(es) refused and recorded"
+        terminalreporter.section(title, sep="=", red=bool(unexpected), bold=True)
+        for record, was_expected in self.summary:
+            tag = "expected by its test (cloudguard.expect): " if was_expected else ""
+            terminalreporter.write_line(tag + alarm.describe(record))
+        if unexpected:
+            terminalreporter.write_line(
+                f"reach log kept: {self.log} (exit status {exit_codes.REACH_REFUSED})"
+            )
+
+
+GUARD = pytest.StashKey[SessionGuard]()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1  # deleted: differs from any offset, so the next read names the problem
