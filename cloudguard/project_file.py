@@ -38,8 +38,8 @@ SECTIONS: dict[str, str] = {
     "provider": "cloudguard.guard.seal (the registry)",
     "shims": "cloudguard.guard.seal (the registry)",
     "hard": "cloudguard.guard.seal (the registry)",
-    "audit": "cloudguard.audit.config",
-    "reap": "cloudguard.audit.config",
+    "audit": "cloudguard.audit.settings_files",
+    "reap": "cloudguard.audit.settings_files",
 }
 
 

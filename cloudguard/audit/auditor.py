@@ -1,4 +1,4 @@
-"""The engine: inventories + evidence -> an `AuditReport`, and the report's exit code.
+"""The auditor: inventories + evidence -> an `AuditReport`.
 
 It reads every inventory, asks each evidence source once about all the
 distinct task ids and generations it saw, then classifies each resource.
@@ -11,41 +11,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
-from cloudguard import exit_codes
-from cloudguard.audit.adapter_registry import names_case_insensitive
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import PriceTable
-from cloudguard.audit.evidence_interface import Question
-from cloudguard.audit.evidence_sources import gather
-from cloudguard.audit.findings import (
-    LEAKED,
-    ORPHAN,
-    SUSPECT,
-    AuditReport,
-    Finding,
-    Policy,
-)
-from cloudguard.audit.model import Inventory, Resource, SourceFailure
-from cloudguard.audit.owned_ids import DEFAULT_COMMAND_TIMEOUT
+from cloudguard.audit.evidence.interface import EvidenceRequest, Question
+from cloudguard.audit.evidence.registry import gather
+from cloudguard.audit.inventories import Inventory
+from cloudguard.cloud.records import Resource, SourceFailure
+from cloudguard.cloud.registry import Clouds
+from cloudguard.documents.findings import AuditPolicy, AuditReport, Finding
 
 # progress(stage, done, total): the CLI draws a bar from it when stderr is a TTY.
 Progress = Callable[[str, int, int], None]
-
-
-@dataclass(frozen=True)
-class EvidenceSources:
-    controller_home: str | None = None
-    controller_records: str | None = None  # a file, or "-" for stdin
-    repo: str | None = None
-    fixtures_from: tuple[str, ...] = ()  # empty: <repo>/tests when there is a repo
-    fixture_ids: tuple[str, ...] = ()
-    terraform_state: tuple[str, ...] = ()  # .tfstate files or `terraform show -json` output
-    owned_ids_command: tuple[str, ...] | None = None  # argv, never run under a shell
-    owned_ids_timeout: float = DEFAULT_COMMAND_TIMEOUT  # seconds
-    owned_ids: tuple[str, ...] = ()  # files of owned cloud ids
 
 
 def _quiet(stage: str, done: int, total: int) -> None:
@@ -54,14 +32,17 @@ def _quiet(stage: str, done: int, total: int) -> None:
 
 def run_audit(
     inventories: Sequence[Inventory],
-    sources: EvidenceSources,
-    policy: Policy,
+    request: EvidenceRequest,
+    policy: AuditPolicy,
     prices: PriceTable,
     now: datetime,
     progress: Progress = _quiet,
 ) -> AuditReport:
+    """The report of `inventories`, judged with the rules of the clouds `prices` was made
+    for (tag-name case, ids, billing)."""
+    clouds = prices.clouds
     failures: list[SourceFailure] = []
-    fleet = _Fleet()
+    fleet = _Fleet(clouds)
     for done, inventory in enumerate(inventories):
         progress("inventories", done, len(inventories))
         result = inventory.read()
@@ -74,13 +55,14 @@ def run_audit(
     task_ids: set[str] = set()
     generations: set[str] = set()
     for resource in resources:
-        task_id = resource.tag(policy.task_tag)
+        tag = clouds.cloud(resource.provider).tag
+        task_id = tag(resource.tags, policy.task_tag)
         if task_id is None:
             continue
         task_ids.add(task_id)
-        if (generation := resource.tag(policy.generation_tag)) is not None:
+        if (generation := tag(resource.tags, policy.generation_tag)) is not None:
             generations.add(generation)
-    gathered = gather(sources, Question(frozenset(task_ids), frozenset(generations)))
+    gathered = gather(request, Question(frozenset(task_ids), frozenset(generations)))
     failures.extend(gathered.failures)
     evidence, checked = gathered.evidence, gathered.checked
 
@@ -89,7 +71,7 @@ def run_audit(
     for index, resource in enumerate(resources):
         if index % step == 0:
             progress("classify", index, len(resources))
-        finding = classify(resource, evidence, policy, prices, now)
+        finding = classify(resource, evidence, policy, prices, now, clouds)
         if finding is not None:
             findings.append(finding)
     progress("classify", len(resources), len(resources))
@@ -117,7 +99,8 @@ class _Fleet:
     the others are counted in a warning naming where they came from.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, clouds: Clouds) -> None:
+        self._clouds = clouds
         self.resources: list[Resource] = []
         self._seen: dict[tuple[str, str], str] = {}  # identity -> source of the first sighting
         self._duplicates: Counter[tuple[str, str]] = Counter()  # (first, again) sources
@@ -125,7 +108,9 @@ class _Fleet:
 
     def add(self, resources: Iterable[Resource]) -> None:
         for resource in resources:
-            key = _identity(resource)
+            # Some clouds' ids are case-insensitive (ARM echoes whatever case the creator
+            # used); EC2 ids are not: the cloud says which (`case_insensitive_names`).
+            key = (resource.provider, self._clouds.cloud(resource.provider).id_key(resource.id))
             first = self._seen.get(key)
             if first is None:
                 self._seen[key] = resource.source
@@ -144,13 +129,6 @@ class _Fleet:
         ]
 
 
-def _identity(resource: Resource) -> tuple[str, str]:
-    # Some clouds' ids are case-insensitive (ARM echoes whatever case the creator used);
-    # EC2 ids are not: the adapter says which (`case_insensitive_names`).
-    rid = resource.id.casefold() if names_case_insensitive(resource.provider) else resource.id
-    return resource.provider, rid
-
-
 def _where(source: str) -> str:
     return source or "an unnamed source"
 
@@ -164,14 +142,3 @@ def _unknown_power_warnings(findings: Iterable[Finding]) -> list[str]:
         "cost unknown, not zero (`az vm list` prints power state only with -d/--show-details)"
         for source, count in unknown.items()
     ]
-
-
-def exit_code(report: AuditReport) -> int:
-    """75 when any source was unreadable (even with orphans found: the audit is
-    incomplete), 1 for leaked/orphans (and suspects with fail-on suspect), else 0."""
-    if report.failures:
-        return exit_codes.DID_NOT_RUN
-    failing = {LEAKED, ORPHAN} | ({SUSPECT} if report.policy.fail_on == SUSPECT else set())
-    if any(f.verdict in failing for f in report.findings):
-        return exit_codes.ORPHANS_FOUND
-    return exit_codes.CLEAN

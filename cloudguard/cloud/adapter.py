@@ -1,47 +1,29 @@
 """What the core knows of a cloud: one `CloudAdapter` object per cloud.
 
 An adapter distribution registers a class under the `cloudguard.adapters`
-entry-point group; the core instantiates it with no arguments and asks it
-everything cloud-specific: how to sweep and how to reap, how to read its
-CLI's JSON export, which power states bill, what reaping a kind of resource
-is called there, whether tag names and ids compare case-insensitively, and
-how to show where a resource lives. A new cloud is one package, no core edit
-(tests/toycloud proves it). Stdlib only; no cloud is named here.
+entry-point group; the registry (cloudguard.cloud.registry) instantiates it
+with no arguments, once, and asks it everything cloud-specific: how to sweep
+and how to reap, how to read its CLI's JSON export, which power states bill,
+what reaping a kind of resource is called there, whether tag names and ids
+compare case-insensitively, which credential names it accepts, which options
+of its own it takes, and how to show where a resource lives. A new cloud is
+one package, no core edit (tests/toycloud proves it). Stdlib only; no cloud
+is named here.
+
+Callers never hold an adapter: they hold a `Cloud` (cloudguard.cloud.cloud),
+which answers for a member an adapter lacks with the strictest rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from cloudguard.audit.model import Resource, SweepRequest, SweepResult
-    from cloudguard.reap.model import Reaper
-
-
-class InventoryFormatError(ValueError):
-    """The document is JSON but no installed adapter's export we understand."""
-
-
-class ExportParser(Protocol):
-    """One CLI's JSON export of VMs, e.g. `az vm list -d -o json`.
-
-    A top-level JSON list is read one entry at a time (a 100,000-VM export is
-    never a tree in memory), so a parser claims entries; any other document is
-    claimed whole. Claims of two parsers never overlap; a claimed entry that is
-    malformed raises `InventoryFormatError` naming what is wrong.
-    """
-
-    description: str  # what the user runs to make it, for the "not an inventory" message
-    entry_description: str  # what one list entry looks like, e.g. "an az VM object"
-
-    def claims_entry(self, entry: Any) -> bool: ...
-
-    def parse_entry(self, entry: Any, source: str) -> Iterable[Resource]: ...
-
-    def claims_document(self, document: Any) -> bool: ...
-
-    def parse_document(self, document: Any, source: str) -> Iterable[Resource]: ...
+    from cloudguard.cloud.exports import ExportParser
+    from cloudguard.cloud.options import Option
+    from cloudguard.cloud.reaping import Reaper
+    from cloudguard.cloud.records import Resource, SweepRequest, SweepResult
 
 
 class CloudAdapter(Protocol):
@@ -54,6 +36,19 @@ class CloudAdapter(Protocol):
     def sweep(self, request: SweepRequest) -> SweepResult: ...
 
     def reaper(self, request: SweepRequest) -> Reaper: ...
+
+    # The --credential names it accepts (anything else is a usage error before any
+    # sweep); None: it takes free-form names (AWS profiles) and checks them itself.
+    credential_names: tuple[str, ...] | None
+
+    # Options of its own (`--engine`, `--assume-role`): flags of the commands that show
+    # them and keys of cloudguard.toml's tables, delivered in `SweepRequest.settings`.
+    options: tuple[Option, ...]
+
+    def check_options(self, values: Mapping[str, Any]) -> None:
+        """Refuse values of its options that do not go together (raise OptionValueError,
+        naming the flag to blame): a usage error (2) before anything is read."""
+        ...
 
     # Offline inventories: the parsers of its CLI's JSON.
     export_parsers: tuple[ExportParser, ...]

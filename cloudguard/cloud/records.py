@@ -1,18 +1,15 @@
-"""Records shared by inventories, evidence, the engine and the formats.
+"""The records a sweep yields and the request it is given. Stdlib only; no cloud named.
 
-Frozen dataclasses only; no cloud SDK is imported here. Adapters (Azure, AWS)
-and the offline inventory readers all produce `Resource` records, so the
-engine never knows where a resource came from.
+Adapters (Azure, AWS, ...) and the offline export parsers all produce
+`Resource` records, so the auditor never knows where a resource came from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
-
-from cloudguard.audit.adapter_registry import names_case_insensitive
+from typing import Any
 
 # Normalised power states. "running" bills compute; the others do not
 # (their disks still do).
@@ -56,14 +53,36 @@ class Resource:
         """The value of tag `name`, compared as its cloud compares tag names (the adapter's
         `case_insensitive_names`: Azure's are case-insensitive)."""
         if case_insensitive is None:
-            case_insensitive = names_case_insensitive(self.provider)
-        if not case_insensitive:
-            return self.tags.get(name)
-        wanted = name.casefold()
-        for key, value in self.tags.items():
-            if key.casefold() == wanted:
-                return value
-        return None
+            case_insensitive = _names_case_insensitive(self.provider)
+        return tag_value(self.tags, name, case_insensitive=case_insensitive)
+
+
+def tag_value(tags: Mapping[str, str], name: str, *, case_insensitive: bool) -> str | None:
+    """Tag `name` of `tags`, its name compared exactly or casefolded."""
+    if not case_insensitive:
+        return tags.get(name)
+    wanted = name.casefold()
+    for key, value in tags.items():
+        if key.casefold() == wanted:
+            return value
+    return None
+
+
+# How a provider compares tag names is its adapter's to say, and adapters are loaded by
+# the registry, which sits above these records: it answers for them once it is imported
+# (`answer_name_case`), so this module imports nothing of it. Until then nothing is folded:
+# exact names are the strict answer, as for a provider with no adapter installed.
+def _exact(provider: str) -> bool:
+    return False
+
+
+_names_case_insensitive: Callable[[str], bool] = _exact
+
+
+def answer_name_case(rule: Callable[[str], bool]) -> None:
+    """Let `rule(provider)` say whether `Resource.tag` folds that provider's tag names."""
+    global _names_case_insensitive
+    _names_case_insensitive = rule
 
 
 @dataclass(frozen=True)
@@ -76,7 +95,8 @@ class SourceFailure:
 
 @dataclass(frozen=True)
 class SweepRequest:
-    """What a live adapter is asked to sweep (options it does not use are ignored)."""
+    """What a live adapter is asked to sweep, or to reap with (options it does not use are
+    ignored). `settings` are the adapter's own options (`CloudAdapter.options`), by name."""
 
     subscriptions: tuple[str, ...] = ()
     all_subscriptions: bool = False
@@ -88,31 +108,10 @@ class SweepRequest:
     retries: int = 10  # the retry budget: retries per request (throttling, 5xx, resets)
     endpoint: str | None = None  # management endpoint override (a local fake)
     ca_bundle: str | None = None  # CA bundle for `endpoint`
-    engine: str = "auto"  # Azure: arm | resource-graph | auto (by subscription count)
-    accounts_from: str | None = None  # AWS: "organizations" sweeps every active member account
-    assume_role: str | None = None  # AWS: the role NAME assumed in each member account
+    settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
 class SweepResult:
     resources: tuple[Resource, ...]
     failures: tuple[SourceFailure, ...] = ()
-
-
-class Adapter(Protocol):
-    """What a live inventory needs of an adapter: its sweep (the whole interface is
-    `adapter_interface.CloudAdapter`)."""
-
-    name: str
-
-    def sweep(self, request: SweepRequest) -> SweepResult: ...
-
-
-class Inventory(Protocol):
-    """Anything that yields resources: an inventory file, a live adapter sweep."""
-
-    def read(self) -> SweepResult: ...
-
-
-def resources_of(results: Sequence[SweepResult]) -> tuple[Resource, ...]:
-    return tuple(r for result in results for r in result.resources)

@@ -1,4 +1,4 @@
-"""JSON report, schema `cloudguard.audit/1` (documented in docs/audit.md).
+"""The audit report, schema `cloudguard.audit` version 1 (docs/audit.md): writer and reader.
 
 Bump SCHEMA_VERSION when a field is removed or changes meaning; adding a
 field does not bump it. Values are exact (tag values are not shortened).
@@ -6,21 +6,43 @@ field does not bump it. Values are exact (tag values are not shortened).
 Written as it is encoded: the head of the document indented, then one
 finding a line, each encoded by the C encoder (`indent=2` would force the
 pure-Python one, which dominated a 100,000-VM report's time).
+
+Read back strictly (`read_report`), as `cloudguard reap plan` reads it: each
+field it takes is checked and named when wrong; fields added since (and the
+ones a plan does not need) are not required, so an older v1 report still
+reads.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 from typing import Any, TextIO
 
-from cloudguard.audit.engine import exit_code
-from cloudguard.audit.findings import VERDICTS, AuditReport, Finding
-from cloudguard.audit.formats import StreamedFormat
+from cloudguard.cloud.records import Resource
+from cloudguard.documents.findings import (
+    VERDICTS,
+    AuditReport,
+    Finding,
+    exit_code,
+    leaked_by_text,
+    parse_leaked_by,
+)
+from cloudguard.documents.strict_json import (
+    DocumentError,
+    StrictReader,
+    not_a,
+    read_json_file,
+)
 from cloudguard.schemas import schema_id
 
 SCHEMA = "cloudguard.audit"
 SCHEMA_VERSION = 1
+
+# -- writing ---------------------------------------------------------------------------
 
 
 def report_document(report: AuditReport) -> dict[str, Any]:
@@ -40,7 +62,7 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "task_tag": report.policy.task_tag,
             "generation_tag": report.policy.generation_tag,
             "grace_seconds": int(report.policy.grace.total_seconds()),
-            "leaked_by": [f"{k}={v}" for k, v in report.policy.leaked_by],
+            "leaked_by": leaked_by_text(report.policy.leaked_by),
             "fail_on": report.policy.fail_on,
         },
         "evidence": dict(report.evidence_checked),
@@ -104,12 +126,12 @@ def finding_document(finding: Finding) -> dict[str, Any]:
     }
 
 
-class JsonFormat(StreamedFormat):
-    def write(self, report: AuditReport, out: TextIO, *, color: bool = False) -> None:
-        head = json.dumps(report_head(report), indent=2, ensure_ascii=False)
-        out.write(head[: head.rindex("}")].rstrip() + ',\n  "findings": [')
-        _write_lines(out, (finding_document(f) for f in report.findings))
-        out.write("]\n}\n")
+def write_report(report: AuditReport, out: TextIO) -> None:
+    """The document, streamed: the head, then one finding a line."""
+    head = json.dumps(report_head(report), indent=2, ensure_ascii=False)
+    out.write(head[: head.rindex("}")].rstrip() + ',\n  "findings": [')
+    _write_lines(out, (finding_document(f) for f in report.findings))
+    out.write("]\n}\n")
 
 
 def _write_lines(out: TextIO, documents: Iterable[dict[str, Any]]) -> None:
@@ -122,3 +144,103 @@ def _write_lines(out: TextIO, documents: Iterable[dict[str, Any]]) -> None:
         separator, wrote = ",\n    ", True
     if wrote:
         out.write("\n  ")
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+class ReportError(DocumentError):
+    """Not a `cloudguard.audit` v1 report, or a malformed one: exit 97."""
+
+
+@dataclass(frozen=True)
+class ReportedPolicy:
+    """The fleet vocabulary the audit used."""
+
+    task_tag: str
+    generation_tag: str
+    leaked_by: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class ReportedFinding:
+    """One finding as the report states it: the resource as the audit saw it, and why."""
+
+    verdict: str
+    reasons: tuple[str, ...]
+    controller_record: str  # found | missing | not-checked
+    resource: Resource  # `size` and `source` are "" when the report leaves them out
+
+
+@dataclass(frozen=True)
+class ReadReport:
+    generated_at: datetime
+    policy: ReportedPolicy
+    findings: tuple[ReportedFinding, ...]
+    unread_sources: int  # sources the audit could not read: it did not run completely
+
+
+def load_report(path: Path) -> Any:
+    """The parsed JSON of a report file (a missing file is a usage error)."""
+    return read_json_file(path, "audit report", ReportError)
+
+
+def read_report(document: Any, source: str, verdicts: Collection[str] | None = None) -> ReadReport:
+    """A parsed report, checked field by field; `verdicts`: read only those findings (the
+    others are skipped unread, as a plan for orphans has no business with ok VMs)."""
+    doc = StrictReader(source, ReportError)
+    root = doc.obj(document, "")
+    if root.get("schema") != SCHEMA or root.get("schema_version") != SCHEMA_VERSION:
+        raise ReportError(
+            source,
+            not_a(root, f"{SCHEMA} v{SCHEMA_VERSION} report")
+            + "; write one with `cloudguard audit --format json`",
+        )
+    policy_doc = doc.obj(root.get("policy"), "policy")
+    policy = ReportedPolicy(
+        task_tag=doc.text(policy_doc, "task_tag", "policy"),
+        generation_tag=doc.text(policy_doc, "generation_tag", "policy"),
+        leaked_by=read_leaked_by(doc, policy_doc.get("leaked_by"), "policy.leaked_by"),
+    )
+    generated_at = doc.time(root, "generated_at", "")
+    findings = []
+    for index, raw in enumerate(doc.array(root.get("findings"), "findings")):
+        where = f"findings[{index}]"
+        finding = doc.obj(raw, where)
+        verdict = doc.text(finding, "verdict", where)
+        if verdicts is not None and verdict not in verdicts:
+            continue
+        findings.append(_finding(doc, finding, verdict, where))
+    failures = root.get("failures")
+    return ReadReport(generated_at, policy, tuple(findings), len(failures) if failures else 0)
+
+
+def _finding(doc: StrictReader, finding: Any, verdict: str, where: str) -> ReportedFinding:
+    r = doc.obj(finding.get("resource"), f"{where}.resource")
+    checks = doc.obj(finding.get("checks"), f"{where}.checks")
+    resource = Resource(
+        provider=doc.text(r, "provider", where),
+        account=doc.text(r, "account", where),
+        region=doc.text(r, "region", where),
+        group=doc.text(r, "group", where),
+        id=doc.text(r, "id", where),
+        name=doc.text(r, "name", where),
+        kind=doc.text(r, "kind", where),
+        size=doc.optional_text(r, "size", where),
+        tags=doc.tags(r.get("tags"), f"{where}.resource.tags"),
+        power_state=doc.text(r, "power_state", where),
+        uid=doc.optional_text(r, "uid", where),
+        created=doc.optional_time(r, "created", where),
+        source=doc.optional_text(r, "source", where),
+    )
+    return ReportedFinding(
+        verdict=verdict,
+        reasons=tuple(doc.text_list(finding.get("reasons"), f"{where}.reasons")),
+        controller_record=doc.text(checks, "controller_record", f"{where}.checks"),
+        resource=resource,
+    )
+
+
+def read_leaked_by(doc: StrictReader, value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """`["KEY=VALUE", ...]` (a report's or a plan's), each entry checked."""
+    return tuple(doc.parsed(v, where, parse_leaked_by) for v in doc.text_list(value or [], where))

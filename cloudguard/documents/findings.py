@@ -1,6 +1,8 @@
 """What an audit concludes: one `Finding` per fleet resource, gathered in an `AuditReport`.
 
-Frozen records shared by classification, the engine and the formats.
+Frozen records shared by classification, the auditor, the report formats and
+the documents that write a report down and read it back (audit_report.py).
+Stdlib and the cloud kernel's records only.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
 
-from cloudguard.audit.model import Resource, SourceFailure
+from cloudguard import exit_codes
+from cloudguard.cloud.options import OptionValueError
+from cloudguard.cloud.records import Resource, SourceFailure
 
 # Verdicts, most urgent first (the order reports group them in).
 LEAKED = "leaked"  # carries a --leaked-by tag after the run: the run leaked it
@@ -75,7 +79,7 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class Policy:
+class AuditPolicy:
     """The knobs classification obeys (from options / cloudguard.toml)."""
 
     task_tag: str = "task-id"
@@ -95,7 +99,7 @@ class PriceTableInfo:
 @dataclass(frozen=True)
 class AuditReport:
     generated_at: datetime
-    policy: Policy
+    policy: AuditPolicy
     findings: tuple[Finding, ...]  # fleet-tagged or leaked resources only
     resources_seen: int
     untagged: int  # resources without the task tag and not leaked: not the fleet's, only counted
@@ -113,3 +117,26 @@ class AuditReport:
     def _counts(self) -> Counter[str]:
         # Every format asks for every verdict's count: one pass, not one per question.
         return Counter(f.verdict for f in self.findings)
+
+
+def exit_code(report: AuditReport) -> int:
+    """75 when any source was unreadable (even with orphans found: the audit is
+    incomplete), 1 for leaked/orphans (and suspects with fail-on suspect), else 0."""
+    if report.failures:
+        return exit_codes.DID_NOT_RUN
+    failing = {LEAKED, ORPHAN} | ({SUSPECT} if report.policy.fail_on == SUSPECT else set())
+    if any(f.verdict in failing for f in report.findings):
+        return exit_codes.ORPHANS_FOUND
+    return exit_codes.CLEAN
+
+
+def parse_leaked_by(value: str) -> tuple[str, str]:
+    """`KEY=VALUE`, as the command line, cloudguard.toml and the documents spell it."""
+    key, sep, tag_value = value.partition("=")
+    if not sep or not key.strip():
+        raise OptionValueError(f"expected KEY=VALUE: {value!r}")
+    return key.strip(), tag_value
+
+
+def leaked_by_text(leaked_by: tuple[tuple[str, str], ...]) -> list[str]:
+    return [f"{key}={value}" for key, value in leaked_by]

@@ -1,4 +1,4 @@
-"""The reap log: JSON Lines, schema `cloudguard.reap.log` version 1 (docs/reap.md).
+"""The reap log document: JSON Lines, schema `cloudguard.reap.log` version 1 (docs/reap.md).
 
 Record, then act: an `intent` line is on disk (flushed and fsynced) before an
 action is sent, and `done` or `failed` after it, so a crash mid-action leaves
@@ -13,6 +13,9 @@ does: one `write` under an exclusive `flock`, after a newline if the file
 ends in a torn line (a run that died or hit a full disk mid-write), so a
 torn line is never continued by the next record. Any failure to write is a
 `ReapLogError`: the run stops there (75), and nothing is acted on after it.
+
+Read back strictly (`read_reap_log`): every line a record of a run that
+started with this schema's `start` line; a torn line is named, not skipped.
 """
 
 from __future__ import annotations
@@ -25,12 +28,15 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cloudguard import private_files
-from cloudguard.audit.formats.text import one_line
-from cloudguard.reap.model import PlanItem
+from cloudguard.documents.strict_json import DocumentError
+from cloudguard.escape import one_line
 from cloudguard.schemas import schema_id
+
+if TYPE_CHECKING:
+    from cloudguard.documents.plan import PlanItem
 
 SCHEMA = "cloudguard.reap.log"
 SCHEMA_VERSION = 1
@@ -126,3 +132,40 @@ def describe(record: dict[str, Any]) -> str:
         counts = ", ".join(f"{n} {k}" for k, n in record.get("counts", {}).items())
         return f"{event:<10} exit {record.get('exit_code')}" + (f" ({counts})" if counts else "")
     return f"{event:<10} {one_line(record.get('detail'), 300)}"
+
+
+class ReapLogFormatError(DocumentError):
+    """A file that is not a reap log, or a line of one that is torn or malformed."""
+
+
+_EVERY_LINE = ("event", "at", "run")
+
+
+def read_reap_log(path: Path) -> list[dict[str, Any]]:
+    """Every record of the log at `path`, in order, each checked: a JSON object carrying
+    `event`, `at` and `run`, of a run whose `start` line names this schema and version."""
+    source = str(path)
+    try:
+        lines = path.read_bytes().decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReapLogFormatError(source, f"cannot read the reap log: {exc}") from exc
+    records: list[dict[str, Any]] = []
+    started: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        where = f"line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            raise ReapLogFormatError(source, f"{where}: torn or not JSON") from None
+        if not isinstance(record, dict) or not all(
+            isinstance(record.get(key), str) for key in _EVERY_LINE
+        ):
+            raise ReapLogFormatError(source, f"{where}: not a record with event, at and run")
+        if record["event"] == "start":
+            if (record.get("schema"), record.get("schema_version")) != (SCHEMA, SCHEMA_VERSION):
+                raise ReapLogFormatError(source, f"{where}: not a {SCHEMA} v{SCHEMA_VERSION} run")
+            started.add(record["run"])
+        elif record["run"] not in started:
+            raise ReapLogFormatError(source, f"{where}: a record of a run that never started")
+        records.append(record)
+    return records

@@ -26,20 +26,12 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from cloudguard import exit_codes
-from cloudguard.audit.evidence import EvidenceError
-from cloudguard.audit.findings import Policy
+from cloudguard.audit.evidence.interface import EvidenceError
+from cloudguard.cloud.reaping import Dependent, Live, Reaper, ReaperError
+from cloudguard.documents.findings import AuditPolicy
+from cloudguard.documents.plan import Plan, PlanItem
+from cloudguard.documents.reap_log import ReapLog
 from cloudguard.reap.locks import Lock, LockError, plan_lock, resource_lock
-from cloudguard.reap.log import ReapLog
-from cloudguard.reap.model import (
-    Dependent,
-    Live,
-    Plan,
-    PlanItem,
-    Reaper,
-    ReaperError,
-    is_destructive,
-    tag_value,
-)
 from cloudguard.reap.rederive import LiveAudit
 from cloudguard.reap.verify import LOCKED, Skip, verify
 
@@ -132,7 +124,7 @@ def apply_plan(
                     break
                 if plan.with_dependents and outcome in (DONE, WOULD_ACT) and live is not None:
                     # Right after their VM: items of their own, re-derived like the rest.
-                    queue[index + 1 : index + 1] = _dependents(item, live, live_audit.policy)
+                    queue[index + 1 : index + 1] = _dependents(item, live, live_audit)
                 index += 1
         finally:
             for reaper in reapers.values():
@@ -146,18 +138,20 @@ def apply_plan(
     return end(ACTION_FAILED if counts[FAILED] else exit_codes.CLEAN)
 
 
-def _dependents(parent: PlanItem, live: Live, policy: Policy) -> list[PlanItem]:
+def _dependents(parent: PlanItem, live: Live, live_audit: LiveAudit) -> list[PlanItem]:
     """What `parent`'s delete leaves billing, as items: planned as their VM was (its verdict
     and its task and generation tags, which each dependent must carry too). A VM leaves disks
     and NICs; a NIC leaves its public IPs."""
-    if not is_destructive(parent.provider, parent.kind, parent.action):
+    cloud = live_audit.cloud(parent.provider)
+    if not cloud.is_destructive(parent.kind, parent.action):
         return []
+    policy: AuditPolicy = live_audit.policy
     disks = live.dependent_disks if parent.kind == "vm" else ()
     found = [*(Dependent("disk", disk, "") for disk in disks), *live.dependents]
     snapshot = {
         name: value
         for name in (policy.task_tag, policy.generation_tag)
-        if (value := tag_value(parent.provider, parent.tags, name)) is not None
+        if (value := cloud.tag(parent.tags, name)) is not None
     }
     return [
         replace(
@@ -220,13 +214,14 @@ def _one(
     except EvidenceError as exc:
         log.write(DID_NOT_RUN, item, item_index=index, detail=f"{exc.source}: {exc.reason}")
         return DID_NOT_RUN, None
-    skips = verify(item, live, finding, live_audit.policy)
+    skips = verify(item, live, finding, live_audit.policy, live_audit.cloud(item.provider))
     if skips or live is None:
         log.write(SKIPPED, item, item_index=index, skips=[asdict(s) for s in skips])
         return SKIPPED, live
     left = (
         {"detail": "leaves billing: " + ", ".join(live.left_billing)}
-        if live.left_billing and is_destructive(item.provider, item.kind, item.action)
+        if live.left_billing
+        and live_audit.cloud(item.provider).is_destructive(item.kind, item.action)
         else {}
     )
     if not execute:

@@ -21,11 +21,12 @@ from typing import Any
 
 from audit_helpers import CLOUDGUARD, by_name, controller_home, write_json
 
+from cloudguard.audit.auditor import run_audit
 from cloudguard.audit.cost import bundled_prices
-from cloudguard.audit.engine import EvidenceSources, run_audit
-from cloudguard.audit.findings import Policy
+from cloudguard.audit.evidence.interface import EvidenceRequest
 from cloudguard.audit.formats.table import TableFormat
 from cloudguard.audit.inventory_files import InventoryFile
+from cloudguard.documents.findings import AuditPolicy
 
 NOW = datetime.now(UTC)
 TENANT = "tenant-7"
@@ -41,7 +42,9 @@ def machine(handle: str, task: str, *, state: str = "on", shape: str = "small") 
         # Label names in another case than the audit's `task-id`: the toy cloud, like
         # Azure, compares them case-insensitively (its adapter says so).
         "labels": {"Task-ID": task},
-        "born": (NOW - timedelta(hours=10)).isoformat(),
+        # Born ten hours before the machine is made, not before the module was imported: a
+        # test that runs a minute after collection would see 10.02 hours.
+        "born": (datetime.now(UTC) - timedelta(hours=10)).isoformat(),
     }
 
 
@@ -135,8 +138,8 @@ def test_a_terminal_shows_the_scope_the_adapter_names(tmp_path: Path, monkeypatc
     export = write_json(tmp_path / "toyctl.json", {"toycloud": world()})
     report = run_audit(
         [InventoryFile(str(export))],
-        EvidenceSources(controller_home=str(controller_home(tmp_path / "controller"))),
-        Policy(),
+        EvidenceRequest(controller_home=str(controller_home(tmp_path / "controller"))),
+        AuditPolicy(),
         bundled_prices(),
         NOW,
     )

@@ -19,16 +19,16 @@ THIRD = (
 MUTATIONS = [
     Mutation(
         name="tag-name case not asked of the adapter",
-        module="audit/adapter_registry.py",
-        original="= adapter is not None and adapter.case_insensitive_names\n",
-        broken="= False\n",
+        module="cloud/cloud.py",
+        original='self.case_insensitive_names = bool(_member(adapter, "case_insensitive_names", False))',
+        broken="self.case_insensitive_names = False",
         tests=(THIRD,),
         reason="label names compared exactly on a case-insensitive cloud",
     ),
     Mutation(
         name="billable power states not asked of the adapter",
         module="audit/cost.py",
-        original="    if resource.power_state not in adapter.billable_power_states:\n",
+        original="    if resource.power_state not in cloud.billable_power_states:\n",
         broken="    if False:\n",
         tests=(THIRD,),
         reason="billed in a state its cloud does not bill",

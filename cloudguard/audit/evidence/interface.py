@@ -1,4 +1,4 @@
-"""The `EvidenceSource` interface: one supplied source of evidence, read once per audit.
+"""The evidence interface: what a source is asked, what it answers, what classification consults.
 
 A source has a name (its key in the report's "evidence checked" lines), says
 what it reads, and answers one `Question` with `Facts`, or raises
@@ -7,34 +7,58 @@ run: 75). A source the operator did not supply is not built at all: its
 factory returns `NotSupplied` with the reason, and the report says "not
 checked (why)", never "passed".
 
-Adding a source is one module (a factory and a class) plus one line in
-`evidence_sources.SOURCES`.
+A source is one module: its reader, its `EvidenceSource`, its options and a
+`Factory` that builds it from the `EvidenceRequest` (those options' values);
+registering it is one line in `registry.SOURCES`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
-
-from cloudguard.audit.evidence import EvidenceError, GenerationCheck
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from cloudguard.audit.engine import EvidenceSources
+    from cloudguard.cloud.options import Option
 
-__all__ = [
-    "EvidenceError",
-    "EvidenceSource",
-    "Facts",
-    "NotSupplied",
-    "Question",
-    "SourceFactory",
-]
+
+class EvidenceError(Exception):
+    """A supplied evidence source could not be read."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"{source}: {reason}")
+        self.source = source
+        self.reason = reason
+
+
+class GenerationStatus(Enum):
+    COMMIT = "commit"
+    NOT_A_COMMIT = "not-a-commit"  # -> unknown-generation
+    UNVERIFIABLE = "unverifiable"  # absent, but the clone is shallow or partial
+
+
+@dataclass(frozen=True)
+class GenerationCheck:
+    status: GenerationStatus
+    detail: str
+
+
+def cloud_id_key(cloud_id: str) -> str:
+    """A cloud id in the form owned-id sources and inventories are compared in.
+
+    Path-shaped ids (`/subscriptions/.../virtualMachines/vm-1`, ARM's) are
+    case-insensitive: `az` prints a resource group upper-cased where Terraform
+    state keeps it as written. Other ids (`i-0abc...`, `vol-...`) are exact.
+    """
+    cloud_id = cloud_id.strip()
+    return cloud_id.casefold() if cloud_id.startswith("/") else cloud_id
 
 
 @dataclass(frozen=True)
 class Question:
-    """What the engine asks every source, once: the distinct values the fleet carries."""
+    """What the auditor asks every source, once: the distinct values the fleet carries."""
 
     task_ids: frozenset[str] = frozenset()
     generations: frozenset[str] = frozenset()
@@ -47,7 +71,7 @@ class Facts:
     controller_tasks: frozenset[str] | None = None
     fixture_ids: frozenset[str] | None = None
     generations: Mapping[str, GenerationCheck] | None = None
-    owned_ids: frozenset[str] | None = None  # cloud ids, as `evidence.cloud_id_key` gives them
+    owned_ids: frozenset[str] | None = None  # cloud ids, as `cloud_id_key` gives them
 
 
 @dataclass(frozen=True)
@@ -79,5 +103,54 @@ class EvidenceSource(Protocol):
         ...
 
 
-# The audit's evidence options -> a source, or why it is not checked.
-SourceFactory = Callable[["EvidenceSources"], "EvidenceSource | NotSupplied"]
+@dataclass(frozen=True, init=False)
+class EvidenceRequest:
+    """The values of the evidence sources' options, by option name (`Option.name`); an
+    option not given here has its declared default."""
+
+    values: Mapping[str, Any]
+
+    def __init__(self, **values: Any) -> None:
+        object.__setattr__(self, "values", MappingProxyType(dict(values)))
+
+    def value(self, option: Option) -> Any:
+        return option.value_in(self.values)
+
+
+@dataclass(frozen=True)
+class Factory:
+    """How a source is built from the request: its options, and `build`, which returns
+    the source, or why it is not checked."""
+
+    build: Callable[[EvidenceRequest], EvidenceSource | NotSupplied]
+    options: tuple[Option, ...] = field(default=())
+
+    def __call__(self, request: EvidenceRequest) -> EvidenceSource | NotSupplied:
+        return self.build(request)
+
+
+# A source's factory: a `Factory`, or any callable of the request (a source with no options).
+SourceFactory = Callable[[EvidenceRequest], "EvidenceSource | NotSupplied"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything classification may consult. None means "not checked"."""
+
+    controller_tasks: frozenset[str] | None = None
+    fixture_ids: frozenset[str] | None = None
+    generations: Mapping[str, GenerationCheck] | None = None
+    # (source name, cloud ids it owns, as `cloud_id_key` gives them), in the
+    # order the sources are registered. Empty: no owned-ids source was read.
+    owned_ids: tuple[tuple[str, frozenset[str]], ...] = ()
+    # Owned-id sources supplied but unreadable: any of them might own a VM
+    # that has no controller record, so none may be called an orphan.
+    ownership_unread: tuple[str, ...] = ()
+
+    def owner_of(self, cloud_id: str) -> str | None:
+        """The first source that owns `cloud_id`, or None."""
+        key = cloud_id_key(cloud_id)
+        for source, ids in self.owned_ids:
+            if key in ids:
+                return source
+        return None

@@ -1,9 +1,9 @@
-"""Owned ids from a plain file or from a command: for controllers that keep their own list.
+"""Owned ids from a command: for controllers that keep their own list behind an API.
 
-A cloud id either source names is owned: its VM is explained even without a
-record in the fleet's controller layout. Both fail closed: a file that cannot
-be read, a command that fails, times out or prints anything but ids, is
-`EvidenceError` (the audit did not run, 75), never "owns nothing".
+A cloud id the command prints is owned: its VM is explained even without a
+record in the fleet's controller layout. It fails closed: a command that
+fails, times out or prints anything but ids is `EvidenceError` (the audit did
+not run, 75), never "owns nothing".
 """
 
 from __future__ import annotations
@@ -14,67 +14,43 @@ import os
 import signal
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from datetime import timedelta
+from typing import Any
 
-from cloudguard.audit.evidence import EvidenceError, cloud_id_key
-from cloudguard.audit.evidence_interface import EvidenceSource, Facts, NotSupplied, Question
-
-if TYPE_CHECKING:
-    from cloudguard.audit.engine import EvidenceSources
+from cloudguard.audit import config as cfg
+from cloudguard.audit.evidence.interface import (
+    EvidenceError,
+    EvidenceRequest,
+    EvidenceSource,
+    Factory,
+    Facts,
+    NotSupplied,
+    Question,
+    cloud_id_key,
+)
+from cloudguard.cloud.options import EVIDENCE_PANEL, Shown, declare
 
 DEFAULT_COMMAND_TIMEOUT = 60.0  # seconds
 
-# --------------------------------------------------------------------------
-# A plain file: one id a line (`#` comments, blank lines ignored), or a JSON list
-
-
-def read_owned_ids_file(path: str | Path) -> frozenset[str]:
-    source = f"owned ids {path}"
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvidenceError(source, f"cannot read: {exc}") from exc
-    if text.lstrip().startswith("["):
-        try:
-            document = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise EvidenceError(source, f"not a JSON list: {exc}") from exc
-        if not isinstance(document, list):
-            raise EvidenceError(source, "not a JSON list")  # e.g. `[1] [2]` is not JSON at all
-        for index, item in enumerate(document):
-            if not isinstance(item, str) or not item.strip():
-                raise EvidenceError(source, f"item {index} is not a non-empty string")
-        return frozenset(cloud_id_key(item) for item in document)
-    lines = (line.strip() for line in text.splitlines())
-    return frozenset(cloud_id_key(line) for line in lines if line and not line.startswith("#"))
-
-
-@dataclass(frozen=True)
-class OwnedIdsFiles:
-    paths: tuple[str, ...]
-    name: str = "owned-ids-file"
-    proves_ownership: bool = True
-
-    @property
-    def reads(self) -> str:
-        return ", ".join(f"owned ids {path}" for path in self.paths)
-
-    def facts(self, question: Question) -> Facts:
-        owned: set[str] = set()
-        for path in self.paths:
-            owned |= read_owned_ids_file(path)
-        return Facts(owned_ids=frozenset(owned))
-
-
-def owned_ids_files(options: EvidenceSources) -> EvidenceSource | NotSupplied:
-    if not options.owned_ids:
-        return NotSupplied("no --owned-ids")
-    return OwnedIdsFiles(tuple(options.owned_ids))
-
-
-# --------------------------------------------------------------------------
-# A command that prints the ids its controller owns, as JSON lines
+COMMAND = declare(
+    "owned_ids_command",
+    parse=cfg.parse_argv,
+    default=None,
+    metavar="COMMAND",
+    help='Command printing the cloud ids its controller owns, one {"id": ...} or '
+    "JSON string a line; split into words, never run by a shell.",
+    apply=Shown("Command printing the cloud ids its controller owns (never a shell).", "COMMAND"),
+    panel=EVIDENCE_PANEL,
+)
+TIMEOUT = declare(
+    "owned_ids_timeout",
+    parse=cfg.parse_positive_duration,
+    default=timedelta(seconds=DEFAULT_COMMAND_TIMEOUT),
+    metavar="DURATION",
+    help="Kill --owned-ids-command after this long: the audit did not run (default: 60s).",
+    apply=Shown("Kill --owned-ids-command after this long (default: 60s).", "DURATION"),
+    panel=EVIDENCE_PANEL,
+)
 
 
 def run_owned_ids_command(
@@ -165,7 +141,15 @@ class OwnedIdsCommand:
         return Facts(owned_ids=run_owned_ids_command(self.argv, self.timeout))
 
 
-def owned_ids_command(options: EvidenceSources) -> EvidenceSource | NotSupplied:
-    if options.owned_ids_command is None:
+def _build(request: EvidenceRequest) -> EvidenceSource | NotSupplied:
+    argv = request.value(COMMAND)
+    if argv is None:
         return NotSupplied("no --owned-ids-command")
-    return OwnedIdsCommand(tuple(options.owned_ids_command), options.owned_ids_timeout)
+    return OwnedIdsCommand(tuple(argv), _seconds(request.value(TIMEOUT)))
+
+
+def _seconds(timeout: timedelta | float) -> float:
+    return timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+
+
+FACTORY = Factory(_build, options=(COMMAND, TIMEOUT))

@@ -18,15 +18,34 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from cloudguard.audit.evidence import EvidenceError, cloud_id_key
-from cloudguard.audit.evidence_interface import EvidenceSource, Facts, NotSupplied, Question
-
-if TYPE_CHECKING:
-    from cloudguard.audit.engine import EvidenceSources
+from cloudguard.audit.evidence.interface import (
+    EvidenceError,
+    EvidenceRequest,
+    EvidenceSource,
+    Factory,
+    Facts,
+    NotSupplied,
+    Question,
+    cloud_id_key,
+)
+from cloudguard.cloud.options import EVIDENCE_PANEL, Shown, declare, string
 
 STATE_VERSION = 4
+
+STATE = declare(
+    "terraform_state",
+    parse=string,
+    default=(),
+    metavar="FILE",
+    help="Terraform state (.tfstate, version 4) or `terraform show -json` output: "
+    "a resource whose cloud id is in it is owned (repeatable).",
+    apply=Shown("Terraform state: a resource whose id is in it is owned (repeatable).", "FILE"),
+    many=True,
+    path=True,
+    panel=EVIDENCE_PANEL,
+)
 
 
 def read_terraform_state(path: str | Path) -> frozenset[str]:
@@ -129,7 +148,11 @@ class TerraformState:
         return Facts(owned_ids=frozenset(owned))
 
 
-def terraform_state(options: EvidenceSources) -> EvidenceSource | NotSupplied:
-    if not options.terraform_state:
+def _build(request: EvidenceRequest) -> EvidenceSource | NotSupplied:
+    paths = request.value(STATE)
+    if not paths:
         return NotSupplied("no --terraform-state")
-    return TerraformState(tuple(options.terraform_state))
+    return TerraformState(tuple(paths))
+
+
+FACTORY = Factory(_build, options=(STATE,))
