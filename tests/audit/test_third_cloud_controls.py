@@ -20,8 +20,8 @@ MUTATIONS = [
     Mutation(
         name="tag-name case not asked of the adapter",
         module="cloud/cloud.py",
-        original='self.case_insensitive_names = bool(_member(adapter, "case_insensitive_names", False))',
-        broken="self.case_insensitive_names = False",
+        original='bool(_member(adapter, "case_insensitive_names", False))',
+        broken="False",
         tests=(THIRD,),
         reason="label names compared exactly on a case-insensitive cloud",
     ),
