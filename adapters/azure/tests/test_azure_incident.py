@@ -18,7 +18,7 @@ from azure_helpers import FAST_RETRY
 from cloudguard_azure import demo
 from cloudguard_azure.adapter import AzureAdapter
 from cloudguard_azure.fake_arm import FakeArm
-from cloudguard_azure.fake_arm.state import VirtualMachine
+from cloudguard_azure.fake_arm.compute.models import VirtualMachine
 from cloudguard_azure.fake_arm.wire import arm_time
 
 from cloudguard.audit.auditor import run_audit

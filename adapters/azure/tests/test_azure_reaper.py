@@ -23,7 +23,8 @@ import pytest
 import typer
 from cloudguard_azure import demo
 from cloudguard_azure.fake_arm import FakeArm
-from cloudguard_azure.fake_arm.state import VirtualMachine, add_lock, attach_disk, recreate_vm
+from cloudguard_azure.fake_arm.authorization.models import add_lock
+from cloudguard_azure.fake_arm.compute.models import VirtualMachine, attach_disk, recreate_vm
 from typer.testing import CliRunner
 
 from cloudguard.audit.command import register_audit

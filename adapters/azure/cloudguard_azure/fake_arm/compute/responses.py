@@ -1,28 +1,19 @@
-"""JSON shapes of the ARM REST API, rendered from the state model.
+"""Microsoft.Compute's JSON shapes, rendered from its state model.
 
-Field names and nesting follow the azure-rest-api-specs examples for
-Microsoft.Compute (VirtualMachines_ListAll / _List / _InstanceView / _Get,
-Disks_List) and Microsoft.Resources (Subscriptions_List, ResourceGroups_List).
-The real azure-mgmt-* clients deserialize every one of these in the tests,
+Field names and nesting follow the azure-rest-api-specs examples
+(VirtualMachines_ListAll / _List / _InstanceView / _Get, Disks_List). The
+real azure-mgmt-compute client deserializes every one of these in the tests,
 which is the proof that the shapes are right.
 """
 
 from __future__ import annotations
 
-import json
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
-from cloudguard_azure.fake_arm.state import (
-    ManagedDisk,
-    ManagementLock,
-    Operation,
-    ResourceGroup,
-    Subscription,
-    VirtualMachine,
-)
+from cloudguard_azure.fake_arm.wire import Json, arm_time
 
-Json = dict[str, Any]
+if TYPE_CHECKING:
+    from cloudguard_azure.fake_arm.compute.models import ManagedDisk, VirtualMachine
 
 # ARM's displayStatus for each PowerState code, as `az vm get-instance-view` shows them.
 _POWER_DISPLAY = {
@@ -33,40 +24,6 @@ _POWER_DISPLAY = {
     "deallocating": "VM deallocating",
     "deallocated": "VM deallocated",
 }
-
-
-def arm_time(moment: datetime) -> str:
-    """ARM's form: seven fractional digits and an offset, 2016-12-28T04:41:35.9278721+00:00."""
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f") + "0+00:00"
-
-
-def subscription(sub: Subscription) -> Json:
-    return {
-        "id": f"/subscriptions/{sub.id}",
-        "subscriptionId": sub.id,
-        "tenantId": sub.tenant_id,
-        "displayName": sub.display_name,
-        "state": "Enabled",
-        "subscriptionPolicies": {
-            "locationPlacementId": "Public_2014-09-01",
-            "quotaId": "PayAsYouGo_2014-09-01",
-            "spendingLimit": "Off",
-        },
-        "authorizationSource": "RoleBased",
-        "managedByTenants": [],
-        "tags": dict(sub.tags),
-    }
-
-
-def resource_group(sub: Subscription, group: ResourceGroup) -> Json:
-    return {
-        "id": f"/subscriptions/{sub.id}/resourceGroups/{group.name}",
-        "name": group.name,
-        "type": "Microsoft.Resources/resourceGroups",
-        "location": group.location,
-        "tags": dict(group.tags),
-        "properties": {"provisioningState": "Succeeded"},
-    }
 
 
 def instance_view_statuses(vm: VirtualMachine) -> list[Json]:
@@ -227,37 +184,11 @@ def disk(d: ManagedDisk) -> Json:
     return body
 
 
-def page(values: list[Json], next_link: str | None) -> Json:
-    body: Json = {"value": values}
-    if next_link:
-        body["nextLink"] = next_link
-    return body
-
-
-def async_operation(op: Operation) -> Json:
-    """The Azure-AsyncOperation status body."""
-    body: Json = {"startTime": arm_time(op.started), "status": op.status, "name": op.id}
-    if op.ended is not None:
-        body["endTime"] = arm_time(op.ended)
-    if op.status == "Failed" and op.error is not None:
-        body["error"] = {"code": op.error[0], "message": op.error[1]}
-    return body
-
-
-def error(code: str, message: str) -> Json:
-    """ARM's error envelope (CloudError)."""
-    return {"error": {"code": code, "message": message}}
-
-
-def encode(body: Json) -> bytes:
-    return json.dumps(body, separators=(",", ":")).encode()
-
-
 def _os_disk_name(vm: VirtualMachine) -> str:
     return f"{vm.name}_OsDisk_1_{vm.vm_id.replace('-', '')}"
 
 
-# -- what reaping reads: attached data disks, management locks ------------------------------
+# -- what reaping reads: attached data disks ------------------------------------------------
 
 
 def data_disks(vm: VirtualMachine) -> list[Json]:
@@ -275,13 +206,3 @@ def data_disks(vm: VirtualMachine) -> list[Json]:
         }
         for lun, disk_id in enumerate(vm.data_disks)
     ]
-
-
-def management_lock(lock: ManagementLock) -> Json:
-    """One lock (ManagementLocks_ListByScope, api-version 2020-05-01)."""
-    return {
-        "id": lock.id,
-        "type": "Microsoft.Authorization/locks",
-        "name": lock.name,
-        "properties": {"level": lock.level, "notes": lock.notes, "owners": []},
-    }

@@ -1,4 +1,4 @@
-"""Microsoft.ResourceGraph in the fake ARM: `POST /providers/Microsoft.ResourceGraph/resources`.
+"""Microsoft.ResourceGraph's route: `POST /providers/Microsoft.ResourceGraph/resources`.
 
 The fake does not run KQL. It answers exactly the query shapes cloudguard's
 Resource Graph engine sends (compared with whitespace folded) and refuses
@@ -10,118 +10,22 @@ request body is checked the same way: the subscriptions (1 to 1,000), `$top`
 Like the real service, it leaves out subscriptions the caller cannot read
 (`Faults.forbid`) or that do not exist, without an error; it pages by an
 opaque `$skipToken`; and every answer carries the per-user quota headers
-(`graph_faults.GraphFaults`), with 429 once the quota is spent.
+(`resourcegraph.faults.GraphFaults`), with 429 once the quota is spent.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from cloudguard_azure.fake_arm import wire
-from cloudguard_azure.fake_arm.routes import Context, Request, Response, json_response, route
-from cloudguard_azure.fake_arm.state import ManagedDisk, Subscription, VirtualMachine
+from cloudguard_azure.fake_arm.resourcegraph.responses import SHAPES, normalised
+from cloudguard_azure.fake_arm.routing import Context, Request, Response, json_response, route
 
 MAX_SUBSCRIPTIONS = 1000
 MAX_TOP = 1000
 _ALLOWED_BODY = {"subscriptions", "query", "options"}
 _ALLOWED_OPTIONS = {"$top", "$skipToken", "$skip", "resultFormat", "allowPartialScopes"}
-
-Row = dict[str, Any]
-
-
-def _shape(query: str) -> str:
-    return " ".join(query.split())
-
-
-def _subscriptions(ctx: Context, subs: set[str]) -> list[Subscription]:
-    return [s for s in ctx.state.subscriptions.values() if s.id.casefold() in subs]
-
-
-def _subscription_row(sub: Subscription) -> Row:
-    return {"subscriptionId": sub.id}
-
-
-def _vms(ctx: Context, subs: set[str]) -> list[VirtualMachine]:
-    return [vm for vm in ctx.state.vms.values() if vm.subscription.casefold() in subs]
-
-
-def _vm_row(vm: VirtualMachine) -> Row:
-    return {
-        "id": vm.id,
-        "name": vm.name,
-        "location": vm.location,
-        "subscriptionId": vm.subscription.lower(),  # Resource Graph's ids are lower-case
-        "tags": dict(vm.tags),
-        "vmSize": vm.size,
-        "timeCreated": wire.arm_time(vm.time_created),
-        "vmId": vm.vm_id,
-        "powerState": f"PowerState/{vm.power_state}" if vm.power_state else "",
-    }
-
-
-def _unattached_disks(ctx: Context, subs: set[str]) -> list[ManagedDisk]:
-    return [
-        d
-        for d in ctx.state.disks.values()
-        if d.subscription.casefold() in subs and not d.managed_by
-    ]
-
-
-def _disk_row(disk: ManagedDisk) -> Row:
-    return {
-        "id": disk.id,
-        "name": disk.name,
-        "location": disk.location,
-        "subscriptionId": disk.subscription.lower(),
-        "tags": dict(disk.tags),
-        "skuName": disk.sku,
-        "diskState": disk.disk_state,
-        "timeCreated": wire.arm_time(disk.time_created),
-        "uniqueId": disk.unique_id,
-    }
-
-
-@dataclass(frozen=True)
-class Shape:
-    name: str
-    select: Callable[[Context, set[str]], list[Any]]  # the matching records
-    order: Callable[[Any], str]  # the query's `order by`
-    render: Callable[[Any], Row]  # its `project`
-
-
-# The shapes the fake answers: the engine's queries, learned here on purpose (not imported).
-SHAPES: dict[str, Shape] = {
-    _shape(text): shape
-    for text, shape in [
-        (
-            "resourcecontainers | where type =~ 'microsoft.resources/subscriptions' "
-            "| project subscriptionId | order by subscriptionId asc",
-            Shape("subscriptions", _subscriptions, lambda s: s.id.casefold(), _subscription_row),
-        ),
-        (
-            "resources | where type =~ 'microsoft.compute/virtualmachines' "
-            "| project id, name, location, subscriptionId, tags, "
-            "vmSize = tostring(properties.hardwareProfile.vmSize), "
-            "timeCreated = tostring(properties.timeCreated), "
-            "vmId = tostring(properties.vmId), "
-            "powerState = tostring(properties.extended.instanceView.powerState.code) "
-            "| order by id asc",
-            Shape("vms", _vms, lambda vm: vm.id.casefold(), _vm_row),
-        ),
-        (
-            "resources | where type =~ 'microsoft.compute/disks' | where isempty(managedBy) "
-            "| project id, name, location, subscriptionId, tags, "
-            "skuName = tostring(sku.name), diskState = tostring(properties.diskState), "
-            "timeCreated = tostring(properties.timeCreated), "
-            "uniqueId = tostring(properties.uniqueId) | order by id asc",
-            Shape("disks", _unattached_disks, lambda d: d.id.casefold(), _disk_row),
-        ),
-    ]
-}
 
 
 def _bad_request(message: str, headers: dict[str, str]) -> Response:
@@ -172,7 +76,7 @@ def query(ctx: Context, req: Request) -> Response:
     problem = _check(body)
     if problem:
         return _bad_request(problem, headers)
-    shape = SHAPES[_shape(body["query"])]
+    shape = SHAPES[normalised(body["query"])]
     options = body.get("options") or {}
     offset = 0
     if token := options.get("$skipToken"):
@@ -213,7 +117,7 @@ def _check(body: Any) -> str | None:
     if len(subs) > MAX_SUBSCRIPTIONS:
         return f"At most {MAX_SUBSCRIPTIONS} subscriptions may be queried at once."
     query_text = body.get("query")
-    if not isinstance(query_text, str) or _shape(query_text) not in SHAPES:
+    if not isinstance(query_text, str) or normalised(query_text) not in SHAPES:
         return f"Query is invalid (the fake answers only cloudguard's shapes): {query_text!r}."
     options = body.get("options") or {}
     if not isinstance(options, dict):
