@@ -31,12 +31,7 @@ from cloudguard.documents.findings import (
     leaked_by_text,
     parse_leaked_by,
 )
-from cloudguard.documents.strict_json import (
-    DocumentError,
-    StrictReader,
-    not_a,
-    read_json_file,
-)
+from cloudguard.documents.strict_json import DocumentError, StrictReader, read_json_file
 from cloudguard.schemas import schema_id
 
 SCHEMA = "cloudguard.audit"
@@ -155,11 +150,11 @@ class ReportError(DocumentError):
 
 @dataclass(frozen=True)
 class ReportedPolicy:
-    """The fleet vocabulary the audit used."""
+    """The fleet vocabulary the audit used (a plan carries it for its reviewer)."""
 
-    task_tag: str
-    generation_tag: str
-    leaked_by: tuple[tuple[str, str], ...]
+    task_tag: str = "task-id"
+    generation_tag: str = "repository-generation"
+    leaked_by: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -189,19 +184,14 @@ def read_report(document: Any, source: str, verdicts: Collection[str] | None = N
     """A parsed report, checked field by field; `verdicts`: read only those findings (the
     others are skipped unread, as a plan for orphans has no business with ok VMs)."""
     doc = StrictReader(source, ReportError)
-    root = doc.obj(document, "")
-    if root.get("schema") != SCHEMA or root.get("schema_version") != SCHEMA_VERSION:
-        raise ReportError(
-            source,
-            not_a(root, f"{SCHEMA} v{SCHEMA_VERSION} report")
-            + "; write one with `cloudguard audit --format json`",
-        )
-    policy_doc = doc.obj(root.get("policy"), "policy")
-    policy = ReportedPolicy(
-        task_tag=doc.text(policy_doc, "task_tag", "policy"),
-        generation_tag=doc.text(policy_doc, "generation_tag", "policy"),
-        leaked_by=read_leaked_by(doc, policy_doc.get("leaked_by"), "policy.leaked_by"),
+    root = doc.root(
+        document,
+        SCHEMA,
+        SCHEMA_VERSION,
+        "report",
+        "write one with `cloudguard audit --format json`",
     )
+    policy = read_policy(doc, root.get("policy"))
     generated_at = doc.time(root, "generated_at", "")
     findings = []
     for index, raw in enumerate(doc.array(root.get("findings"), "findings")):
@@ -238,6 +228,16 @@ def _finding(doc: StrictReader, finding: Any, verdict: str, where: str) -> Repor
         reasons=tuple(doc.text_list(finding.get("reasons"), f"{where}.reasons")),
         controller_record=doc.text(checks, "controller_record", f"{where}.checks"),
         resource=resource,
+    )
+
+
+def read_policy(doc: StrictReader, value: Any) -> ReportedPolicy:
+    """The `policy` object of a report (or of a plan, which carries the report's)."""
+    policy = doc.obj(value, "policy")
+    return ReportedPolicy(
+        task_tag=doc.text(policy, "task_tag", "policy"),
+        generation_tag=doc.text(policy, "generation_tag", "policy"),
+        leaked_by=read_leaked_by(doc, policy.get("leaked_by"), "policy.leaked_by"),
     )
 
 

@@ -19,14 +19,9 @@ from typing import Any
 
 from cloudguard.cloud.reaping import DESTRUCTIVE, REQUESTED_ACTIONS, REVERSIBLE
 from cloudguard.cloud.registry import Clouds, installed_clouds
-from cloudguard.documents.audit_report import read_leaked_by
+from cloudguard.documents.audit_report import ReportedPolicy, read_leaked_by, read_policy
 from cloudguard.documents.findings import LEAKED, ORPHAN, leaked_by_text
-from cloudguard.documents.strict_json import (
-    DocumentError,
-    DocumentUsageError,
-    StrictReader,
-    not_a,
-)
+from cloudguard.documents.strict_json import DocumentError, DocumentUsageError, StrictReader
 from cloudguard.schemas import schema_id
 
 SCHEMA = "cloudguard.reap.plan"
@@ -50,14 +45,9 @@ class PlanUsageError(DocumentUsageError):
 # -- the records -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PlanPolicy:
-    """The audit's fleet vocabulary, carried in the plan for the reviewer only: apply uses
-    its own (configuration and command line), never a plan's."""
-
-    task_tag: str = "task-id"
-    generation_tag: str = "repository-generation"
-    leaked_by: tuple[tuple[str, str], ...] = ()
+# The audit's fleet vocabulary, carried in the plan for the reviewer only: apply uses its
+# own (configuration and command line), never a plan's.
+PlanPolicy = ReportedPolicy
 
 
 @dataclass(frozen=True)
@@ -201,15 +191,9 @@ def load_plan(path: Path, data: bytes | None = None, clouds: Clouds | None = Non
         parsed = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise PlanError(source, f"plan is not valid JSON: {exc}") from exc
-    root = doc.obj(parsed, "")
-    if root.get("schema") != SCHEMA or root.get("schema_version") != SCHEMA_VERSION:
-        raise PlanError(
-            source,
-            not_a(root, f"{SCHEMA} v{SCHEMA_VERSION} plan")
-            + "; make one with `cloudguard reap plan`",
-        )
+    root = doc.root(parsed, SCHEMA, SCHEMA_VERSION, "plan", "make one with `cloudguard reap plan`")
     audit = doc.obj(root.get("audit"), "audit")
-    policy_doc = doc.obj(root.get("policy"), "policy")
+    policy = read_policy(doc, root.get("policy"))
     requested = doc.text(root, "requested_action", "")
     if requested not in REQUESTED_ACTIONS:
         raise PlanUsageError(f"bad plan {source}: requested_action {requested!r}")
@@ -225,11 +209,7 @@ def load_plan(path: Path, data: bytes | None = None, clouds: Clouds | None = Non
         audit_source=doc.text(audit, "source", "audit"),
         requested_action=requested,
         verdicts=verdicts,
-        policy=PlanPolicy(
-            task_tag=doc.text(policy_doc, "task_tag", "policy"),
-            generation_tag=doc.text(policy_doc, "generation_tag", "policy"),
-            leaked_by=read_leaked_by(doc, policy_doc.get("leaked_by"), "policy.leaked_by"),
-        ),
+        policy=policy,
         items=tuple(
             _load_item(doc, raw, f"items[{i}]")
             for i, raw in enumerate(doc.array(root.get("items"), "items"))

@@ -74,6 +74,16 @@ class StrictReader:
     def fail(self, where: str, message: str) -> DocumentError:
         return self.error(self.source, f"{where or 'document'}: {message}")
 
+    def root(
+        self, value: Any, schema: str, version: int, what: str, remedy: str
+    ) -> Mapping[str, Any]:
+        """The document's top object, if it is `schema` at `version` (`what`: "report");
+        else the error says what it is instead, and `remedy` how to make the right one."""
+        root = self.obj(value, "")
+        if root.get("schema") != schema or root.get("schema_version") != version:
+            raise self.error(self.source, f"{not_a(root, f'{schema} v{version} {what}')}; {remedy}")
+        return root
+
     def obj(self, value: Any, where: str) -> Mapping[str, Any]:
         if not isinstance(value, dict):
             raise self.fail(where, "expected a JSON object")

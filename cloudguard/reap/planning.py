@@ -66,9 +66,7 @@ def build_plan(
     wanted = check_verdicts(verdicts)
     report = read_report(audit, source, verdicts=wanted)
     clouds = clouds or installed_clouds()
-    policy = PlanPolicy(
-        report.policy.task_tag, report.policy.generation_tag, report.policy.leaked_by
-    )
+    policy = report.policy
     items: list[PlanItem] = []
     skipped: list[NotPlanned] = []
     for finding in report.findings:

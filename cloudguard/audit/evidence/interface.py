@@ -129,6 +129,28 @@ class Factory:
         return self.build(request)
 
 
+@dataclass(frozen=True)
+class OwnedIdFiles:
+    """A source whose facts are the cloud ids its files name, each file read by `read`
+    (which raises `EvidenceError` naming a file it cannot read)."""
+
+    name: str
+    label: str  # how the report names one of its files, e.g. "terraform state"
+    read: Callable[[str], frozenset[str]]
+    paths: tuple[str, ...]
+    proves_ownership: bool = True
+
+    @property
+    def reads(self) -> str:
+        return ", ".join(f"{self.label} {path}" for path in self.paths)
+
+    def facts(self, question: Question) -> Facts:
+        owned: set[str] = set()
+        for path in self.paths:
+            owned |= self.read(path)
+        return Facts(owned_ids=frozenset(owned))
+
+
 # A source's factory: a `Factory`, or any callable of the request (a source with no options).
 SourceFactory = Callable[[EvidenceRequest], "EvidenceSource | NotSupplied"]
 

@@ -9,7 +9,6 @@ in the fleet's controller layout. A file that cannot be read or parsed is
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from cloudguard.audit.evidence.interface import (
@@ -17,9 +16,8 @@ from cloudguard.audit.evidence.interface import (
     EvidenceRequest,
     EvidenceSource,
     Factory,
-    Facts,
     NotSupplied,
-    Question,
+    OwnedIdFiles,
     cloud_id_key,
 )
 from cloudguard.cloud.options import EVIDENCE_PANEL, Shown, declare, string
@@ -58,28 +56,11 @@ def read_owned_ids_file(path: str | Path) -> frozenset[str]:
     return frozenset(cloud_id_key(line) for line in lines if line and not line.startswith("#"))
 
 
-@dataclass(frozen=True)
-class OwnedIdsFiles:
-    paths: tuple[str, ...]
-    name: str = "owned-ids-file"
-    proves_ownership: bool = True
-
-    @property
-    def reads(self) -> str:
-        return ", ".join(f"owned ids {path}" for path in self.paths)
-
-    def facts(self, question: Question) -> Facts:
-        owned: set[str] = set()
-        for path in self.paths:
-            owned |= read_owned_ids_file(path)
-        return Facts(owned_ids=frozenset(owned))
-
-
 def _build(request: EvidenceRequest) -> EvidenceSource | NotSupplied:
     paths = request.value(FILES)
     if not paths:
         return NotSupplied("no --owned-ids")
-    return OwnedIdsFiles(tuple(paths))
+    return OwnedIdFiles("owned-ids-file", "owned ids", read_owned_ids_file, tuple(paths))
 
 
 FACTORY = Factory(_build, options=(FILES,))

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,8 @@ from cloudguard.audit.evidence.interface import (
     EvidenceRequest,
     EvidenceSource,
     Factory,
-    Facts,
     NotSupplied,
-    Question,
+    OwnedIdFiles,
     cloud_id_key,
 )
 from cloudguard.cloud.options import EVIDENCE_PANEL, Shown, declare, string
@@ -131,28 +129,11 @@ def _id(attributes: dict[str, Any]) -> Iterator[str]:
         yield cloud_id
 
 
-@dataclass(frozen=True)
-class TerraformState:
-    paths: tuple[str, ...]
-    name: str = "terraform-state"
-    proves_ownership: bool = True
-
-    @property
-    def reads(self) -> str:
-        return ", ".join(f"terraform state {path}" for path in self.paths)
-
-    def facts(self, question: Question) -> Facts:
-        owned: set[str] = set()
-        for path in self.paths:
-            owned |= read_terraform_state(path)
-        return Facts(owned_ids=frozenset(owned))
-
-
 def _build(request: EvidenceRequest) -> EvidenceSource | NotSupplied:
     paths = request.value(STATE)
     if not paths:
         return NotSupplied("no --terraform-state")
-    return TerraformState(tuple(paths))
+    return OwnedIdFiles("terraform-state", "terraform state", read_terraform_state, tuple(paths))
 
 
 FACTORY = Factory(_build, options=(STATE,))

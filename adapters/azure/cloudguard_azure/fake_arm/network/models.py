@@ -109,6 +109,10 @@ def remove_nic(state: ArmState, nic: NetworkInterface) -> None:
         address.ip_configuration = None
 
 
+def remove_public_ip(state: ArmState, address: PublicIp) -> None:
+    state.public_ips.pop(address.id.casefold(), None)
+
+
 def nic(state: ArmState, sub: str, group: str, name: str) -> NetworkInterface | None:
     return state.nics.get(network_id(sub, group, "networkInterfaces", name).casefold())
 

@@ -7,6 +7,7 @@ operation (202 with Azure-AsyncOperation and Location).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cloudguard_azure.fake_arm import operations
@@ -54,13 +55,7 @@ def delete_nic(ctx: Context, req: Request, sub: str, group: str, name: str) -> R
             f"{found.virtual_machine}. In order to delete the network interface, it must be "
             "dissociated from the resource.",
         )
-
-    def finish() -> None:
-        with ctx.state.lock:
-            models.remove_nic(ctx.state, found)
-
-    failure = ctx.faults.take_operation_failure(req.path)
-    return _accepted(req, sub, operations.begin(ctx.state, found.location, finish, failure))
+    return _deleting(ctx, req, sub, found.location, lambda: models.remove_nic(ctx.state, found))
 
 
 @route("GET", "public_ip_get", GROUP + NETWORK + r"/publicIPAddresses/(?P<name>[^/]+)")
@@ -85,13 +80,9 @@ def delete_public_ip(ctx: Context, req: Request, sub: str, group: str, name: str
             f"Public IP address {found.id} can not be deleted since it is still allocated to "
             f"resource {found.ip_configuration}.",
         )
-
-    def finish() -> None:
-        with ctx.state.lock:
-            ctx.state.public_ips.pop(found.id.casefold(), None)
-
-    failure = ctx.faults.take_operation_failure(req.path)
-    return _accepted(req, sub, operations.begin(ctx.state, found.location, finish, failure))
+    return _deleting(
+        ctx, req, sub, found.location, lambda: models.remove_public_ip(ctx.state, found)
+    )
 
 
 @route(
@@ -112,6 +103,19 @@ def poll_network_operation(
             return Response(202, b"", {"Location": f"{req.base_url}{req.path}", "Retry-After": "0"})
         return Response(204)
     return json_response(200, async_operation(operation))
+
+
+def _deleting(
+    ctx: Context, req: Request, sub: str, location: str, remove: Callable[[], None]
+) -> Response:
+    """A delete, as a long-running operation that removes the resource when it succeeds."""
+
+    def finish() -> None:
+        with ctx.state.lock:
+            remove()
+
+    failure = ctx.faults.take_operation_failure(req.path)
+    return _accepted(req, sub, operations.begin(ctx.state, location, finish, failure))
 
 
 def _accepted(req: Request, sub: str, op: Operation) -> Response:
