@@ -22,7 +22,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudguard.cloud.reaping import DESTRUCTIVE, ReaperError, ReaperUnavailable
-from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult, tag_value
+from cloudguard.cloud.records import (
+    Resource,
+    SourceFailure,
+    SweepRequest,
+    SweepResult,
+    folded_tag,
+)
 
 if TYPE_CHECKING:
     from cloudguard.cloud.exports import ExportParser
@@ -61,7 +67,7 @@ class Cloud:
         self.credential_names: tuple[str, ...] | None = _member(adapter, "credential_names", None)
         # The lookup every tag read of every resource makes: one function, no branch.
         self.tag: Callable[[Mapping[str, str], str], str | None] = (
-            _folded_tag if self.case_insensitive_names else _exact_tag
+            folded_tag if self.case_insensitive_names else _exact_tag
         )
 
     # -- rules ---------------------------------------------------------------------------
@@ -163,10 +169,6 @@ def _member(adapter: Any | None, name: str, strictest: Any) -> Any:
 
 def _exact_tag(tags: Mapping[str, str], name: str) -> str | None:
     return tags.get(name)
-
-
-def _folded_tag(tags: Mapping[str, str], name: str) -> str | None:
-    return tag_value(tags, name, case_insensitive=True)
 
 
 def _failed(source: str, reason: str) -> SweepResult:

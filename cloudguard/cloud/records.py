@@ -59,8 +59,11 @@ class Resource:
 
 def tag_value(tags: Mapping[str, str], name: str, *, case_insensitive: bool) -> str | None:
     """Tag `name` of `tags`, its name compared exactly or casefolded."""
-    if not case_insensitive:
-        return tags.get(name)
+    return folded_tag(tags, name) if case_insensitive else tags.get(name)
+
+
+def folded_tag(tags: Mapping[str, str], name: str) -> str | None:
+    """Tag `name` of `tags`, names compared casefolded (Azure's tag names)."""
     wanted = name.casefold()
     for key, value in tags.items():
         if key.casefold() == wanted:
