@@ -257,8 +257,6 @@ class Settings:
         section="reap",
         on_command_line=False,
     )
-    # Not an option: the names of the options given on the command line.
-
     # Not options: the values of the options declared by evidence sources and clouds, by
     # name (defaults filled in); the names given on the command line; the command
     # resolved for; and the clouds whose options were read (the registry it works with).

@@ -10,7 +10,8 @@
 - `cloud`    `Cloud`: one adapter as the core uses it, every rule with its strictest
              default and one error policy for its live sides;
 - `registry` `Clouds`: the installed adapters (entry-point group `cloudguard.adapters`),
-             each loaded once.
+             each loaded once;
+- `endpoints` the guard's one rule for a loopback endpoint, for adapters that take one.
 
 Adapters import this package and nothing else of cloudguard. Nothing here imports the
 auditor, the reaper or a cloud SDK. Import the modules, not this package: it imports

@@ -172,7 +172,6 @@ class ReadReport:
     generated_at: datetime
     policy: ReportedPolicy
     findings: tuple[ReportedFinding, ...]
-    unread_sources: int  # sources the audit could not read: it did not run completely
 
 
 def load_report(path: Path) -> Any:
@@ -201,8 +200,7 @@ def read_report(document: Any, source: str, verdicts: Collection[str] | None = N
         if verdicts is not None and verdict not in verdicts:
             continue
         findings.append(_finding(doc, finding, verdict, where))
-    failures = root.get("failures")
-    return ReadReport(generated_at, policy, tuple(findings), len(failures) if failures else 0)
+    return ReadReport(generated_at, policy, tuple(findings))
 
 
 def _finding(doc: StrictReader, finding: Any, verdict: str, where: str) -> ReportedFinding:
