@@ -31,8 +31,8 @@ def _checked(name: str, render: Callable[..., str]) -> Callable[..., str]:
 @pytest.fixture(autouse=True)
 def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     from cloudguard.audit.formats import json_report
+    from cloudguard.documents import plan, reap_log
     from cloudguard.guard import reach
-    from cloudguard.reap import log, plan
 
     # The JSON report is streamed (render collects write): check what write wrote.
     json_write = json_report.JsonFormat.write
@@ -46,12 +46,12 @@ def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     monkeypatch.setattr(json_report.JsonFormat, "write", json_written)
     monkeypatch.setattr(plan, "render_plan", _checked("reap-plan", plan.render_plan))
 
-    write = log.ReapLog.write
+    write = reap_log.ReapLog.write
 
     def logged(self: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return validate("reap-log", write(self, *args, **kwargs))
 
-    monkeypatch.setattr(log.ReapLog, "write", logged)
+    monkeypatch.setattr(reap_log.ReapLog, "write", logged)
 
     line = reach.record_line
 

@@ -16,12 +16,17 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from cloudguard.audit.auditor import run_audit
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import bundled_prices
-from cloudguard.audit.engine import EvidenceSources, run_audit
-from cloudguard.audit.evidence import Evidence, GenerationCheck, GenerationStatus
-from cloudguard.audit.findings import Policy
-from cloudguard.audit.model import Resource, SweepResult
+from cloudguard.audit.evidence.interface import (
+    Evidence,
+    EvidenceRequest,
+    GenerationCheck,
+    GenerationStatus,
+)
+from cloudguard.cloud.records import Resource, SweepResult
+from cloudguard.documents.findings import AuditPolicy
 
 RESOURCES = 100_000
 REPEATS = 5
@@ -90,7 +95,7 @@ def best(fn) -> float:
 
 def main() -> int:
     resources = fleet(RESOURCES)
-    ev, policy, prices = evidence(), Policy(), bundled_prices()
+    ev, policy, prices = evidence(), AuditPolicy(), bundled_prices()
     verdicts = Counter(
         f.verdict for r in resources if (f := classify(r, ev, policy, prices, NOW)) is not None
     )
@@ -103,7 +108,7 @@ def main() -> int:
     inventory = Static(resources)
 
     def engine() -> None:
-        run_audit([inventory], EvidenceSources(), policy, prices, NOW)
+        run_audit([inventory], EvidenceRequest(), policy, prices, NOW)
 
     rows = [("classify() loop", best(classify_all)), ("run_audit (engine)", best(engine))]
     print(f"{RESOURCES:,} resources, best of {REPEATS}; verdicts: {dict(verdicts)}\n")

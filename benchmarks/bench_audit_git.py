@@ -16,8 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from cloudguard.audit import evidence
-from cloudguard.audit.evidence import GenerationStatus, check_generations
+from cloudguard.audit.evidence import repository_generations
+from cloudguard.audit.evidence.interface import GenerationStatus
+from cloudguard.audit.evidence.repository_generations import check_generations
 
 COMMITS = 10_000
 GENERATIONS = 10_000
@@ -48,7 +49,7 @@ def one_process_per_generation(root: Path, generations: list[str]) -> dict[str, 
     """The baseline: what checking each VM's generation on its own costs."""
     found = {}
     for generation in generations:
-        done = evidence._git(root, "cat-file", "-t", generation)
+        done = repository_generations._git(root, "cat-file", "-t", generation)
         found[generation] = done.returncode == 0 and done.stdout.strip() == "commit"
     return found
 

@@ -21,9 +21,9 @@ from bench_audit_classify import NOW, fleet
 
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import bundled_prices
-from cloudguard.audit.evidence import Evidence, cloud_id_key
-from cloudguard.audit.findings import Policy
-from cloudguard.audit.terraform_state import read_terraform_state
+from cloudguard.audit.evidence.interface import Evidence, cloud_id_key
+from cloudguard.audit.evidence.terraform_state import read_terraform_state
+from cloudguard.documents.findings import AuditPolicy
 
 VMS_IN_STATE = 20_000
 RESOURCES = 100_000
@@ -113,7 +113,7 @@ def main() -> int:
             )
 
     resources = fleet(RESOURCES)
-    policy, prices = Policy(), bundled_prices()
+    policy, prices = AuditPolicy(), bundled_prices()
     owned = frozenset(cloud_id_key(r.id) for r in resources[:OWNED])
     without = Evidence(controller_tasks=frozenset())
     with_owned = Evidence(controller_tasks=frozenset(), owned_ids=(("terraform-state", owned),))

@@ -107,7 +107,7 @@ def adapter_sweep(base_url: str, ca_pem: str, paced: bool = True) -> set[tuple[s
     from cloudguard_azure.adapter import AzureAdapter, RetrySettings
     from cloudguard_azure.fake_arm import StaticTokenCredential
 
-    from cloudguard.audit.model import SweepRequest
+    from cloudguard.cloud.records import SweepRequest
 
     settings = RetrySettings() if paced else RetrySettings(quota_low_water=0)
     result = AzureAdapter(StaticTokenCredential(), retry=settings).sweep(

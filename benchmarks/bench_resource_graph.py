@@ -69,14 +69,14 @@ def run_side(engine: str, base_url: str, ca_pem: str) -> None:
     from cloudguard_azure.adapter import AzureAdapter
     from cloudguard_azure.fake_arm import StaticTokenCredential
 
-    from cloudguard.audit.model import SweepRequest
+    from cloudguard.cloud.records import SweepRequest
 
     request = SweepRequest(
         subscriptions=SUBSCRIPTIONS,
         endpoint=base_url,
         ca_bundle=ca_pem,
         concurrency=CONCURRENCY,
-        engine=engine,
+        settings={"engine": engine},
     )
     started = time.perf_counter()
     result = AzureAdapter(StaticTokenCredential()).sweep(request)

@@ -107,9 +107,9 @@ def demo() -> None:
 
 
 def _register_audit() -> None:
-    from cloudguard.audit.command import audit
+    from cloudguard.audit.command import register_audit
 
-    app.command("audit")(audit)  # its docstring is the help: it lists the audit's exit codes
+    register_audit(app)  # its docstring is the help: it lists the audit's exit codes
 
 
 def _register_reap() -> None:

@@ -38,8 +38,8 @@ SECTIONS: dict[str, str] = {
     "provider": "cloudguard.guard.registry",
     "shims": "cloudguard.guard.registry",
     "hard": "cloudguard.guard.registry",
-    "audit": "cloudguard.audit.config",
-    "reap": "cloudguard.audit.config",
+    "audit": "cloudguard.audit.settings_files",
+    "reap": "cloudguard.audit.settings_files",
 }
 
 

@@ -10,8 +10,10 @@ from datetime import datetime
 from functools import lru_cache
 
 from cloudguard.audit.cost import PriceTable, estimate
-from cloudguard.audit.evidence import Evidence, GenerationStatus
-from cloudguard.audit.findings import (
+from cloudguard.audit.evidence.interface import Evidence, GenerationStatus
+from cloudguard.cloud.records import Resource
+from cloudguard.cloud.registry import Clouds
+from cloudguard.documents.findings import (
     FIXTURE_TASK_ID,
     LEAKED,
     LEAKED_RUN_TAG,
@@ -25,11 +27,10 @@ from cloudguard.audit.findings import (
     UNKNOWN_GENERATION,
     UNVERIFIABLE_GENERATION,
     UNVERIFIED,
+    AuditPolicy,
     Checks,
     Finding,
-    Policy,
 )
-from cloudguard.audit.model import Resource
 
 _GENERATION_REASON = {
     GenerationStatus.NOT_A_COMMIT: UNKNOWN_GENERATION,
@@ -51,16 +52,21 @@ def _checks(record: str, fixture: str, generation: str, detail: str) -> Checks:
 def classify(
     resource: Resource,
     evidence: Evidence,
-    policy: Policy,
+    policy: AuditPolicy,
     prices: PriceTable,
     now: datetime,
+    clouds: Clouds | None = None,
 ) -> Finding | None:
-    """The finding for `resource`, or None when it is not the fleet's (no task tag)."""
-    leaked = any(resource.tag(key) == value for key, value in policy.leaked_by)
-    task_id = resource.tag(policy.task_tag)
+    """The finding for `resource`, or None when it is not the fleet's (no task tag).
+
+    Tag names compare as `resource`'s cloud compares them, from `clouds` (default: the
+    registry `prices` was made for)."""
+    tag, tags = (clouds or prices.clouds).cloud(resource.provider).tag, resource.tags
+    leaked = any(tag(tags, key) == value for key, value in policy.leaked_by)
+    task_id = tag(tags, policy.task_tag)
     if task_id is None and not leaked:
         return None
-    generation = resource.tag(policy.generation_tag)
+    generation = tag(tags, policy.generation_tag)
 
     reasons: list[str] = []
     # Another source (Terraform state, the controller's own list) owning the

@@ -15,15 +15,28 @@ from typing import Any, TextIO
 import typer
 
 from cloudguard import exit_codes
-from cloudguard.audit import options as opts
-from cloudguard.audit.engine import Progress, exit_code, run_audit
-from cloudguard.audit.findings import Policy
-from cloudguard.audit.model import Inventory, SweepRequest
-from cloudguard.audit.option_spec import AUDIT
+from cloudguard.audit import from_settings
+from cloudguard.audit.auditor import Progress, run_audit
+from cloudguard.audit.command_line import (
+    check_cloud_options,
+    check_credential,
+    command_class,
+    with_settings,
+)
+from cloudguard.audit.evidence import controller_records
+from cloudguard.audit.inventories import Inventory
 from cloudguard.audit.options import Settings
+from cloudguard.cloud.options import AUDIT
+from cloudguard.cloud.registry import Clouds
+from cloudguard.documents.findings import exit_code
 
 
-@opts.with_settings(AUDIT)
+def register_audit(app: typer.Typer) -> None:
+    """Add `audit` to `app` (its docstring is the help: it lists the audit's exit codes)."""
+    app.command("audit", cls=command_class(AUDIT))(audit)
+
+
+@with_settings(AUDIT)
 def audit(*, settings: Settings) -> None:
     """Find fleet-tagged VMs no controller knows about, explain why, and price them.
 
@@ -32,15 +45,17 @@ def audit(*, settings: Settings) -> None:
     evidence source could not be read (named on stderr); 97 invalid config.
     """
     _live_options_need_a_provider(settings)
-    opts.check_accounts_from(settings.accounts_from, settings.assume_role)
-    inventories = _inventories(settings)
+    clouds = settings.clouds or Clouds.installed()
+    check_cloud_options(settings, clouds)
+    inventories = _inventories(settings, clouds)
     if not inventories:
         raise typer.BadParameter(
             "nothing to audit: give --inventory FILE or --provider NAME "
             "(or set them in the [audit] table of cloudguard.toml)",
             param_hint="--inventory/--provider",
         )
-    if sum(1 for v in [*settings.inventory, settings.controller_records] if v == "-") > 1:
+    records = controller_records.RECORDS.value_in(settings.extra)
+    if sum(1 for v in [*settings.inventory, records] if v == "-") > 1:
         raise typer.BadParameter(
             "stdin (-) can feed only one --inventory or --controller-records",
             param_hint="-",
@@ -49,19 +64,12 @@ def audit(*, settings: Settings) -> None:
     from cloudguard.audit.cost import bundled_prices
     from cloudguard.audit.formats import get_format, write_report
 
-    policy = Policy(
-        task_tag=settings.task_tag,
-        generation_tag=settings.generation_tag,
-        grace=settings.grace,
-        leaked_by=settings.leaked_by,
-        fail_on=settings.fail_on,
-    )
     with _progress() as progress, _without_cycle_collection():
         report = run_audit(
             inventories,
-            opts.evidence_sources(settings),
-            policy,
-            bundled_prices(),
+            from_settings.evidence_request(settings),
+            from_settings.audit_policy(settings),
+            bundled_prices(clouds),
             datetime.now(UTC),
             progress,
         )
@@ -165,42 +173,23 @@ def _live_options_need_a_provider(settings: Settings) -> None:
             )
 
 
-def _inventories(settings: Settings) -> list[Inventory]:
+def _inventories(settings: Settings, clouds: Clouds) -> list[Inventory]:
+    from cloudguard.audit.inventories import LiveSweep
     from cloudguard.audit.inventory_files import InventoryFile
-    from cloudguard.audit.providers import (
-        ProviderInventory,
-        UnknownCredentialError,
-        UnknownProviderError,
-        check_credential,
-        resolve_providers,
-    )
+    from cloudguard.cloud.registry import UnknownProviderError
 
-    inventories: list[Inventory] = [InventoryFile(path) for path in settings.inventory]
+    inventories: list[Inventory] = [
+        InventoryFile(path, clouds=clouds) for path in settings.inventory
+    ]
     if settings.provider:
         try:
-            entry_points = resolve_providers(list(settings.provider))
+            swept = clouds.require(settings.provider)
         except UnknownProviderError as exc:
             raise typer.BadParameter(str(exc), param_hint="--provider") from exc
-        try:
-            check_credential(entry_points, settings.credential)
-        except UnknownCredentialError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--credential") from exc
-        request = SweepRequest(
-            subscriptions=settings.subscription,
-            all_subscriptions=settings.all_subscriptions,
-            resource_groups=settings.resource_group,
-            regions=settings.region,
-            task_tag=settings.task_tag,
-            credential=settings.credential,
-            concurrency=settings.concurrency,
-            retries=settings.retries,
-            endpoint=settings.management_endpoint,
-            ca_bundle=settings.ca_bundle,
-            engine=settings.engine,
-            accounts_from=settings.accounts_from,
-            assume_role=settings.assume_role,
-        )
-        inventories += [ProviderInventory(name, ep, request) for name, ep in entry_points.items()]
+        check_credential(settings, clouds, [cloud.name for cloud in swept])
+        inventories += [
+            LiveSweep(cloud, from_settings.sweep_request(settings, cloud)) for cloud in swept
+        ]
     return inventories
 
 

@@ -8,35 +8,31 @@ Keys are the long option names (`controller-home`, `fail-on`), declared once
 with their parsers in cloudguard.audit.options; paths are relative to the
 file. An unknown key or a bad value is a `ConfigError` naming the key
 (exit 97): a typo must not silently drop a check. The same parsers read the
-command line, where a bad value is a usage error (2).
+command line, where a bad value is a usage error (2). The simplest parsers
+(string, choice, ...) are the cloud kernel's, for adapters to share.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
 
 from cloudguard import project_file
 from cloudguard.audit.formats import FORMAT_NAMES
+from cloudguard.cloud.options import OptionValueError
 
 CONFIG_NAME = project_file.PROJECT_FILE
 FORMATS = FORMAT_NAMES  # the report formats --format accepts
 FAIL_ON = ("orphan", "suspect")
-ENGINES = ("auto", "arm", "resource-graph")  # how the Azure adapter sweeps
-ACCOUNTS_FROM = ("organizations",)  # where the AWS adapter finds more accounts
 
 
 class ConfigError(Exception):
     def __init__(self, where: str, message: str) -> None:
         super().__init__(f"{where}: {message}")
         self.where = where
-
-
-class OptionValueError(ValueError):
-    """A value no option accepts; the CLI reports it as usage, config as admission."""
 
 
 def parse_duration(value: object) -> timedelta:
@@ -81,40 +77,6 @@ def parse_argv(value: object) -> tuple[str, ...]:
         if argv:
             return argv
     raise OptionValueError(f"expected a command (a string or a list of strings), got {value!r}")
-
-
-def parse_leaked_by(value: str) -> tuple[str, str]:
-    key, sep, tag_value = value.partition("=")
-    if not sep or not key.strip():
-        raise OptionValueError(f"expected KEY=VALUE: {value!r}")
-    return key.strip(), tag_value
-
-
-def parse_choice(choices: tuple[str, ...]) -> Callable[[object], str]:
-    def check(value: object) -> str:
-        if value not in choices:
-            raise OptionValueError(f"{value!r} is not one of {', '.join(choices)}")
-        return str(value)
-
-    return check
-
-
-def string(value: object) -> str:
-    if not isinstance(value, str):
-        raise OptionValueError(f"expected a string, got {type(value).__name__}")
-    return value
-
-
-def positive_int(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise OptionValueError(f"expected a whole number >= 1, got {value!r}")
-    return value
-
-
-def boolean(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise OptionValueError(f"expected true or false, got {value!r}")
-    return value
 
 
 def find_config(start: Path) -> Path | None:

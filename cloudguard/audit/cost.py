@@ -4,8 +4,8 @@ The table (`prices.json` beside this module) states its date, currency and
 basis; every figure derived from it is an estimate and says so. A size not in
 the table is "unknown", never zero. Which power states bill, how a size is
 spelled in the table, and prices for a cloud the table does not list come
-from that cloud's adapter (`CloudAdapter`); with no adapter, nothing is known
-to bill and the cost is unknown.
+from that cloud (`Cloud`, from the registry the table is made with); with no
+adapter, nothing is known to bill and the cost is unknown.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from cloudguard.audit.adapter_registry import cloud_adapter, cloud_adapters
-from cloudguard.audit.findings import Cost, PriceTableInfo
-from cloudguard.audit.model import Resource
+from cloudguard.cloud.records import Resource
+from cloudguard.cloud.registry import Clouds, installed_clouds
+from cloudguard.documents.findings import Cost, PriceTableInfo
 
 POWER_UNKNOWN = "power state unknown: compute may bill, cost unknown; disks bill"
 
@@ -31,7 +31,9 @@ Quote = tuple[bool | None, str, float | None]
 @dataclass(frozen=True)
 class PriceTable:
     info: PriceTableInfo
-    hourly: dict[str, dict[str, float]]  # provider -> size (the adapter's price_key) -> per hour
+    hourly: dict[str, dict[str, float]]  # provider -> size (the cloud's price_key) -> per hour
+    # Whose rules price a resource (billable states, price keys): the registry it was made for.
+    clouds: Clouds = field(compare=False, repr=False)
     # (provider, kind, power state, size) -> Quote: a fleet has few distinct kinds of
     # VM, so each is worked out once, not once per VM.
     quotes: dict[tuple[str, str, str, str], Quote] = field(
@@ -39,39 +41,42 @@ class PriceTable:
     )
 
     def price(self, provider: str, size: str) -> float | None:
-        return self.hourly.get(provider, {}).get(_price_key(provider, size))
+        return self.hourly.get(provider, {}).get(self.clouds.cloud(provider).price_key(size))
 
 
 _INFO_KEYS = ("as_of", "currency", "basis")
 
 
-def parse_price_table(document: Any) -> PriceTable:
+def parse_price_table(document: Any, clouds: Clouds | None = None) -> PriceTable:
     """The table's own sections (one object per provider), then, for an installed cloud
     the table does not list, the prices its adapter ships."""
+    clouds = clouds or installed_clouds()
     info = PriceTableInfo(*(str(document[key]) for key in _INFO_KEYS))
     hourly = {
-        provider: {_price_key(provider, str(size)): float(price) for size, price in sizes.items()}
+        provider: {
+            clouds.cloud(provider).price_key(str(size)): float(price)
+            for size, price in sizes.items()
+        }
         for provider, sizes in document.items()
         if provider not in _INFO_KEYS and isinstance(sizes, dict)
     }
-    for adapter in cloud_adapters():
-        if adapter.name not in hourly and adapter.hourly_prices:
-            hourly[adapter.name] = {
-                adapter.price_key(size): float(price)
-                for size, price in adapter.hourly_prices.items()
+    for cloud in clouds.available():
+        if cloud.name not in hourly and cloud.hourly_prices:
+            hourly[cloud.name] = {
+                cloud.price_key(size): float(price) for size, price in cloud.hourly_prices.items()
             }
-    return PriceTable(info=info, hourly=hourly)
-
-
-def _price_key(provider: str, size: str) -> str:
-    adapter = cloud_adapter(provider)
-    return adapter.price_key(size) if adapter is not None else size
+    return PriceTable(info=info, hourly=hourly, clouds=clouds)
 
 
 @cache
-def bundled_prices() -> PriceTable:
+def _bundled_document() -> Any:
     text = resources.files("cloudguard.audit").joinpath("prices.json").read_text("utf-8")
-    return parse_price_table(json.loads(text))
+    return json.loads(text)
+
+
+def bundled_prices(clouds: Clouds | None = None) -> PriceTable:
+    """The bundled table, priced for `clouds` (default: the installed ones)."""
+    return parse_price_table(_bundled_document(), clouds)
 
 
 def estimate(resource: Resource, prices: PriceTable, now: datetime) -> Cost:
@@ -97,14 +102,14 @@ def _quote(resource: Resource, prices: PriceTable) -> Quote:
         # No power state (e.g. `az vm list` without -d): whether compute bills is
         # unknown, so the cost is unknown, never zero.
         return None, POWER_UNKNOWN, None
-    adapter = cloud_adapter(resource.provider)
-    if adapter is None:
+    cloud = prices.clouds.cloud(resource.provider)
+    if cloud.adapter is None:
         return None, f"no adapter for provider {resource.provider!r}: billing unknown", None
-    if resource.power_state not in adapter.billable_power_states:
+    if resource.power_state not in cloud.billable_power_states:
         if resource.power_state == "terminated":
             return False, "terminated: nothing bills", 0.0
         return False, f"{resource.power_state}: compute not billed; its disks still are", 0.0
-    note = adapter.power_notes.get(resource.power_state, f"{resource.power_state}: compute bills")
+    note = cloud.power_notes.get(resource.power_state, f"{resource.power_state}: compute bills")
     hourly = prices.price(resource.provider, resource.size)
     if hourly is None:
         note += f"; price unknown for size {resource.size or '(none)'}"

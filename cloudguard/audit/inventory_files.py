@@ -1,9 +1,9 @@
 """Offline inventories: the JSON users already have, read into `Resource` records.
 
 Shapes are told apart by their structure, not by the file name: each
-installed adapter's export parsers (`CloudAdapter.export_parsers`: `az vm
-list -d -o json`, `aws ec2 describe-instances`, ...) claim the entries of a
-top-level list, or a whole document, that are theirs. `-` reads stdin.
+installed cloud's export parsers (`Cloud.export_parsers`: `az vm list -d -o
+json`, `aws ec2 describe-instances`, ...) claim the entries of a top-level
+list, or a whole document, that are theirs. `-` reads stdin.
 
 A top-level list is decoded one entry at a time (the C decoder's
 `raw_decode`), each entry dropped once it is a compact `Resource`: the whole
@@ -22,13 +22,12 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from cloudguard.audit.adapter_interface import ExportParser, InventoryFormatError
-from cloudguard.audit.adapter_registry import cloud_adapters
-from cloudguard.audit.model import Resource, SourceFailure, SweepResult
+from cloudguard.cloud.exports import ExportParser, InventoryFormatError
+from cloudguard.cloud.records import Resource, SourceFailure, SweepResult
+from cloudguard.cloud.registry import Clouds, installed_clouds
 
 STDIN = "-"
 
@@ -39,6 +38,7 @@ class InventoryFile:
 
     path: str
     stdin: TextIO | None = None  # injectable for tests; defaults to sys.stdin
+    clouds: Clouds | None = None  # whose export parsers read it (default: the installed)
 
     @property
     def label(self) -> str:
@@ -58,7 +58,8 @@ class InventoryFile:
             # a command that failed or was never run.
             return _failed(source, "empty file (no JSON document); an empty az list is `[]`")
         try:
-            resources = tuple(_parse_text(text, sys.intern(self.label)))
+            parsers = _parsers(self.clouds or installed_clouds())
+            resources = tuple(_parse_text(text, sys.intern(self.label), parsers))
         except json.JSONDecodeError as exc:
             return _failed(source, f"malformed JSON: {exc}")
         except InventoryFormatError as exc:
@@ -74,31 +75,37 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 
-def parse_inventory(document: Any, *, source: str) -> tuple[Resource, ...]:
+def parse_inventory(
+    document: Any, *, source: str, clouds: Clouds | None = None
+) -> tuple[Resource, ...]:
     """Detect the producer of `document` and normalise its VMs."""
+    return tuple(_parse_document(document, source, _parsers(clouds or installed_clouds())))
+
+
+def _parsers(clouds: Clouds) -> list[ExportParser]:
+    return [parser for cloud in clouds.available() for parser in cloud.export_parsers]
+
+
+def _parse_document(document: Any, source: str, parsers: list[ExportParser]) -> Iterator[Resource]:
     if isinstance(document, list):
-        return tuple(_list_entries(iter(document), source))
-    for parser in _parsers():
+        yield from _list_entries(iter(document), source, parsers)
+        return
+    for parser in parsers:
         if parser.claims_document(document):
-            return tuple(parser.parse_document(document, source))
-    raise InventoryFormatError(_not_an_inventory())
+            yield from parser.parse_document(document, source)
+            return
+    expected = " or ".join(parser.description for parser in parsers)
+    raise InventoryFormatError(
+        f"not an inventory: expected {expected or 'an export of an installed adapter'}"
+    )
 
 
-def _parsers() -> list[ExportParser]:
-    return [parser for adapter in cloud_adapters() for parser in adapter.export_parsers]
-
-
-def _not_an_inventory() -> str:
-    expected = " or ".join(parser.description for parser in _parsers())
-    return f"not an inventory: expected {expected or 'an export of an installed adapter'}"
-
-
-def _parse_text(text: str, source: str) -> Iterator[Resource]:
+def _parse_text(text: str, source: str, parsers: list[ExportParser]) -> Iterator[Resource]:
     start = _SPACE.match(text).end()  # type: ignore[union-attr]
     if text.startswith("[", start):
-        yield from _list_entries(_array_items(text, start), source)
+        yield from _list_entries(_array_items(text, start), source, parsers)
     else:
-        yield from parse_inventory(json.loads(text), source=source)
+        yield from _parse_document(json.loads(text), source, parsers)
 
 
 def _array_items(text: str, start: int) -> Iterator[Any]:
@@ -130,9 +137,10 @@ def _end_of_document(text: str, index: int) -> None:
         raise json.JSONDecodeError("Extra data", text, end)
 
 
-def _list_entries(items: Iterator[Any], source: str) -> Iterator[Resource]:
+def _list_entries(
+    items: Iterator[Any], source: str, parsers: list[ExportParser]
+) -> Iterator[Resource]:
     """A list's entries, each read by the one export parser that claims it."""
-    parsers = _parsers()
     last = parsers[0] if parsers else None
     for index, item in enumerate(items):
         # An export comes from one CLI: the parser of the previous entry is asked first.
@@ -143,39 +151,3 @@ def _list_entries(items: Iterator[Any], source: str) -> Iterator[Resource]:
                 f"entry {index} is not " + " nor ".join(p.entry_description for p in parsers)
             )
         yield from last.parse_entry(item, source)
-
-
-def interned(value: Any) -> str:
-    """`value` as a string, one copy however many VMs carry it (for export parsers)."""
-    return sys.intern("" if value is None else str(value))
-
-
-def interned_tags(raw: Any) -> dict[str, str]:
-    """A tag object (`{"name": "value"}`) with interned strings; {} when it is not one
-    (az prints `"tags": null` for an untagged VM)."""
-    if not isinstance(raw, dict):
-        return {}
-    return {interned(k): interned(v) for k, v in raw.items()}
-
-
-_EXCESS_FRACTION = re.compile(r"(\.\d{6})\d+")
-_ZERO = timedelta(0)
-
-
-def parse_time(value: Any) -> datetime | None:
-    """ISO-8601 to aware UTC; None when absent or unparseable (age then unknown)."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        # Azure writes 7 fractional digits, which some forms need cut to 6.
-        try:
-            parsed = datetime.fromisoformat(_EXCESS_FRACTION.sub(r"\1", value.strip()))
-        except ValueError:
-            return None
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=UTC)
-    if parsed.utcoffset() == _ZERO:
-        return parsed  # already UTC (az and EC2 both write UTC): no conversion
-    return parsed.astimezone(UTC)

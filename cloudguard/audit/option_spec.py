@@ -1,98 +1,34 @@
-"""What one option of `audit` / `reap apply` is, declared once, and what is derived from it.
+"""From an option's declaration (cloudguard.cloud.options.Option) to the command line and the file.
 
-A declaration (`Option`) carries everything the command line and
-cloudguard.toml need: the key (the long flag and the config key), the value
-parser, the default, the flags, how each command shows it in `--help`, and
-whether it is a path resolved against the config file's directory. From it:
+Whoever owns an option declares it once (the core in `Settings`, an evidence
+source in its module, an adapter in `CloudAdapter.options`); derived here:
 
-- the typer parameter of each command that uses it (`typer_parameter`);
+- the typer parameter of each command that shows it (`typer_parameter`);
 - the parsed value of a command-line value (`from_command_line`): a bad one
   is a usage error, exit 2;
-- the parsed value of a config value (`from_config`): a bad one is a
-  `ConfigError` naming the key, exit 97.
+- the parsed value of a config value (`from_config`): a bad one is an
+  `OptionValueError`, which the reader of cloudguard.toml names (exit 97).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field, fields, replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from cloudguard.audit.config import OptionValueError
-
-AUDIT = "audit"
-REAP_APPLY = "reap apply"
+from cloudguard.cloud.options import Option, OptionValueError, declare
 
 
-@dataclass(frozen=True)
-class Shown:
-    """How one command shows an option in its --help."""
-
-    help: str
-    metavar: str | None = None
-
-
-@dataclass(frozen=True)
-class Option:
-    name: str  # the Python name: the settings field and the typer parameter
-    parse: Callable[[object], Any]  # one value (a TOML value or a command-line string)
-    default: Any
-    shown: dict[str, Shown]  # command -> its help text and metavar; the commands using it
-    flags: tuple[str, ...] = ()  # all of them; empty: just --<key>
-    cli_type: type = str  # what typer parses before `parse` (str, int or bool)
-    many: bool = False  # repeatable; a list in TOML (a lone string is accepted too)
-    list_only: bool = False  # with many: a lone string is refused in TOML
-    path: bool = False  # resolved against the config file's directory ("-" stays stdin)
-    section: str | None = "audit"  # its cloudguard.toml table; None: command line only
-    on_command_line: bool = True  # False: only in cloudguard.toml
-    panel: str | None = None  # the --help panel
-    min: int | None = None
-    show_default: bool = True
-
-    @property
-    def key(self) -> str:
-        """The long option name and the config key: `controller-home`."""
-        return self.name.replace("_", "-")
-
-    @property
-    def flag(self) -> str:
-        """How errors name it: the long flag (`--report`)."""
-        return (self.flags or (f"--{self.key}",))[0].split("/")[0]
-
-
-def option(
-    *,
-    parse: Callable[[object], Any],
-    default: Any,
-    help: str = "",
-    metavar: str | None = None,
-    audit: bool = True,
-    apply: Shown | bool = False,
-    **details: Any,
-) -> Any:
-    """A settings field carrying its `Option` declaration (see `declarations`)."""
-    shown: dict[str, Shown] = {}
-    if audit:
-        shown[AUDIT] = Shown(help, metavar)
-    if apply is True:
-        shown[REAP_APPLY] = Shown(help, metavar)
-    elif isinstance(apply, Shown):
-        shown[REAP_APPLY] = apply
-    # The name is filled in by `declarations`, from the field it is declared on.
-    return field(
-        default=default,
-        metadata={"option": Option(name="", parse=parse, default=default, shown=shown, **details)},
-    )
+def option(**declaration: Any) -> Any:
+    """A settings field carrying its `Option` (see `declare`; the name is the field's)."""
+    return field(default=declaration["default"], metadata={"option": declare("", **declaration)})
 
 
 def declarations(settings_class: type) -> tuple[Option, ...]:
     """The `Option` of every field of a settings dataclass, in declaration order."""
-    from dataclasses import fields, replace
-
     return tuple(
         replace(f.metadata["option"], name=f.name) for f in fields(settings_class) if f.metadata
     )

@@ -1,5 +1,12 @@
-"""One module per document cloudguard writes and reads back: its writer and its strict reader.
+"""What cloudguard writes down and reads back: one module per schema, writer and strict reader.
 
-This package imports nothing on purpose: a document module is loaded by the
-one that needs it, and nothing more.
+- `findings`      the records of an audit (verdicts, findings, the report);
+- `audit_report`  `cloudguard.audit` v1 (`cloudguard audit --format json`);
+- `plan`          `cloudguard.reap.plan` v2 (`cloudguard reap plan`);
+- `reap_log`      `cloudguard.reap.log` v1 (`cloudguard reap apply`, JSON Lines);
+- `reach_log`     the reach log's format and strict reader (its fast writer stays on the
+                  shims' path in cloudguard/guard/reach.py: the guard's `run`, `check`, plugin).
+
+Each schema's JSON Schema is in cloudguard/schemas/. This package imports nothing on
+purpose: a document module is loaded by the one that needs it, and nothing more.
 """

@@ -1,12 +1,15 @@
 """`cloudguard reap`: the remediation half of the auditor — plan, re-verify, act, log.
 
-- `model`   records (a plan item, a skip), the `Reaper` interface adapters implement,
-            and one error type per layer;
-- `plan`    audit JSON -> a versioned plan, and reading a plan back (strictly);
-- `verify`  the live re-check that decides whether one item may be acted on;
-- `log`     the JSON Lines reap log: intent before an action, outcome after it;
-- `engine`  one item at a time: read live, re-verify, act (or only say so);
-- `command` the thin typer CLI (`cloudguard reap plan|apply`).
+- `planning`   audit report -> a plan: which findings, in which cloud's verb (offline);
+- `rederive`   the audit again, for one live resource, with evidence read now;
+- `verify`     the live re-check that decides whether one item may be acted on;
+- `locks`      one apply at a time, per plan and per resource;
+- `apply`      one item at a time: read live, re-derive, verify, act (or only say so);
+- `command`    the thin typer CLI (`cloudguard reap plan|apply`).
 
-Nothing here imports a cloud SDK; adapters do, inside their functions.
+The documents live in cloudguard.documents (`plan`: the plan's records, writer and
+strict reader; `reap_log`: the log). What a cloud must do to be reaped (`Reaper`,
+`Live`, the errors, the protection tags) is the cloud kernel's
+(cloudguard.cloud.reaping). Nothing here
+imports a cloud SDK; adapters do, inside their functions.
 """

@@ -18,17 +18,19 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from cloudguard import exit_codes
-from cloudguard.audit import options as opts
-from cloudguard.audit.formats.text import one_line
-from cloudguard.audit.option_spec import REAP_APPLY
+from cloudguard.audit.command_line import command_class, placed_by_hand, with_settings
 from cloudguard.audit.options import Settings
-from cloudguard.reap.model import REVERSIBLE, Plan, tag_value
-from cloudguard.reap.plan import PlanError, PlanUsageError
+from cloudguard.cloud.options import REAP_APPLY
+from cloudguard.cloud.reaping import REVERSIBLE
+from cloudguard.cloud.registry import Clouds
+from cloudguard.documents.plan import Plan
+from cloudguard.documents.strict_json import DocumentError, DocumentUsageError
+from cloudguard.escape import one_line
 
 app = typer.Typer(
     name="reap",
@@ -105,12 +107,15 @@ def plan_command(
     unknown action, a missing report); 97 the report is not a cloudguard.audit
     v1 document, or is malformed.
     """
+    from cloudguard.documents.audit_report import load_report
+    from cloudguard.documents.plan import plan_digest, render_plan
     from cloudguard.private_files import write_private
-    from cloudguard.reap.plan import build_plan, plan_digest, read_document, render_plan
+    from cloudguard.reap.planning import build_plan
 
     from_ = _report_argument(report_path, from_)
+    clouds = Clouds.installed()
     try:
-        report = read_document(from_, "audit report")
+        report = load_report(from_)
         plan = build_plan(
             report,
             source=str(from_),
@@ -118,10 +123,11 @@ def plan_command(
             requested_action=action,
             now=datetime.now(UTC),
             with_dependents=with_dependents,
+            clouds=clouds,
         )
-    except PlanUsageError as exc:
+    except DocumentUsageError as exc:
         raise typer.BadParameter(str(exc)) from exc
-    except PlanError as exc:
+    except DocumentError as exc:
         _say(f"refused: {exc}")
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
 
@@ -134,7 +140,7 @@ def plan_command(
         )
     document = render_plan(plan)
     digest = plan_digest(document.encode("utf-8"))
-    table = plan_table(plan)
+    table = plan_table(plan, clouds)
     if output is None:
         sys.stdout.write(document)
         sys.stderr.write(table)
@@ -165,8 +171,8 @@ def _report_argument(argument: Path | None, old_option: Path | None) -> Path:
     return argument
 
 
-@app.command("apply")
-@opts.with_settings(REAP_APPLY)
+@app.command("apply", cls=command_class(REAP_APPLY))
+@with_settings(REAP_APPLY)
 def apply_command(
     plan_path: Annotated[
         Path | None,
@@ -187,7 +193,7 @@ def apply_command(
         ),
     ] = None,
     # Declared with the other options (it is also [reap] max-age); placed here in --help.
-    max_age: Annotated[str | None, opts.placed_by_hand("max_age", REAP_APPLY)] = None,
+    max_age: Annotated[str | None, placed_by_hand("max_age", REAP_APPLY)] = None,
     log: Annotated[
         Path | None,
         typer.Option(
@@ -215,24 +221,24 @@ def apply_command(
     that); 97 the plan is not a cloudguard.reap.plan v2 document, is malformed,
     or is not the one approved; cloudguard.toml is invalid.
     """
+    from cloudguard.audit import from_settings
+    from cloudguard.audit.command_line import check_credential
     from cloudguard.audit.cost import bundled_prices
-    from cloudguard.audit.findings import Policy
-    from cloudguard.audit.model import SweepRequest
-    from cloudguard.reap.engine import apply_plan
+    from cloudguard.documents.plan import load_plan, plan_digest, read_plan_bytes
+    from cloudguard.documents.reap_log import ReapLog, ReapLogError, default_log_path
+    from cloudguard.reap.apply import apply_plan
     from cloudguard.reap.locks import LockError, lock_directory
-    from cloudguard.reap.log import ReapLog, ReapLogError, default_log_path
-    from cloudguard.reap.plan import load_plan, plan_digest, read_plan_bytes
-    from cloudguard.reap.providers import open_reaper
     from cloudguard.reap.rederive import LiveAudit
 
+    clouds = settings.clouds or Clouds.installed()
     if plan_path is None:
         raise typer.BadParameter("give the plan to apply", param_hint="PLAN.json")
     try:
         data = read_plan_bytes(plan_path)
-        plan = load_plan(plan_path, data)
-    except PlanUsageError as exc:
+        plan = load_plan(plan_path, data, clouds)
+    except DocumentUsageError as exc:
         raise typer.BadParameter(str(exc), param_hint="PLAN.json") from exc
-    except PlanError as exc:
+    except DocumentError as exc:
         _say(f"refused: {exc}")
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
     digest = plan_digest(data)
@@ -241,23 +247,22 @@ def apply_command(
     _check_age(plan, settings.max_age)
     _check_accounts(plan, settings.accounts, required=yes)
     _check_evidence_options(settings)
-    _check_credential(plan, settings.credential)
+    installed = [
+        name for name in dict.fromkeys(i.provider for i in plan.items) if name in clouds.names
+    ]
+    check_credential(settings, clouds, installed)
 
-    policy = Policy(
-        task_tag=settings.task_tag,
-        generation_tag=settings.generation_tag,
-        grace=settings.grace,
-        leaked_by=settings.leaked_by,
-    )
     live_audit = LiveAudit(
-        opts.evidence_sources(settings), policy, bundled_prices(), lambda: datetime.now(UTC)
+        from_settings.evidence_request(settings),
+        from_settings.audit_policy(settings),
+        bundled_prices(clouds),
+        lambda: datetime.now(UTC),
     )
-    request = SweepRequest(
-        credential=settings.credential,
-        endpoint=settings.management_endpoint,
-        ca_bundle=settings.ca_bundle,
-        task_tag=policy.task_tag,
-    )
+
+    def open_reaper(provider: str) -> Any:
+        cloud = clouds.cloud(provider)
+        return cloud.reaper(from_settings.sweep_request(settings, cloud))
+
     path = log or default_log_path(datetime.now(UTC))
     try:
         reap_log = ReapLog(path, echo=lambda line: typer.echo(line), new=log is None)
@@ -270,7 +275,7 @@ def apply_command(
             plan,
             plan_path=str(plan_path),
             digest=digest,
-            open_reaper=lambda name: open_reaper(name, request),
+            open_reaper=open_reaper,
             live_audit=live_audit,
             log=reap_log,
             execute=yes,
@@ -291,24 +296,6 @@ def apply_command(
             f"cloudguard reap apply {one_line(str(plan_path), 300)} --yes --approve {digest}"
         )
     raise typer.Exit(code)
-
-
-def _check_credential(plan: Plan, credential: str | None) -> None:
-    """An unknown --credential is a usage error (2) before anything is read or done."""
-    from cloudguard.audit.providers import (
-        UnknownCredentialError,
-        check_credential,
-        installed_adapters,
-    )
-
-    installed = installed_adapters()
-    used = {
-        item.provider: installed[item.provider] for item in plan.items if item.provider in installed
-    }
-    try:
-        check_credential(used, credential)
-    except UnknownCredentialError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--credential") from exc
 
 
 # A plan "made" this far in the future is a clock or an edit, not a plan.
@@ -378,7 +365,10 @@ def _check_accounts(plan: Plan, accounts: Sequence[str] | None, *, required: boo
 
 
 def _check_evidence_options(settings: Settings) -> None:
-    home, records = settings.controller_home, settings.controller_records
+    from cloudguard.audit.evidence import controller_records
+
+    home = controller_records.HOME.value_in(settings.extra)
+    records = controller_records.RECORDS.value_in(settings.extra)
     if home is None and records is None:
         raise typer.BadParameter(
             "reap apply re-checks that no controller record appeared since the audit: "
@@ -392,14 +382,13 @@ def _check_evidence_options(settings: Settings) -> None:
         )
 
 
-def plan_table(plan: Plan) -> str:
+def plan_table(plan: Plan, clouds: Clouds | None = None) -> str:
     """What would be done, for a person. Names and tags come from the cloud: Text, escaped."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    from cloudguard.audit.formats.text import one_line
-
+    clouds = clouds or Clouds.installed()
     out = io.StringIO()
     console = Console(file=out, no_color=True, highlight=False, width=1000)
     verdicts = ", ".join(plan.verdicts)
@@ -427,7 +416,7 @@ def plan_table(plan: Plan) -> str:
         ):
             table.add_column(header, no_wrap=True)
         for item in plan.items:
-            task = tag_value(item.provider, item.tags, plan.policy.task_tag)
+            task = clouds.cloud(item.provider).tag(item.tags, plan.policy.task_tag)
             cells = (
                 item.action,
                 item.verdict,

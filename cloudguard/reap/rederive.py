@@ -3,9 +3,10 @@
 Apply never trusts a plan's verdict, policy or evidence: for each item it
 runs `run_audit` (the very engine `cloudguard audit` runs) over the one
 resource just read, with the controller records, repository and fixture
-corpus read again, and a `Policy` built from configuration and the command
+corpus read again, and an `AuditPolicy` built from configuration and the command
 line. Evidence that cannot be read is an `EvidenceError`: nothing more is
-acted on (75).
+acted on (75). Each item's cloud (its rules: tag-name case, verbs) comes from
+the registry the price table was made for, as in the audit.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from cloudguard.audit.auditor import run_audit
 from cloudguard.audit.cost import PriceTable
-from cloudguard.audit.engine import EvidenceSources, run_audit
-from cloudguard.audit.evidence import EvidenceError
-from cloudguard.audit.findings import AuditReport, Finding, Policy
-from cloudguard.audit.model import Inventory, Resource, SweepResult
+from cloudguard.audit.evidence.interface import EvidenceError, EvidenceRequest
+from cloudguard.audit.inventories import Inventory
+from cloudguard.cloud.cloud import Cloud
+from cloudguard.cloud.records import Resource, SweepResult
+from cloudguard.documents.findings import AuditPolicy, AuditReport, Finding
 
 
 @dataclass(frozen=True)
@@ -31,10 +34,13 @@ class _One:
 
 @dataclass(frozen=True)
 class LiveAudit:
-    sources: EvidenceSources
-    policy: Policy
+    request: EvidenceRequest
+    policy: AuditPolicy
     prices: PriceTable
     clock: Callable[[], datetime]
+
+    def cloud(self, provider: str) -> Cloud:
+        return self.prices.clouds.cloud(provider)
 
     def check_evidence(self) -> None:
         """Read every evidence source once, before anything is read from a cloud."""
@@ -46,7 +52,7 @@ class LiveAudit:
         return report.findings[0] if report.findings else None
 
     def _audit(self, inventories: list[Inventory]) -> AuditReport:
-        report = run_audit(inventories, self.sources, self.policy, self.prices, self.clock())
+        report = run_audit(inventories, self.request, self.policy, self.prices, self.clock())
         if report.failures:
             first = report.failures[0]
             raise EvidenceError(first.source, first.reason)

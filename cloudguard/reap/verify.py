@@ -16,15 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cloudguard.audit.findings import Finding, Policy
-from cloudguard.reap.model import (
-    REAPABLE_VERDICTS,
-    Live,
-    PlanItem,
-    ids_never_reused,
-    protection_tag,
-    tag_value,
-)
+from cloudguard.cloud.cloud import Cloud
+from cloudguard.cloud.reaping import Live, protection_tag
+from cloudguard.cloud.registry import installed_clouds
+from cloudguard.documents.findings import AuditPolicy, Finding
+from cloudguard.documents.plan import REAPABLE_VERDICTS, PlanItem
 
 # Skip codes (in the log and the docs).
 GONE = "gone"
@@ -57,14 +53,17 @@ def verify(
     item: PlanItem,
     live: Live | None,
     live_finding: Finding | None,
-    policy: Policy,
+    policy: AuditPolicy,
+    cloud: Cloud | None = None,
 ) -> tuple[Skip, ...]:
     """Every reason not to act on `item` now; empty means it may be acted on.
 
     `live_finding` is the audit classifier's finding for `live` with evidence
     read now (None: the classifier says it is not the fleet's); `policy` is
-    apply's own (configuration and command line), never the plan's.
+    apply's own (configuration and command line), never the plan's; `cloud` is
+    `item`'s (its tag-name case, whether its ids are reused; default: the installed).
     """
+    cloud = cloud or installed_clouds().cloud(item.provider)
     if live is None or live.resource.power_state == "terminated":
         return (Skip(GONE, "no longer exists"),)
     current = live.resource
@@ -72,7 +71,7 @@ def verify(
         return (
             Skip(NOT_THE_SAME_RESOURCE, f"the provider answered with {current.kind} {current.id}"),
         )
-    if (different := _identity(item, live)) is not None:
+    if (different := _identity(item, live, cloud)) is not None:
         return (different,)
     if not current.tags:
         # A resource the fleet tagged has tags; none at all means they were not
@@ -84,11 +83,11 @@ def verify(
     if (protected := protection_tag(current.tags)) is not None:
         skips.append(Skip(PROTECTED, f"carries protection tag {protected!r}"))
     skips += [Skip(PROTECTED, protection) for protection in live.protections]
-    if current.tag(policy.task_tag) is None:
+    if cloud.tag(current.tags, policy.task_tag) is None:
         skips.append(Skip(NO_TASK_TAG, f"does not carry the fleet's task tag {policy.task_tag!r}"))
     skips += _verdict(item, live_finding)
-    skips += _changed(item, current.tags, policy.task_tag, TASK_TAG_CHANGED)
-    skips += _changed(item, current.tags, policy.generation_tag, GENERATION_CHANGED)
+    skips += _changed(cloud, item, current.tags, policy.task_tag, TASK_TAG_CHANGED)
+    skips += _changed(cloud, item, current.tags, policy.generation_tag, GENERATION_CHANGED)
     if item.kind != "vm" and live.attached_to is not None:  # a disk, NIC or public IP
         skips.append(Skip(ATTACHED, f"is attached to {live.attached_to}"))
     if current.power_state in _ALREADY.get(item.action, ()):
@@ -96,9 +95,9 @@ def verify(
     return tuple(skips)
 
 
-def _identity(item: PlanItem, live: Live) -> Skip | None:
+def _identity(item: PlanItem, live: Live, cloud: Cloud) -> Skip | None:
     """The very resource that was reviewed, not another one that took its name."""
-    if ids_never_reused(item.provider):
+    if cloud.ids_never_reused:
         return None  # the id matched above, and it is never given to another resource
     now = live.resource
     if item.dependent_of:
@@ -141,9 +140,11 @@ def _verdict(item: PlanItem, finding: Finding | None) -> list[Skip]:
     return []
 
 
-def _changed(item: PlanItem, now: Mapping[str, str], name: str, code: str) -> list[Skip]:
-    before = tag_value(item.provider, item.tags, name)
-    after = tag_value(item.provider, now, name)
+def _changed(
+    cloud: Cloud, item: PlanItem, now: Mapping[str, str], name: str, code: str
+) -> list[Skip]:
+    before = cloud.tag(item.tags, name)
+    after = cloud.tag(now, name)
     if before == after:
         return []
     return [Skip(code, f"tag {name!r} was {_shown(before)}, now {_shown(after)}")]

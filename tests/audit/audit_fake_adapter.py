@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
+from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
 
 SEEN: list[SweepRequest] = []
 

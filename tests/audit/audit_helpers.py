@@ -14,7 +14,7 @@ from typing import Any
 import typer
 from typer.testing import CliRunner
 
-from cloudguard.audit.command import audit
+from cloudguard.audit.command import register_audit
 
 CLOUDGUARD = Path(sys.executable).parent / "cloudguard"
 SUBSCRIPTION = "00000000-0000-0000-0000-00000000c7c7"
@@ -144,7 +144,7 @@ def cli_app() -> typer.Typer:
     def main() -> None:  # a group, so the command is invoked as `audit`, as users do
         pass
 
-    app.command("audit")(audit)
+    register_audit(app)
     return app
 
 

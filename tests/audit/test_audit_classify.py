@@ -9,9 +9,9 @@ import pytest
 
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import bundled_prices, estimate
-from cloudguard.audit.evidence import Evidence, GenerationCheck, GenerationStatus
-from cloudguard.audit.findings import Policy
-from cloudguard.audit.model import Resource
+from cloudguard.audit.evidence.interface import Evidence, GenerationCheck, GenerationStatus
+from cloudguard.cloud.records import Resource
+from cloudguard.documents.findings import AuditPolicy
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 COMMIT = GenerationCheck(GenerationStatus.COMMIT, "commit")
@@ -42,8 +42,8 @@ def vm(
     )
 
 
-def verdict(resource: Resource, evidence: Evidence, policy: Policy | None = None):
-    finding = classify(resource, evidence, policy or Policy(), bundled_prices(), NOW)
+def verdict(resource: Resource, evidence: Evidence, policy: AuditPolicy | None = None):
+    finding = classify(resource, evidence, policy or AuditPolicy(), bundled_prices(), NOW)
     assert finding is not None
     return finding.verdict, finding.reasons
 
@@ -108,7 +108,9 @@ def test_unknown_age_without_record_is_an_orphan_not_pending():
 
 
 def test_evidence_not_supplied_is_never_ok():
-    finding = classify(vm(tags={"task-id": "known"}), Evidence(), Policy(), bundled_prices(), NOW)
+    finding = classify(
+        vm(tags={"task-id": "known"}), Evidence(), AuditPolicy(), bundled_prices(), NOW
+    )
     assert finding is not None
     assert finding.verdict == "unverified"
     checks = finding.checks
@@ -120,17 +122,19 @@ def test_evidence_not_supplied_is_never_ok():
 
 
 def test_untagged_resources_are_not_the_fleets():
-    assert classify(vm(tags={"owner": "me"}), FULL, Policy(), bundled_prices(), NOW) is None
+    assert classify(vm(tags={"owner": "me"}), FULL, AuditPolicy(), bundled_prices(), NOW) is None
 
 
 def test_azure_tag_names_are_case_insensitive_and_aws_are_not():
     tags = {"TASK-ID": "lost"}
     assert verdict(vm(tags=tags), FULL)[0] == "orphan"
-    assert classify(vm(tags=tags, provider="aws"), FULL, Policy(), bundled_prices(), NOW) is None
+    assert (
+        classify(vm(tags=tags, provider="aws"), FULL, AuditPolicy(), bundled_prices(), NOW) is None
+    )
 
 
 def test_leaked_wins_over_everything():
-    policy = Policy(leaked_by=(("run-id", "r1"),))
+    policy = AuditPolicy(leaked_by=(("run-id", "r1"),))
     assert verdict(
         vm(tags={"task-id": "known", "run-id": "r1", "repository-generation": "good"}), FULL, policy
     ) == (

@@ -19,15 +19,14 @@ from audit_helpers import (
     write_json,
 )
 
-from cloudguard.audit import evidence
-from cloudguard.audit.evidence import (
-    EvidenceError,
-    GenerationStatus,
-    check_generations,
+from cloudguard.audit.evidence import repository_generations
+from cloudguard.audit.evidence.controller_records import (
     controller_home_tasks,
     exported_controller_tasks,
-    load_fixture_corpus,
 )
+from cloudguard.audit.evidence.fixture_ids import load_fixture_corpus
+from cloudguard.audit.evidence.interface import EvidenceError, GenerationStatus
+from cloudguard.audit.evidence.repository_generations import check_generations
 
 # --- controller records ------------------------------------------------------
 
@@ -168,7 +167,7 @@ def test_an_object_promised_to_a_partial_clone_is_unverifiable_for_that_vm_only(
         input=f"{shas[0]}\n{blob}\n",
         capture_output=True,
         text=True,
-        env={**evidence._git_env(), "HOME": str(tmp_path)},
+        env={**repository_generations._git_env(), "HOME": str(tmp_path)},
     )
     assert died.returncode != 0 and "promisor remote" in died.stderr
 
@@ -221,7 +220,7 @@ def test_all_generations_are_checked_by_one_git_cat_file(repo, monkeypatch):
         calls.append(list(argv))
         return real_run(argv, *args, **kwargs)
 
-    monkeypatch.setattr(evidence.subprocess, "run", counting_run)
+    monkeypatch.setattr(repository_generations.subprocess, "run", counting_run)
     generations = [*shas, *(f"{i:040x}" for i in range(500))]
     results = check_generations(root, generations)
     assert len(results) == len(set(generations))

@@ -10,14 +10,16 @@ from datetime import UTC, datetime
 import pytest
 from audit_helpers import azure_vm, controller_home, run_audit_cli, write_json
 
+from cloudguard.audit.auditor import run_audit
 from cloudguard.audit.cost import bundled_prices
-from cloudguard.audit.engine import EvidenceSources, run_audit
-from cloudguard.audit.findings import Policy
+from cloudguard.audit.evidence.interface import EvidenceRequest
 from cloudguard.audit.formats import table
-from cloudguard.audit.formats.json_report import JsonFormat, report_document
+from cloudguard.audit.formats.json_report import JsonFormat
 from cloudguard.audit.formats.junit import JunitFormat
 from cloudguard.audit.formats.table import TableFormat
 from cloudguard.audit.inventory_files import InventoryFile
+from cloudguard.documents.audit_report import report_document
+from cloudguard.documents.findings import AuditPolicy
 
 HOSTILE = "evil\x1b[2J\x1b]0;pwned\x07\nsecond line\r|`<script>\u202e[bold]x[/bold]"
 LONG = "g" * 10_240
@@ -97,8 +99,8 @@ def _terminal(hostile_args, monkeypatch, columns):
     inventory, home = hostile_args[1], hostile_args[3]
     report = run_audit(
         [InventoryFile(inventory)],
-        EvidenceSources(controller_home=home),
-        Policy(),
+        EvidenceRequest(controller_home=home),
+        AuditPolicy(),
         bundled_prices(),
         datetime.now(UTC),
     )
@@ -125,8 +127,8 @@ def _plain(text):
 def _report(inventory, **sources):
     return run_audit(
         [InventoryFile(inventory)],
-        EvidenceSources(**sources),
-        Policy(),
+        EvidenceRequest(**sources),
+        AuditPolicy(),
         bundled_prices(),
         datetime.now(UTC),
     )

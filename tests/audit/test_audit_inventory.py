@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import pytest
 from audit_helpers import aws_instance, aws_instances, azure_vm, run_audit_cli, write_json
 
-from cloudguard.audit.inventory_files import InventoryFile, parse_time
+from cloudguard.audit.inventory_files import InventoryFile
+from cloudguard.cloud.exports import parse_time
 
 
 def test_az_vm_list_is_normalised(tmp_path):

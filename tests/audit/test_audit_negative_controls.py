@@ -22,7 +22,7 @@ OPTIONS_97 = "tests/audit/test_audit_options.py::test_every_audit_key_is_validat
 MUTATIONS = [
     Mutation(
         name="a promised object fails the whole generation check",
-        module="audit/evidence.py",
+        module="audit/evidence/repository_generations.py",
         original="    if not culprit:\n",
         broken="    if True:\n",
         tests=(
@@ -55,7 +55,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="duplicates are counted again",
-        module="audit/engine.py",
+        module="audit/auditor.py",
         original="            first = self._seen.get(key)\n",
         broken="            first = None\n",
         tests=(f"{INVENTORY}::test_the_same_resource_twice_is_counted_once_with_a_warning",),

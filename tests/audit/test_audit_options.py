@@ -12,8 +12,8 @@ from audit_helpers import azure_vm, run_audit_cli, write_json
 from typer.main import get_command
 
 from cloudguard import project_file
-from cloudguard.audit.option_spec import AUDIT, REAP_APPLY
 from cloudguard.audit.options import OPTIONS, command_options, config_keys
+from cloudguard.cloud.options import AUDIT, REAP_APPLY
 from cloudguard.guard.registry import RegistryError, load_registry
 
 # Parameters a command has besides its declared options.
@@ -116,7 +116,7 @@ def test_an_unknown_reap_key_suggests_the_closest(tmp_path: Path) -> None:
     toml = tmp_path / "cloudguard.toml"
     toml.write_text('[reap]\naccount = ["sub-1"]\n')
     from cloudguard.audit import config as cfg
-    from cloudguard.audit.options import section_values
+    from cloudguard.audit.settings_files import section_values
 
     with pytest.raises(
         cfg.ConfigError, match=r"reap\.account: unknown key; did you mean 'accounts'"

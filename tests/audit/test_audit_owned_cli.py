@@ -29,12 +29,11 @@ from typer.testing import CliRunner
 from cloudguard.audit import config as cfg
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import bundled_prices
-from cloudguard.audit.evidence import Evidence, cloud_id_key
-from cloudguard.audit.evidence_interface import Facts, Question
-from cloudguard.audit.evidence_sources import SOURCES
-from cloudguard.audit.findings import Policy
+from cloudguard.audit.evidence.interface import Evidence, Facts, Question, cloud_id_key
+from cloudguard.audit.evidence.registry import SOURCES
 from cloudguard.audit.formats import FORMAT_NAMES, FORMATS, get_format
-from cloudguard.audit.model import Resource
+from cloudguard.cloud.records import Resource
+from cloudguard.documents.findings import AuditPolicy
 
 STATE_FILE = Path(__file__).parent / "terraform" / "fleet.tfstate"
 STATE_SECRET = "Tf-St4te-S3cret-do-not-print"
@@ -231,9 +230,9 @@ def _resource(**tags: str) -> Resource:
     )  # fmt: skip
 
 
-def _verdict(resource: Resource, evidence: Evidence, policy: Policy | None = None):
+def _verdict(resource: Resource, evidence: Evidence, policy: AuditPolicy | None = None):
     now = datetime(2026, 1, 2, tzinfo=UTC)
-    finding = classify(resource, evidence, policy or Policy(), bundled_prices(), now)
+    finding = classify(resource, evidence, policy or AuditPolicy(), bundled_prices(), now)
     assert finding is not None
     return finding.verdict, finding.reasons
 
@@ -252,7 +251,7 @@ def test_owned_but_with_a_fixture_task_id_is_suspect_not_ok():
 
 
 def test_a_leaked_tag_wins_over_ownership():
-    policy = Policy(leaked_by=(("run-id", "r1"),), grace=timedelta(hours=2))
+    policy = AuditPolicy(leaked_by=(("run-id", "r1"),), grace=timedelta(hours=2))
     verdict, reasons = _verdict(
         _resource(**{"task-id": "t-1", "run-id": "r1"}), Evidence(owned_ids=OWNS_VM_1), policy
     )
@@ -262,7 +261,7 @@ def test_a_leaked_tag_wins_over_ownership():
 def test_an_untagged_vm_stays_out_of_the_report_even_when_owned():
     now = datetime(2026, 1, 2, tzinfo=UTC)
     assert (
-        classify(_resource(), Evidence(owned_ids=OWNS_VM_1), Policy(), bundled_prices(), now)
+        classify(_resource(), Evidence(owned_ids=OWNS_VM_1), AuditPolicy(), bundled_prices(), now)
         is None
     )
 

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 from audit_helpers import SUBSCRIPTION
 
-from cloudguard.audit.evidence import Evidence, EvidenceError, cloud_id_key
-from cloudguard.audit.owned_ids import read_owned_ids_file, run_owned_ids_command
-from cloudguard.audit.terraform_state import read_terraform_state
+from cloudguard.audit.evidence.interface import Evidence, EvidenceError, cloud_id_key
+from cloudguard.audit.evidence.owned_ids_command import run_owned_ids_command
+from cloudguard.audit.evidence.owned_ids_file import read_owned_ids_file
+from cloudguard.audit.evidence.terraform_state import read_terraform_state
 
 TERRAFORM = Path(__file__).parent / "terraform"
 STATE_FILE = TERRAFORM / "fleet.tfstate"

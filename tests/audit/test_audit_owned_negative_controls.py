@@ -41,7 +41,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="ARM ids compared case-sensitively",
-        module="audit/evidence.py",
+        module="audit/evidence/interface.py",
         original='return cloud_id.casefold() if cloud_id.startswith("/") else cloud_id',
         broken="return cloud_id",
         tests=(END_TO_END, LIVE_AZURE),
@@ -62,7 +62,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="data sources taken as owned",
-        module="audit/terraform_state.py",
+        module="audit/evidence/terraform_state.py",
         original='        if resource.get("mode") != "managed":\n            continue\n',
         broken="",
         tests=(f"{IDS}::test_a_state_file_owns_the_ids_of_its_managed_resources_only",),

@@ -21,11 +21,12 @@ from typing import Any
 
 from audit_helpers import CLOUDGUARD, by_name, controller_home, write_json
 
+from cloudguard.audit.auditor import run_audit
 from cloudguard.audit.cost import bundled_prices
-from cloudguard.audit.engine import EvidenceSources, run_audit
-from cloudguard.audit.findings import Policy
+from cloudguard.audit.evidence.interface import EvidenceRequest
 from cloudguard.audit.formats.table import TableFormat
 from cloudguard.audit.inventory_files import InventoryFile
+from cloudguard.documents.findings import AuditPolicy
 
 NOW = datetime.now(UTC)
 TENANT = "tenant-7"
@@ -41,7 +42,9 @@ def machine(handle: str, task: str, *, state: str = "on", shape: str = "small") 
         # Label names in another case than the audit's `task-id`: the toy cloud, like
         # Azure, compares them case-insensitively (its adapter says so).
         "labels": {"Task-ID": task},
-        "born": (NOW - timedelta(hours=10)).isoformat(),
+        # Born ten hours before the machine is made, not before the module was imported: a
+        # test that runs a minute after collection would see 10.02 hours.
+        "born": (datetime.now(UTC) - timedelta(hours=10)).isoformat(),
     }
 
 
@@ -130,13 +133,46 @@ def test_a_third_cloud_sweeps_shows_its_scope_and_reaps_with_its_own_verbs(
     ]
 
 
+def findings_named(done: subprocess.CompletedProcess[str]) -> list[str]:
+    assert done.returncode in (0, 1), done.stderr
+    return sorted(by_name(json.loads(done.stdout)))
+
+
+def test_a_third_cloud_takes_an_option_of_its_own_from_the_command_line_and_the_config(
+    tmp_path: Path,
+) -> None:
+    # `--toy-zone` is declared by the toy adapter alone: the core learns it from the adapter
+    # object and hands its value back in the sweep request, as it does Azure's --engine.
+    second = {**machine("m-zone-2", "task-7"), "zone": "z2"}
+    cloud = write_json(
+        tmp_path / "toy-cloud.json", {"machines": [machine("m-zone-1", "t-1"), second]}
+    )
+    live = ("audit", "--provider", "toy", "--management-endpoint", str(cloud), "--format", "json")
+
+    assert "--toy-zone" in cloudguard("audit", "--help", cwd=tmp_path).stdout
+    assert findings_named(cloudguard(*live, cwd=tmp_path)) == ["m-zone-1", "m-zone-2"]
+    by_flag = findings_named(cloudguard(*live, "--toy-zone", "z2", cwd=tmp_path))
+    (tmp_path / "cloudguard.toml").write_text('[audit]\ntoy-zone = "z2"\n')
+    by_config = findings_named(cloudguard(*live, cwd=tmp_path))
+    assert by_flag == by_config == ["m-zone-2"], (
+        "the toy cloud's own option did not reach its sweep"
+    )
+
+
+def test_a_third_clouds_config_key_is_validated_like_any_other(tmp_path: Path) -> None:
+    (tmp_path / "cloudguard.toml").write_text("[audit]\ntoy-zone = 2\n")
+    done = cloudguard("audit", "--provider", "toy", cwd=tmp_path)
+    assert done.returncode == 97, done.stderr
+    assert "audit.toy-zone: expected a string, got int" in done.stderr
+
+
 def test_a_terminal_shows_the_scope_the_adapter_names(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "240")
     export = write_json(tmp_path / "toyctl.json", {"toycloud": world()})
     report = run_audit(
         [InventoryFile(str(export))],
-        EvidenceSources(controller_home=str(controller_home(tmp_path / "controller"))),
-        Policy(),
+        EvidenceRequest(controller_home=str(controller_home(tmp_path / "controller"))),
+        AuditPolicy(),
         bundled_prices(),
         NOW,
     )

@@ -1,8 +1,9 @@
 """Negative controls: the core must ask the adapter, not assume a cloud.
 
-Break the lookup of a per-cloud rule in a copy of the core; the third cloud's
-test (tests/audit/test_third_cloud.py, a cloud the core has never heard of)
-must go red with its own message (harness: tests/cloudguard_mutants.py).
+Break the lookup of a per-cloud rule, or the delivery of a cloud's own
+option, in a copy of the core; the third cloud's tests
+(tests/audit/test_third_cloud.py, a cloud the core has never heard of) must
+go red with their own message (harness: tests/cloudguard_mutants.py).
 """
 
 from __future__ import annotations
@@ -15,20 +16,32 @@ from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_re
 THIRD = (
     "tests/audit/test_third_cloud.py::test_a_third_cloud_audits_from_its_export_with_its_own_rules"
 )
+OWN_OPTION = (
+    "tests/audit/test_third_cloud.py::"
+    "test_a_third_cloud_takes_an_option_of_its_own_from_the_command_line_and_the_config"
+)
 
 MUTATIONS = [
     Mutation(
+        name="a cloud's own option values not delivered to its sweep",
+        module="audit/from_settings.py",
+        original="settings=_own_values(settings, cloud.options)",
+        broken="settings={}",
+        tests=(OWN_OPTION,),
+        reason="the toy cloud's own option did not reach its sweep",
+    ),
+    Mutation(
         name="tag-name case not asked of the adapter",
-        module="audit/adapter_registry.py",
-        original="= adapter is not None and adapter.case_insensitive_names\n",
-        broken="= False\n",
+        module="cloud/cloud.py",
+        original='bool(_member(adapter, "case_insensitive_names", False))',
+        broken="False",
         tests=(THIRD,),
         reason="label names compared exactly on a case-insensitive cloud",
     ),
     Mutation(
         name="billable power states not asked of the adapter",
         module="audit/cost.py",
-        original="    if resource.power_state not in adapter.billable_power_states:\n",
+        original="    if resource.power_state not in cloud.billable_power_states:\n",
         broken="    if False:\n",
         tests=(THIRD,),
         reason="billed in a state its cloud does not bill",

@@ -3,15 +3,24 @@
 `WORLD` is what `current` answers; `ACTED` records every action; ids in
 `READ_FAILS` / `ACT_FAILS` raise the typed errors; an id in `CRASH_ON_ACT`
 raises a BaseException mid-action, as a killed process would stop.
+
+Its live side is fake, its rules are not: registered as `azure` it answers
+with the Azure adapter's rules (tag-name case, verbs, ids), as `aws`
+(`FakeAws`) with the AWS adapter's, as the one registry hands them out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
-from cloudguard.audit.model import Resource, SweepRequest
-from cloudguard.reap.model import ActionError, Live, PlanItem, ReadError, ReaperUnavailable
+from cloudguard_aws.adapter import AwsAdapter
+from cloudguard_azure.adapter import AzureAdapter
+
+from cloudguard.cloud.reaping import ActionError, Live, ReadError, ReaperUnavailable
+from cloudguard.cloud.records import Resource, SweepRequest
+from cloudguard.documents.plan import PlanItem
 
 WORLD: dict[str, Resource] = {}
 ACTED: list[tuple[str, str]] = []
@@ -76,19 +85,30 @@ class FakeReaper:
         CLOSED.append("fake")
 
 
-class FakeAdapter:
-    name = "azure"
+class _RulesOf:
+    """A real cloud's rules, none of its live sides (`sweep`, `reaper` are the fake's own)."""
 
+    real: type = AzureAdapter
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("sweep", "reaper"):
+            raise AttributeError(name)
+        return getattr(self.real(), name)
+
+
+class FakeAdapter(_RulesOf):
     def reaper(self, request: SweepRequest) -> FakeReaper:
         return FakeReaper(request)
 
 
-class UnavailableAdapter:
-    name = "azure"
+class FakeAws(FakeAdapter):
+    real = AwsAdapter
 
+
+class UnavailableAdapter(_RulesOf):
     def reaper(self, request: SweepRequest) -> FakeReaper:
         raise ReaperUnavailable("azure credential default", "no token: tried everything")
 
 
-class SweepOnlyAdapter:
-    name = "azure"
+class SweepOnlyAdapter(_RulesOf):
+    pass

@@ -13,12 +13,14 @@ from typing import Any
 import typer
 from typer.testing import CliRunner
 
+from cloudguard.audit.auditor import run_audit
 from cloudguard.audit.cost import bundled_prices
-from cloudguard.audit.engine import EvidenceSources, run_audit
-from cloudguard.audit.findings import Policy
+from cloudguard.audit.evidence.interface import EvidenceRequest
 from cloudguard.audit.formats.json_report import JsonFormat
-from cloudguard.audit.model import Resource, SweepResult
-from cloudguard.audit.providers import ENTRY_POINT_GROUP
+from cloudguard.cloud.records import Resource, SweepResult
+from cloudguard.cloud.registry import ENTRY_POINT_GROUP
+from cloudguard.documents.findings import AuditPolicy
+from cloudguard.documents.reap_log import read_reap_log
 from cloudguard.reap.command import app as reap_app
 
 SUB = "00000000-0000-0000-0000-00000000c7c7"
@@ -91,8 +93,8 @@ def audit_report(resources: Sequence[Resource], home: Path) -> dict[str, Any]:
     """A real `cloudguard audit --format json` document of `resources`."""
     report = run_audit(
         [Memory(resources)],
-        EvidenceSources(controller_home=str(home)),
-        Policy(leaked_by=(("run-id", "ci-77"),)),
+        EvidenceRequest(controller_home=str(home)),
+        AuditPolicy(leaked_by=(("run-id", "ci-77"),)),
         bundled_prices(),
         NOW,
     )
@@ -127,4 +129,5 @@ def digest(plan: Path) -> str:
 
 
 def events(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines()]
+    """The log's records, read back by its own strict reader."""
+    return read_reap_log(log)

@@ -22,21 +22,21 @@ from reap_helpers import (
     write_json,
 )
 
-from cloudguard.audit import providers
 from cloudguard.audit.cost import bundled_prices
-from cloudguard.audit.engine import EvidenceSources
-from cloudguard.audit.findings import Policy
-from cloudguard.reap.engine import apply_plan
-from cloudguard.reap.log import ReapLog
-from cloudguard.reap.model import Plan
-from cloudguard.reap.plan import build_plan, load_plan, plan_document
+from cloudguard.audit.evidence.interface import EvidenceRequest
+from cloudguard.cloud import registry
+from cloudguard.documents.findings import AuditPolicy
+from cloudguard.documents.plan import Plan, load_plan, plan_document
+from cloudguard.documents.reap_log import ReapLog
+from cloudguard.reap.apply import apply_plan
+from cloudguard.reap.planning import build_plan
 from cloudguard.reap.rederive import LiveAudit
 
 
 @pytest.fixture
 def installed(monkeypatch: pytest.MonkeyPatch) -> dict[str, EntryPoint]:
-    adapters = {"azure": entry("FakeAdapter"), "aws": entry("FakeAdapter")}
-    monkeypatch.setattr(providers, "installed_adapters", lambda: adapters)
+    adapters = {"azure": entry("FakeAdapter"), "aws": entry("FakeAws")}
+    monkeypatch.setattr(registry, "installed_adapters", lambda: adapters)
     return adapters
 
 
@@ -73,8 +73,8 @@ def apply_in_process(plan: Plan, setup: dict[str, Path], home: Path | None = Non
     """The engine itself, on the fake cloud, with the controller home given."""
     log = ReapLog(setup["log"])
     live_audit = LiveAudit(
-        EvidenceSources(controller_home=str(home or setup["home"])),
-        Policy(leaked_by=(("run-id", "ci-77"),)),
+        EvidenceRequest(controller_home=str(home or setup["home"])),
+        AuditPolicy(leaked_by=(("run-id", "ci-77"),)),
         bundled_prices(),
         lambda: NOW,
     )

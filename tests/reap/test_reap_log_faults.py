@@ -13,15 +13,16 @@ import pytest
 import reap_fake_adapter as cloud
 from reap_helpers import NOW, audit_report, cli, controller_home, digest, entry, fleet, write_json
 
-from cloudguard.audit import providers
-from cloudguard.reap import log as reap_log
-from cloudguard.reap.plan import build_plan, load_plan, plan_document
+from cloudguard.cloud import registry
+from cloudguard.documents import reap_log
+from cloudguard.documents.plan import load_plan, plan_document
+from cloudguard.reap.planning import build_plan
 
 
 @pytest.fixture
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
-    adapters = {"azure": entry("FakeAdapter"), "aws": entry("FakeAdapter")}
-    monkeypatch.setattr(providers, "installed_adapters", lambda: adapters)
+    adapters = {"azure": entry("FakeAdapter"), "aws": entry("FakeAws")}
+    monkeypatch.setattr(registry, "installed_adapters", lambda: adapters)
     home = controller_home(tmp_path / "controller")
     resources = fleet()
     cloud.WORLD.update({r.id: r for r in resources})

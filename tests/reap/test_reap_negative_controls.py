@@ -34,7 +34,7 @@ MUTATIONS = [
     Mutation(
         name="identity not compared",
         module="reap/verify.py",
-        original="if (different := _identity(item, live)) is not None:",
+        original="if (different := _identity(item, live, cloud)) is not None:",
         broken="if (different := None) is not None:",
         tests=(f"{AZURE}::test_a_vm_re_created_under_its_name_after_the_plan_is_left_alone",),
         reason="was acted on",
@@ -64,7 +64,7 @@ MUTATIONS = [
     Mutation(
         name="the fleet's task tag not required",
         module="reap/verify.py",
-        original="    if current.tag(policy.task_tag) is None:\n",
+        original="    if cloud.tag(current.tags, policy.task_tag) is None:\n",
         broken="    if False:\n",
         tests=(f"{AZURE}::test_edited_plans_cannot_widen_what_is_done",),
         reason="an edited plan widened what was done",
@@ -146,7 +146,7 @@ MUTATIONS = [
     # -- the engine: dry run, locks, exit codes ----------------------------------------------
     Mutation(
         name="dry run acts",
-        module="reap/engine.py",
+        module="reap/apply.py",
         original="    if not execute:\n",
         broken="    if False:\n",
         tests=(
@@ -157,7 +157,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="the plan's lock not honoured",
-        module="reap/engine.py",
+        module="reap/apply.py",
         original="        if not held.held:\n",
         broken="        if False:\n",
         tests=(f"{AZURE}::test_a_second_apply_of_a_plan_being_applied_does_nothing_but_say_so",),
@@ -165,7 +165,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a resource's lock not honoured",
-        module="reap/engine.py",
+        module="reap/apply.py",
         original="        if not lock.held:\n",
         broken="        if False:\n",
         tests=(f"{AZURE}::test_a_resource_another_apply_holds_is_not_read",),
@@ -173,7 +173,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="1 wins over 75",
-        module="reap/engine.py",
+        module="reap/apply.py",
         original="    if any(counts[kind] for kind in _INCOMPLETE):\n",
         broken="    if False:\n",
         tests=(f"{CORE}/test_reap_log_faults.py::test_75_wins_over_1",),
@@ -182,7 +182,7 @@ MUTATIONS = [
     # -- the log -----------------------------------------------------------------------------
     Mutation(
         name="intent not fsynced",
-        module="reap/log.py",
+        module="documents/reap_log.py",
         original="            os.fsync(self._fd)\n",
         broken="            pass\n",
         tests=(
@@ -192,7 +192,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a torn line continued",
-        module="reap/log.py",
+        module="documents/reap_log.py",
         original='line = b"\\n" + line  # a write died mid-line: keep this record whole\n',
         broken="pass\n",
         tests=(
@@ -202,7 +202,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a failed log write ignored",
-        module="reap/log.py",
+        module="documents/reap_log.py",
         original='raise ReapLogError(f"cannot write reap log {self.path}: {exc}") from exc\n',
         broken="pass\n",
         tests=(

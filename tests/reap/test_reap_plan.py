@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from reap_helpers import NOW, audit_report, cli, controller_home, fleet, write_json
 
-from cloudguard.reap.plan import PlanError, PlanUsageError, build_plan, load_plan, plan_document
+from cloudguard.documents.plan import PlanError, PlanUsageError, load_plan, plan_document
+from cloudguard.reap.planning import build_plan
 
 
 @pytest.fixture

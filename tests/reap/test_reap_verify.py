@@ -13,13 +13,14 @@ from reap_helpers import NOW, resource
 
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import bundled_prices
-from cloudguard.audit.evidence import Evidence
-from cloudguard.audit.findings import Policy
-from cloudguard.audit.model import Resource
-from cloudguard.reap.model import Live, PlanItem
+from cloudguard.audit.evidence.interface import Evidence
+from cloudguard.cloud.reaping import Live
+from cloudguard.cloud.records import Resource
+from cloudguard.documents.findings import AuditPolicy
+from cloudguard.documents.plan import PlanItem
 from cloudguard.reap.verify import verify
 
-POLICY = Policy(leaked_by=(("run-id", "ci-77"),))
+POLICY = AuditPolicy(leaked_by=(("run-id", "ci-77"),))
 TAGS = {"task-id": "cloud-noenv-c7", "repository-generation": "c7" * 20}
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from cloudguard_schemas import validate, validate_lines, validator
 
-from cloudguard.audit.formats import json_report
+from cloudguard.documents import audit_report
 from cloudguard.guard import alarm, reach
 from cloudguard.schemas import NAMES, schema_id, schema_path
 
@@ -18,11 +18,11 @@ def run_audit_cli(*args: str) -> Any:
     import typer
     from typer.testing import CliRunner
 
-    from cloudguard.audit.command import audit
+    from cloudguard.audit.command import register_audit
 
     app = typer.Typer()
     app.callback()(lambda: None)
-    app.command("audit")(audit)
+    register_audit(app)
     return CliRunner().invoke(app, ["audit", *args])
 
 
@@ -66,14 +66,14 @@ def test_control_an_invalid_render_in_a_test_fails_that_test(
 ) -> None:
     # The root conftest checks every in-process render: a report that lost a
     # required field fails the test that produced it.
-    head = json_report.report_head
+    head = audit_report.report_head
 
     def broken(report: object) -> dict[str, object]:
         out = head(report)  # type: ignore[arg-type]
         del out["summary"]
         return out
 
-    monkeypatch.setattr(json_report, "report_head", broken)
+    monkeypatch.setattr(audit_report, "report_head", broken)
     inventory = tmp_path / "inventory.json"
     inventory.write_text("[]")
     result = run_audit_cli("-i", str(inventory), "--format", "json")

@@ -19,9 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
-from cloudguard.reap.model import DESTRUCTIVE, REVERSIBLE
+from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
+from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
 from cloudguard_aws.export import DescribeInstancesExport, instances_of, jsonable, volume_resource
+from cloudguard_aws.options import ACCOUNTS_FROM, OPTIONS, check_values
 from cloudguard_aws.session import (
     CREDENTIAL_CHAIN,
     default_session,
@@ -57,8 +58,9 @@ class AwsAdapter:
     `--credential PROFILE` (default: boto3's credential chain)."""
 
     name = "aws"
+    credential_names = None  # --credential is a profile name: boto3 says which exist
 
-    # -- what the core asks of a cloud (cloudguard.audit.adapter_interface.CloudAdapter) --
+    # -- what the core asks of a cloud (cloudguard.cloud.adapter.CloudAdapter) --
     export_parsers = (DescribeInstancesExport(),)
     # EC2 bills only `running` (a stopped instance keeps its EBS volumes, which bill).
     billable_power_states = frozenset({"running"})
@@ -79,6 +81,12 @@ class AwsAdapter:
     def scope_of(self, resource: Resource) -> str:
         return resource.account
 
+    # --accounts-from, --assume-role
+    options = OPTIONS
+
+    def check_options(self, values: Mapping[str, Any]) -> None:
+        check_values(values)
+
     def __init__(self, session_factory: Callable[[SweepRequest], Any] | None = None) -> None:
         self._session_factory = session_factory or default_session
 
@@ -86,7 +94,7 @@ class AwsAdapter:
         from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
         session = self._session_factory(request)
-        if request.accounts_from == "organizations":
+        if ACCOUNTS_FROM.value_in(request.settings) == "organizations":
             from cloudguard_aws import organizations
 
             return organizations.sweep(session, request, _region_resources)

@@ -14,9 +14,8 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from cloudguard.audit.adapter_interface import InventoryFormatError
-from cloudguard.audit.inventory_files import interned, parse_time
-from cloudguard.audit.model import Resource
+from cloudguard.cloud.exports import InventoryFormatError, interned, parse_time
+from cloudguard.cloud.records import Resource
 
 # EC2 instance state names. `pending` is a start in progress; `shutting-down`
 # is a termination in progress (it no longer bills compute).

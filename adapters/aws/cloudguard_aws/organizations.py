@@ -23,7 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
+from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
+from cloudguard_aws.options import ASSUME_ROLE
 
 SESSION_NAME = "cloudguard-audit"  # shows in each member account's CloudTrail
 LIST_ACCOUNTS_PAGE = 20  # ListAccounts' largest page (MaxResults)
@@ -127,7 +128,7 @@ def _enter(sts: Any, request: SweepRequest, account: MemberAccount, seed: str) -
 
     from cloudguard_aws.session import describe_error, enabled_regions
 
-    arn = role_arn(account.id, request.assume_role or "")
+    arn = role_arn(account.id, ASSUME_ROLE.value_in(request.settings) or "")
     stage = f"assuming {arn}"
     try:
         credentials = sts.assume_role(RoleArn=arn, RoleSessionName=SESSION_NAME)["Credentials"]

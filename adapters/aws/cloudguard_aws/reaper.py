@@ -22,8 +22,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from cloudguard.audit.model import SweepRequest
-from cloudguard.reap.model import ActionError, Live, PlanItem, ReadError, ReaperUnavailable
+from cloudguard.cloud.reaping import ActionError, Live, ReadError, ReaperUnavailable, Target
+from cloudguard.cloud.records import SweepRequest
 from cloudguard_aws.export import instances_of, jsonable, volume_resource
 from cloudguard_aws.session import default_session, describe_error, make_client, missing_credentials
 
@@ -47,7 +47,7 @@ class AwsReaper:
             raise ReaperUnavailable("aws credentials", refused)
         self._account: str | None = None
 
-    def current(self, item: PlanItem) -> Live | None:
+    def current(self, item: Target) -> Live | None:
         from botocore.exceptions import BotoCoreError, ClientError
 
         source = f"aws {item.kind} {item.id}"
@@ -104,7 +104,7 @@ class AwsReaper:
                 found.append(meaning)
         return tuple(found)
 
-    def _check_account(self, item: PlanItem) -> None:
+    def _check_account(self, item: Target) -> None:
         if self._account is None:
             sts = make_client(self._session, self._request, "sts", item.region)
             self._account = str(sts.get_caller_identity()["Account"])
@@ -115,7 +115,7 @@ class AwsReaper:
                 f"{self._account}: not acted on in another account",
             )
 
-    def act(self, item: PlanItem, action: str) -> None:
+    def act(self, item: Target, action: str) -> None:
         from botocore.exceptions import BotoCoreError, ClientError
 
         _check_address(item, ActionError)
@@ -163,7 +163,7 @@ def _code(error: Exception) -> str:
     return str(response.get("Error", {}).get("Code", "")) if isinstance(response, dict) else ""
 
 
-def _check_address(item: PlanItem, error: type[ReadError] | type[ActionError]) -> None:
+def _check_address(item: Target, error: type[ReadError] | type[ActionError]) -> None:
     source = f"aws {item.kind} {item.id}"
     if not item.account.strip():
         raise error(source, "the item names no AWS account")

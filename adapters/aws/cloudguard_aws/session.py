@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from cloudguard.audit.model import SweepRequest
+from cloudguard.cloud.records import SweepRequest
 
 CREDENTIAL_CHAIN = (
     "environment variables, shared credentials/config files (profiles, SSO, "

@@ -6,7 +6,7 @@ from typing import Any
 
 import boto3
 
-from cloudguard.audit.model import SweepRequest
+from cloudguard.cloud.records import SweepRequest
 
 FAKE_KEYS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 AMI = "ami-12c6146b"  # one of moto's bundled images

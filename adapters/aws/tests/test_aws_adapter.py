@@ -10,7 +10,7 @@ from aws_helpers import AMI, FAKE_KEYS, ec2, session
 from cloudguard_aws.adapter import AwsAdapter
 
 from cloudguard.audit.inventory_files import parse_inventory
-from cloudguard.audit.model import SweepRequest
+from cloudguard.cloud.records import SweepRequest
 
 
 def launch(endpoint: str, region: str, tags: dict[str, str], count: int = 1) -> list[str]:

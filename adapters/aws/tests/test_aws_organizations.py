@@ -17,7 +17,7 @@ from aws_refusing_proxy import Refusals, refusing_proxy
 from cloudguard_aws import organizations
 from typer.testing import CliRunner
 
-from cloudguard.audit.command import audit
+from cloudguard.audit.command import register_audit
 
 ROLE = "OrganizationAccountAccessRole"
 MANAGEMENT = "123456789012"  # moto's account for its fake keys
@@ -30,7 +30,7 @@ def cli(*args: str) -> Any:
     def main() -> None:  # a group, so the command is invoked as `audit`, as users do
         pass
 
-    app.command("audit")(audit)
+    register_audit(app)
     return CliRunner().invoke(app, ["audit", *args])
 
 

@@ -19,7 +19,7 @@ import typer
 from aws_helpers import AMI, FAKE_KEYS, ec2
 from typer.testing import CliRunner
 
-from cloudguard.audit.command import audit
+from cloudguard.audit.command import register_audit
 from cloudguard.reap.command import app as reap_app
 
 ORPHAN_TASK = "cloud-noenv-c7"
@@ -34,7 +34,7 @@ def cli(*args: str) -> Any:
     def main() -> None:  # a group, so commands are invoked as users do
         pass
 
-    app.command("audit")(audit)
+    register_audit(app)
     app.add_typer(reap_app, name="reap")
     # A wide terminal: rich would wrap a usage error box at the temp path's length.
     return CliRunner(env={"COLUMNS": "1000"}).invoke(app, list(args))
@@ -375,7 +375,7 @@ def test_the_action_client_never_retries() -> None:
     """botocore would re-send a terminate whose answer was lost; the acting client may not."""
     from cloudguard_aws.reaper import AwsReaper
 
-    from cloudguard.audit.model import SweepRequest
+    from cloudguard.cloud.records import SweepRequest
 
     reaper = AwsReaper(SweepRequest(endpoint="http://127.0.0.1:9"), lambda r: _session_for_config())
     try:

@@ -13,7 +13,7 @@ from cloudguard_aws.adapter import AwsAdapter, make_client, retry_config
 from test_aws_adapter import launch
 from throttling_proxy import Throttling, throttling_proxy
 
-from cloudguard.audit.model import SweepRequest
+from cloudguard.cloud.records import SweepRequest
 
 
 @pytest.fixture(autouse=True)

@@ -29,11 +29,12 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
-from cloudguard.reap.model import DESTRUCTIVE, REVERSIBLE
+from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
+from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
 from cloudguard_azure import credentials, normalise, resource_graph, session
 from cloudguard_azure.budget import Clock, RetrySettings
 from cloudguard_azure.export import AzCliExport
+from cloudguard_azure.options import ENGINE, OPTIONS
 from cloudguard_azure.session import (
     ARM_SCOPE,
     arm_scope,
@@ -79,8 +80,9 @@ class AzureAdapter:
     name = "azure"
     # The --credential names it accepts; anything else is a usage error before the sweep.
     credential_names = tuple(credentials.CREDENTIALS)
+    options = OPTIONS  # --engine
 
-    # -- what the core asks of a cloud (cloudguard.audit.adapter_interface.CloudAdapter) --
+    # -- what the core asks of a cloud (cloudguard.cloud.adapter.CloudAdapter) --
     export_parsers = (AzCliExport(),)
     # Azure bills a VM shut down from inside the OS ("VM stopped") until it is deallocated.
     billable_power_states = frozenset({"running", "starting", "stopping", "stopped"})
@@ -108,6 +110,9 @@ class AzureAdapter:
 
     def scope_of(self, resource: Resource) -> str:
         return resource.group  # a resource group names the workload; its subscription less so
+
+    def check_options(self, values: Mapping[str, Any]) -> None:
+        pass  # --engine's one value is checked by its parser
 
     def __init__(
         self,
@@ -162,7 +167,8 @@ class AzureAdapter:
                 )
             return SweepResult((), tuple(failures))
         try:
-            by_graph = resource_graph.uses_resource_graph(request.engine, len(subscriptions))
+            engine = ENGINE.value_in(request.settings)
+            by_graph = resource_graph.uses_resource_graph(engine, len(subscriptions))
         except ValueError as exc:
             return _failed("azure engine", str(exc))
         if by_graph:
@@ -228,7 +234,9 @@ class AzureAdapter:
             if not normalise.is_unattached_arm(item):
                 return None
             resource = normalise.disk_from_arm(item, subscription, source)
-            wanted = keep(resource) and resource.tag(request.task_tag) is not None
+            wanted = (
+                keep(resource) and resource.tag(request.task_tag, case_insensitive=True) is not None
+            )
             return resource if wanted else None
 
         listings = _listings(subscription, vm, disk)

@@ -16,9 +16,9 @@ is asked for.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
-from cloudguard.guard.hosts import is_loopback as host_is_loopback
+# One rule for "loopback", the guard's: the kernel hands it to adapters.
+from cloudguard.cloud.endpoints import is_loopback_endpoint as is_loopback
 
 # name -> what it is (shown in errors and docs)
 CREDENTIALS: dict[str, str] = {
@@ -43,11 +43,6 @@ class CredentialChoiceError(ValueError):
 def describe(name: str | None) -> str:
     key = name or "default"
     return CREDENTIALS.get(key, key)
-
-
-def is_loopback(endpoint: str | None) -> bool:
-    """The endpoint's host is loopback, judged as the guard judges it (one rule, not two)."""
-    return bool(endpoint) and host_is_loopback(urlsplit(endpoint or "").hostname)
 
 
 def build(name: str | None, endpoint: str | None) -> Any:

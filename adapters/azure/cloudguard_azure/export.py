@@ -1,6 +1,6 @@
 """`az vm list [--show-details] -o json`: the Azure CLI's export, read into `Resource` records.
 
-The core's inventory reader (cloudguard.audit.inventory_files) streams a
+The auditor's inventory reader (cloudguard.audit.inventory_files) streams a
 top-level JSON list and hands each entry to the parser that claims it; an az
 VM object is an entry with a string ARM `id`. Stdlib only.
 """
@@ -11,9 +11,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from cloudguard.audit.adapter_interface import InventoryFormatError
-from cloudguard.audit.inventory_files import interned, interned_tags, parse_time
-from cloudguard.audit.model import Resource
+from cloudguard.cloud.exports import InventoryFormatError, interned, interned_tags, parse_time
+from cloudguard.cloud.records import Resource
 
 # `az vm list --show-details` reports "VM running", "VM deallocated", ...
 _AZURE_POWER = {

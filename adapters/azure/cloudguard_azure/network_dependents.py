@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cloudguard.audit.model import Resource
-from cloudguard.reap.model import Dependent, ReadError
+from cloudguard.cloud.reaping import Dependent, ReadError
+from cloudguard.cloud.records import Resource
 from cloudguard_azure import normalise
 
 NETWORK_KINDS = frozenset({"nic", "public-ip"})

@@ -16,8 +16,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from cloudguard.audit.inventory_files import parse_time
-from cloudguard.audit.model import Resource
+from cloudguard.cloud.exports import parse_time
+from cloudguard.cloud.records import Resource
 
 _ARM_ID = re.compile(
     r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<group>[^/]+)/", re.IGNORECASE

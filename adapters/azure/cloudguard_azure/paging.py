@@ -32,7 +32,7 @@ from azure.core.exceptions import (
 from azure.core.rest import HttpRequest
 from azure.mgmt.core.exceptions import ARMErrorFormat
 
-from cloudguard.audit.model import Resource
+from cloudguard.cloud.records import Resource
 
 # Worth a second attempt of the subscription: throttling, server trouble, a
 # broken connection or a page cut short. Not 401/403/404: those stay as they are.

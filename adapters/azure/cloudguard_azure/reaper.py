@@ -22,16 +22,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cloudguard.audit.model import SweepRequest
-from cloudguard.reap.model import (
+from cloudguard.cloud.reaping import (
     ActionError,
     Dependent,
     Live,
-    PlanItem,
     ReadError,
     ReaperUnavailable,
+    Target,
     protection_tag,
 )
+from cloudguard.cloud.records import SweepRequest
 from cloudguard_azure import network_dependents, normalise, session
 from cloudguard_azure.session import arm_code as _arm_code
 from cloudguard_azure.session import describe_error
@@ -79,7 +79,7 @@ class AzureReaper:
                 raise ReaperUnavailable(refused.source, refused.reason) from refused
         self._credential = credential
 
-    def current(self, item: PlanItem) -> Live | None:
+    def current(self, item: Target) -> Live | None:
         from azure.core.exceptions import ResourceNotFoundError
 
         sub, group, name = _address(item, ReadError)
@@ -116,7 +116,7 @@ class AzureReaper:
             dependents=nics,
         )
 
-    def _network_current(self, item: PlanItem, sub: str, group: str, name: str) -> Live | None:
+    def _network_current(self, item: Target, sub: str, group: str, name: str) -> Live | None:
         """A NIC or public IP a deleted VM left: attached to what now, and its public IPs."""
         source = f"azure {item.kind} {item.id}"
         network = self._client("network", sub)
@@ -169,7 +169,7 @@ class AzureReaper:
             raise ReadError(source, f"cannot read its protection: {describe_error(exc)}") from exc
         return tuple(found)
 
-    def act(self, item: PlanItem, action: str) -> None:
+    def act(self, item: Target, action: str) -> None:
         sub, group, name = _address(item, ActionError)
         compute = self._client("compute", sub)
         source = f"azure {item.kind} {item.id}"
@@ -296,7 +296,7 @@ def _left_by(vm: Any) -> tuple[str, ...]:
     return tuple(left)
 
 
-def _address(item: PlanItem, error: type[ReadError] | type[ActionError]) -> tuple[str, str, str]:
+def _address(item: Target, error: type[ReadError] | type[ActionError]) -> tuple[str, str, str]:
     """(subscription, group, name) from the item's ARM id, which must agree with the item:
     the id is what the audit saw, and a hand-edited plan must not redirect an action."""
     match = _ID.match(item.id)

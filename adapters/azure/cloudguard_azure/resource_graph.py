@@ -39,9 +39,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from cloudguard.audit.config import ENGINES
-from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
+from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
 from cloudguard_azure import normalise
+from cloudguard_azure.options import ENGINES
 
 # `--engine auto` (the default) switches to Resource Graph above this many subscriptions:
 # below it the ARM engine's per-subscription listings are few and never lag.
@@ -221,7 +221,10 @@ def _sweep_batch(
                     if str(row.get("diskState") or "").lower() not in ("", "unattached"):
                         continue
                     resource = disk_resource(row, _account(row, by_key))
-                    if keep(resource) and resource.tag(request.task_tag) is not None:
+                    if (
+                        keep(resource)
+                        and resource.tag(request.task_tag, case_insensitive=True) is not None
+                    ):
                         resources.append(resource)
     except Exception as exc:  # every failure is named; half a batch is not reported
         reason = str(exc) if isinstance(exc, IncompleteAnswer) else describe_error(exc)

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from cloudguard.audit.model import SweepRequest
+from cloudguard.cloud.records import SweepRequest
 from cloudguard_azure import credentials
 from cloudguard_azure.budget import Clock, RetrySettings, TimeBudgetExhausted
 

@@ -7,7 +7,7 @@ from typing import Any
 from cloudguard_azure.adapter import AzureAdapter, RetrySettings
 from cloudguard_azure.fake_arm import FakeArm
 
-from cloudguard.audit.model import SweepRequest
+from cloudguard.cloud.records import SweepRequest
 
 SUB_A = "0b1f6471-1bf0-4dda-aec3-111111111111"
 SUB_B = "0b1f6471-1bf0-4dda-aec3-222222222222"
@@ -26,6 +26,8 @@ def request_for(arm: FakeArm, **overrides: Any) -> SweepRequest:
         "ca_bundle": arm.ca_pem,
     }
     options.update(overrides)
+    if "engine" in options:  # the adapter's own option: delivered in its settings
+        options["settings"] = {"engine": options.pop("engine")}
     return SweepRequest(**options)
 
 

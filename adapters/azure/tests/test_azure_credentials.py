@@ -21,7 +21,7 @@ import pytest
 from azure_helpers import SUB_A
 from cloudguard_azure.adapter import AzureAdapter
 
-from cloudguard.audit.model import SweepRequest, SweepResult
+from cloudguard.cloud.records import SweepRequest, SweepResult
 
 _AMBIENT_PREFIXES = ("AZURE_", "IDENTITY_", "MSI_", "IMDS_", "MSAL_")
 

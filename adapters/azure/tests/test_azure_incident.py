@@ -18,14 +18,16 @@ from azure_helpers import FAST_RETRY
 from cloudguard_azure import demo
 from cloudguard_azure.adapter import AzureAdapter
 from cloudguard_azure.fake_arm import FakeArm
-from cloudguard_azure.fake_arm.state import VirtualMachine
+from cloudguard_azure.fake_arm.compute.models import VirtualMachine
 from cloudguard_azure.fake_arm.wire import arm_time
 
+from cloudguard.audit.auditor import run_audit
 from cloudguard.audit.cost import bundled_prices
-from cloudguard.audit.engine import EvidenceSources, exit_code, run_audit
-from cloudguard.audit.findings import AuditReport, Policy
+from cloudguard.audit.evidence.interface import EvidenceRequest
+from cloudguard.audit.inventories import Inventory
 from cloudguard.audit.inventory_files import InventoryFile
-from cloudguard.audit.model import Inventory, SweepRequest, SweepResult
+from cloudguard.cloud.records import SweepRequest, SweepResult
+from cloudguard.documents.findings import AuditPolicy, AuditReport, exit_code
 
 _AZ_POWER = {"running": "VM running", "deallocated": "VM deallocated", "stopped": "VM stopped"}
 
@@ -66,12 +68,12 @@ def fleet(arm: FakeArm, tmp_path: Path) -> dict[str, Any]:
     demo.seed_fleet(arm.state, shas, now)
     inventory = tmp_path / "vms.json"
     inventory.write_text(json.dumps([az_show_details(vm) for vm in arm.state.vms.values()]))
-    sources = EvidenceSources(controller_home=str(home), repo=str(tmp_path / "repo"))
+    sources = EvidenceRequest(controller_home=str(home), repo=str(tmp_path / "repo"))
     return {"now": now, "sources": sources, "inventory": inventory}
 
 
 def audit(inventory: Inventory, fleet: dict[str, Any]) -> AuditReport:
-    return run_audit([inventory], fleet["sources"], Policy(), bundled_prices(), fleet["now"])
+    return run_audit([inventory], fleet["sources"], AuditPolicy(), bundled_prices(), fleet["now"])
 
 
 def verdicts(report: AuditReport) -> dict[str, tuple[str, tuple[str, ...], str]]:

@@ -23,10 +23,11 @@ import pytest
 import typer
 from cloudguard_azure import demo
 from cloudguard_azure.fake_arm import FakeArm
-from cloudguard_azure.fake_arm.state import VirtualMachine, add_lock, attach_disk, recreate_vm
+from cloudguard_azure.fake_arm.authorization.models import add_lock
+from cloudguard_azure.fake_arm.compute.models import VirtualMachine, attach_disk, recreate_vm
 from typer.testing import CliRunner
 
-from cloudguard.audit.command import audit
+from cloudguard.audit.command import register_audit
 from cloudguard.reap.command import app as reap_app
 from cloudguard.reap.locks import lock_directory, plan_lock, resource_lock
 
@@ -38,7 +39,7 @@ def cli(*args: str) -> Any:
     def main() -> None:  # a group, so commands are invoked as users do
         pass
 
-    app.command("audit")(audit)
+    register_audit(app)
     app.add_typer(reap_app, name="reap")
     # A wide terminal: rich would wrap a usage error box at the temp path's length.
     return CliRunner(env={"COLUMNS": "1000"}).invoke(app, list(args))
@@ -786,7 +787,8 @@ def test_a_reaper_address_with_dot_segments_or_no_account_is_refused(
 ) -> None:
     from cloudguard_azure.reaper import _address
 
-    from cloudguard.reap.model import PlanItem, ReadError
+    from cloudguard.cloud.reaping import ReadError
+    from cloudguard.documents.plan import PlanItem
 
     item = PlanItem(
         provider="azure", account=account, region="westeurope", group="pilot", id=id_,

@@ -16,9 +16,10 @@ from azure.core.exceptions import HttpResponseError
 from azure.mgmt.network import NetworkManagementClient
 from azure_helpers import sdk_options
 from cloudguard_azure import demo
-from cloudguard_azure.fake_arm import network
-from cloudguard_azure.fake_arm.network import NetworkInterface, add_nic, attach_nic
-from cloudguard_azure.fake_arm.state import ArmState, VirtualMachine
+from cloudguard_azure.fake_arm.compute.models import VirtualMachine
+from cloudguard_azure.fake_arm.network import models as network_models
+from cloudguard_azure.fake_arm.network.models import NetworkInterface, add_nic, attach_nic
+from cloudguard_azure.fake_arm.state import ArmState
 from test_azure_reaper import Incident, events, incident, writes
 
 __all__ = ["incident"]  # the fixture, shared with test_azure_reaper
@@ -35,14 +36,14 @@ def after_vm_delete(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Callable[[
     """Changes made the moment ARM finishes the VM's delete: between the VM's read and its
     dependents' own reads, where only the re-read can see them."""
     changes: list[Callable[[], None]] = []
-    original = network.vm_deleted
+    original = network_models.vm_deleted
 
     def deleted(state: ArmState, vm: VirtualMachine) -> None:
         original(state, vm)
         for change in changes:
             change()
 
-    monkeypatch.setattr(network, "vm_deleted", deleted)
+    monkeypatch.setattr(network_models, "vm_deleted", deleted)
     yield changes
 
 
@@ -221,7 +222,7 @@ def test_the_fake_network_answers_as_arm_does(incident: Incident) -> None:
         with pytest.raises(HttpResponseError, match="PublicIPAddressInUse"):
             client.public_ip_addresses.begin_delete("pilot", address.name).result()
         # The VM's delete (deleteOption Delete) takes the NIC; the public IP stays, detached.
-        network.vm_deleted(state, vm)
+        network_models.vm_deleted(state, vm)
         assert not state.nics
         assert client.public_ip_addresses.get("pilot", address.name).ip_configuration is None
         client.public_ip_addresses.begin_delete("pilot", address.name).result()  # an LRO

@@ -19,7 +19,7 @@ from cloudguard_azure.budget import Clock
 from cloudguard_azure.fake_arm import FakeArm
 from typer.testing import CliRunner
 
-from cloudguard.audit.command import audit
+from cloudguard.audit.command import register_audit
 
 GRAPH = "POST resource_graph"
 
@@ -31,7 +31,7 @@ def cli(*args: str) -> Any:
     def main() -> None:  # a group, so the command is invoked as `audit`, as users do
         pass
 
-    app.command("audit")(audit)
+    register_audit(app)
     return CliRunner().invoke(app, ["audit", *args])
 
 

@@ -17,9 +17,10 @@ from cloudguard_azure import demo
 from cloudguard_azure.fake_arm import FakeArm
 from test_azure_incident import LiveAzure
 
+from cloudguard.audit.auditor import run_audit
 from cloudguard.audit.cost import bundled_prices
-from cloudguard.audit.engine import EvidenceSources, exit_code, run_audit
-from cloudguard.audit.findings import Policy
+from cloudguard.audit.evidence.interface import EvidenceRequest
+from cloudguard.documents.findings import AuditPolicy, exit_code
 
 
 def configured(vm: Any) -> str:
@@ -72,10 +73,10 @@ def test_workers_terraform_owns_are_ok_without_records_and_the_incident_stays_an
     state = tmp_path / "show.json"
     state.write_text(json.dumps(show_json(owned)))
 
-    sources = EvidenceSources(
+    sources = EvidenceRequest(
         controller_home=str(tmp_path / "controller"), terraform_state=(str(state),)
     )
-    report = run_audit([LiveAzure(arm)], sources, Policy(), bundled_prices(), now)
+    report = run_audit([LiveAzure(arm)], sources, AuditPolicy(), bundled_prices(), now)
 
     assert report.failures == ()
     verdicts = {f.resource.name: (f.verdict, f.reasons) for f in report.findings}

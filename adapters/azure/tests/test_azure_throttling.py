@@ -67,7 +67,7 @@ def test_the_reapers_shared_client_options_carry_the_budget_on_every_counter() -
 
 
 def request_for_endpoint(**overrides: Any) -> Any:
-    from cloudguard.audit.model import SweepRequest
+    from cloudguard.cloud.records import SweepRequest
 
     return SweepRequest(endpoint="https://127.0.0.1:1", **overrides)
 
@@ -187,9 +187,10 @@ def test_a_subscription_past_its_time_budget_is_named_and_the_audit_did_not_run(
 ) -> None:
     from datetime import UTC, datetime
 
+    from cloudguard.audit.auditor import run_audit
     from cloudguard.audit.cost import bundled_prices
-    from cloudguard.audit.engine import EvidenceSources, exit_code, run_audit
-    from cloudguard.audit.findings import Policy
+    from cloudguard.audit.evidence.interface import EvidenceRequest
+    from cloudguard.documents.findings import AuditPolicy, exit_code
 
     arm.state.add_vm(SUB_A, "pilot", "vm-a")
     arm.state.add_vm(SUB_B, "pilot", "vm-b")
@@ -209,8 +210,8 @@ def test_a_subscription_past_its_time_budget_is_named_and_the_audit_did_not_run(
     assert len(pages_read(arm, SUB_A)) == 1
     report = run_audit(
         [SimpleNamespace(read=lambda: result)],
-        EvidenceSources(),
-        Policy(),
+        EvidenceRequest(),
+        AuditPolicy(),
         bundled_prices(),
         datetime.now(UTC),
     )

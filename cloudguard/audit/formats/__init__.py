@@ -16,7 +16,7 @@ import io
 from dataclasses import dataclass
 from typing import Protocol, TextIO
 
-from cloudguard.audit.findings import AuditReport
+from cloudguard.documents.findings import AuditReport
 
 
 class Format(Protocol):

@@ -12,10 +12,10 @@ import html
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
-from cloudguard.audit.findings import VERDICTS, AuditReport, Finding
 from cloudguard.audit.formats.order import report_order
 from cloudguard.audit.formats.summary import evidence_lines, failure_lines, headline, price_line
 from cloudguard.audit.formats.text import age, money, one_line
+from cloudguard.documents.findings import VERDICTS, AuditReport, Finding
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 

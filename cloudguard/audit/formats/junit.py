@@ -15,7 +15,11 @@ from collections.abc import Mapping
 from typing import TextIO
 from xml.sax.saxutils import escape, quoteattr
 
-from cloudguard.audit.findings import (
+from cloudguard.audit.formats import StreamedFormat
+from cloudguard.audit.formats.order import report_order
+from cloudguard.audit.formats.summary import headline, warning_lines
+from cloudguard.audit.formats.text import money, one_line
+from cloudguard.documents.findings import (
     LEAKED,
     ORPHAN,
     PENDING,
@@ -24,10 +28,6 @@ from cloudguard.audit.findings import (
     AuditReport,
     Finding,
 )
-from cloudguard.audit.formats import StreamedFormat
-from cloudguard.audit.formats.order import report_order
-from cloudguard.audit.formats.summary import headline, warning_lines
-from cloudguard.audit.formats.text import money, one_line
 
 _SKIPPED = frozenset({PENDING, UNVERIFIED})
 

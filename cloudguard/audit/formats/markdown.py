@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from cloudguard.audit.findings import AuditReport
 from cloudguard.audit.formats import StreamedFormat
 from cloudguard.audit.formats.order import report_order
 from cloudguard.audit.formats.rows import COLUMNS, finding_cells
@@ -15,6 +14,7 @@ from cloudguard.audit.formats.summary import (
     price_line,
     warning_lines,
 )
+from cloudguard.documents.findings import AuditReport
 
 # Markdown punctuation that could start a link or an image (`![x](https://...)` in a tag
 # would load a remote image in a PR comment) or undo our escapes; each gets a backslash.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cloudguard.audit.findings import VERDICTS, Finding
+from cloudguard.documents.findings import VERDICTS, Finding
 
 _RANK = {verdict: rank for rank, verdict in enumerate(VERDICTS)}
 

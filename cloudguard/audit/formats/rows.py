@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cloudguard.audit.findings import Finding
 from cloudguard.audit.formats.text import age, money, one_line
+from cloudguard.documents.findings import Finding
 
 COLUMNS = (
     "verdict", "name", "account / group", "region", "size", "power", "billable",

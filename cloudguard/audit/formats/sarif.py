@@ -19,11 +19,10 @@ import json
 from typing import Any
 
 from cloudguard import __version__
-from cloudguard.audit.engine import exit_code
-from cloudguard.audit.findings import LEAKED, ORPHAN, SUSPECT, AuditReport, Finding
 from cloudguard.audit.formats.order import report_order
 from cloudguard.audit.formats.summary import headline
 from cloudguard.audit.formats.text import money, one_line
+from cloudguard.documents.findings import LEAKED, ORPHAN, SUSPECT, AuditReport, Finding, exit_code
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT = "cloudguardResource/v1"

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from cloudguard.audit.engine import exit_code
-from cloudguard.audit.findings import VERDICTS, AuditReport
 from cloudguard.audit.formats.text import money, one_line
+from cloudguard.documents.findings import VERDICTS, AuditReport, exit_code
 
 
 def headline(report: AuditReport) -> str:

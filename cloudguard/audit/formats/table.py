@@ -13,8 +13,6 @@ import io
 import shutil
 from typing import TYPE_CHECKING, TextIO
 
-from cloudguard.audit.adapter_registry import cloud_adapter
-from cloudguard.audit.findings import AuditReport, Finding
 from cloudguard.audit.formats import StreamedFormat
 from cloudguard.audit.formats.order import report_order
 from cloudguard.audit.formats.rows import COLUMNS, finding_cells
@@ -26,12 +24,14 @@ from cloudguard.audit.formats.summary import (
     warning_lines,
 )
 from cloudguard.audit.formats.text import age, one_line
+from cloudguard.cloud.registry import installed_clouds
+from cloudguard.documents.findings import AuditReport, Finding
 
 if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-    from cloudguard.audit.model import Resource
+    from cloudguard.cloud.records import Resource
 
 _STYLE = {"leaked": "bold red", "orphan": "bold red", "suspect": "yellow", "pending": "cyan"}
 # Beyond this many findings even a terminal gets the plain table: a person
@@ -179,7 +179,6 @@ def _amount(value: float | None, places: int) -> str:
 
 
 def _scope(resource: Resource) -> str:
-    """Where it lives, as its adapter shows it (an Azure resource group, an AWS account);
+    """Where it lives, as its cloud shows it (an Azure resource group, an AWS account);
     the account when no adapter is installed for it."""
-    adapter = cloud_adapter(resource.provider)
-    return adapter.scope_of(resource) if adapter is not None else resource.account
+    return installed_clouds().cloud(resource.provider).scope_of(resource)

@@ -7,7 +7,9 @@ Its "cloud" is a JSON file (`--management-endpoint PATH`): `{"machines":
 prices), and reaps (`pause` / `scrap`, verbs no other cloud uses) through
 the `CloudAdapter` protocol alone: the core names no cloud, so none of this
 needed a core edit. Label names compare case-insensitively, as Azure's do,
-and handles are never reused, as EC2's are.
+and handles are never reused, as EC2's are. It has an option of its own,
+`--toy-zone` (`toy-zone` in cloudguard.toml): the core learns it from
+`options` and hands its value back in `SweepRequest.settings`.
 """
 
 from __future__ import annotations
@@ -19,12 +21,29 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from cloudguard.audit.adapter_interface import InventoryFormatError
-from cloudguard.audit.model import Resource, SourceFailure, SweepRequest, SweepResult
-from cloudguard.reap.model import DESTRUCTIVE, REVERSIBLE, ActionError, Live, PlanItem, ReadError
+from cloudguard.cloud.exports import InventoryFormatError
+from cloudguard.cloud.options import LIVE_PANEL, declare, string
+from cloudguard.cloud.reaping import (
+    DESTRUCTIVE,
+    REVERSIBLE,
+    ActionError,
+    Live,
+    ReadError,
+    Target,
+)
+from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
 
 _POWER = {"on": "running", "booting": "starting", "paused": "stopped", "scrapped": "terminated"}
 _VERBS = {REVERSIBLE: "pause", DESTRUCTIVE: "scrap"}
+
+ZONE = declare(
+    "toy_zone",
+    parse=string,
+    default=None,
+    metavar="ZONE",
+    help="Toy cloud: sweep only the machines of this zone (default: every zone).",
+    panel=LIVE_PANEL,
+)
 
 
 def machine_resource(machine: Mapping[str, Any], source: str) -> Resource:
@@ -72,6 +91,8 @@ class ToyExport:
 
 class ToyAdapter:
     name = "toy"
+    credential_names: tuple[str, ...] | None = None  # a file needs none
+    options = (ZONE,)
     export_parsers = (ToyExport(),)
     billable_power_states = frozenset({"running", "starting"})
     power_notes: Mapping[str, str] = MappingProxyType({"starting": "booting: the toy cloud bills"})
@@ -86,12 +107,22 @@ class ToyAdapter:
     def scope_of(self, resource: Resource) -> str:
         return f"{resource.account}@{resource.region}"
 
+    def check_options(self, values: Mapping[str, Any]) -> None:
+        pass  # --toy-zone takes any zone name
+
     def sweep(self, request: SweepRequest) -> SweepResult:
         try:
             world = _world(request)
         except (OSError, ValueError) as exc:
             return SweepResult((), (SourceFailure("toy cloud", f"cannot read: {exc}"),))
-        return SweepResult(tuple(machine_resource(m, "toy") for m in world["machines"]))
+        zone = ZONE.value_in(request.settings)
+        return SweepResult(
+            tuple(
+                machine_resource(m, "toy")
+                for m in world["machines"]
+                if zone is None or m.get("zone") == zone
+            )
+        )
 
     def reaper(self, request: SweepRequest) -> ToyReaper:
         return ToyReaper(request)
@@ -101,7 +132,7 @@ class ToyReaper:
     def __init__(self, request: SweepRequest) -> None:
         self._request = request
 
-    def current(self, item: PlanItem) -> Live | None:
+    def current(self, item: Target) -> Live | None:
         try:
             world = _world(self._request)
         except (OSError, ValueError) as exc:
@@ -109,7 +140,7 @@ class ToyReaper:
         machine = next((m for m in world["machines"] if m["handle"] == item.id), None)
         return None if machine is None else Live(machine_resource(machine, "toy"))
 
-    def act(self, item: PlanItem, action: str) -> None:
+    def act(self, item: Target, action: str) -> None:
         world = _world(self._request)
         machine = next((m for m in world["machines"] if m["handle"] == item.id), None)
         if machine is None or action not in _VERBS.values():

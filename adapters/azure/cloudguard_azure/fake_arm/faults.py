@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from cloudguard_azure.fake_arm.graph_faults import GraphFaults
+from cloudguard_azure.fake_arm.resourcegraph.faults import GraphFaults
 
 # What the fake tells a client about its quota when no draining quota is set:
 # ARM's hourly subscription read allowance, barely touched.

@@ -24,12 +24,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from cloudguard_azure.fake_arm import network as _network_routes  # noqa: F401
-from cloudguard_azure.fake_arm import resource_graph as _resource_graph_routes  # noqa: F401
-from cloudguard_azure.fake_arm import routes
+from cloudguard_azure.fake_arm import routing
+from cloudguard_azure.fake_arm.authorization import urls as _authorization  # noqa: F401
+from cloudguard_azure.fake_arm.compute import urls as _compute  # noqa: F401
 from cloudguard_azure.fake_arm.credential import StaticTokenCredential
 from cloudguard_azure.fake_arm.faults import Faults
-from cloudguard_azure.fake_arm.routes import Context, Request, Response, arm_error
+from cloudguard_azure.fake_arm.network import urls as _network  # noqa: F401
+from cloudguard_azure.fake_arm.resourcegraph import urls as _resourcegraph  # noqa: F401
+from cloudguard_azure.fake_arm.resources import urls as _resources  # noqa: F401
+from cloudguard_azure.fake_arm.routing import Context, Request, Response, arm_error
 from cloudguard_azure.fake_arm.state import ArmState
 
 _CHALLENGE = (
@@ -67,7 +70,7 @@ def handle(
     split = urlsplit(raw_path)
     path = unquote(split.path)
     query = {k.casefold(): v for k, v in parse_qsl(split.query, keep_blank_values=True)}
-    resolved = routes.resolve(method, path)
+    resolved = routing.resolve(method, path)
     ctx.faults.count(f"{method} {resolved[0] if resolved else 'unrouted'}")
     target = unquote(raw_path)  # path and query: a fault can name one page ($skiptoken=50)
     ctx.faults.record(method, target)

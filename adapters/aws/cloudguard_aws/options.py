@@ -1,0 +1,48 @@
+"""The AWS adapter's own options: flags of `cloudguard audit` and keys of `[audit]`.
+
+Declared here, delivered in `SweepRequest.settings` (read with `Option.value_in`):
+the core knows nothing of them beyond their declaration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from cloudguard.cloud.options import LIVE_PANEL, OptionValueError, choice, declare, string
+
+ACCOUNTS_FROM_CHOICES = ("organizations",)  # where the sweep finds more accounts
+
+ACCOUNTS_FROM = declare(
+    "accounts_from",
+    parse=choice(ACCOUNTS_FROM_CHOICES),
+    default=None,
+    metavar="organizations",
+    help="AWS: sweep every active account of the organization (needs --assume-role).",
+    panel=LIVE_PANEL,
+)
+ASSUME_ROLE = declare(
+    "assume_role",
+    parse=string,
+    default=None,
+    metavar="NAME",
+    help="AWS: role assumed in each member account (arn:aws:iam::<id>:role/NAME).",
+    panel=LIVE_PANEL,
+)
+
+OPTIONS = (ACCOUNTS_FROM, ASSUME_ROLE)
+
+
+def check_values(values: Mapping[str, Any]) -> None:
+    """--accounts-from and --assume-role go together; either alone is a usage error (2)."""
+    accounts_from, assume_role = ACCOUNTS_FROM.value_in(values), ASSUME_ROLE.value_in(values)
+    if accounts_from is not None and not assume_role:
+        raise OptionValueError(
+            "--accounts-from organizations needs --assume-role NAME: the role to assume in "
+            "each member account",
+            flag="--assume-role",
+        )
+    if assume_role and accounts_from is None:
+        raise OptionValueError(
+            "--assume-role is used with --accounts-from organizations", flag="--assume-role"
+        )

@@ -1,0 +1,1 @@
+"""Microsoft.Authorization in the fake ARM: management locks."""

@@ -1,0 +1,1 @@
+"""Microsoft.Compute in the fake ARM: virtual machines, managed disks, their operations."""

@@ -1,0 +1,1 @@
+"""Microsoft.Network in the fake ARM: network interfaces and public IP addresses."""

@@ -1,0 +1,1 @@
+"""Microsoft.Resources in the fake ARM: subscriptions and resource groups."""

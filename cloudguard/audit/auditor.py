@@ -1,0 +1,144 @@
+"""The auditor: inventories + evidence -> an `AuditReport`.
+
+It reads every inventory, asks each evidence source once about all the
+distinct task ids and generations it saw, then classifies each resource.
+Anything unreadable is a `SourceFailure` in the report (exit 75), and the
+evidence it would have given is "not checked", so a failure never turns into
+a false "ok" or a false "orphan".
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+
+from cloudguard.audit.classify import classify
+from cloudguard.audit.cost import PriceTable
+from cloudguard.audit.evidence.interface import EvidenceRequest, Question
+from cloudguard.audit.evidence.registry import gather
+from cloudguard.audit.inventories import Inventory
+from cloudguard.cloud.records import Resource, SourceFailure
+from cloudguard.cloud.registry import Clouds
+from cloudguard.documents.findings import AuditPolicy, AuditReport, Finding
+
+# progress(stage, done, total): the CLI draws a bar from it when stderr is a TTY.
+Progress = Callable[[str, int, int], None]
+
+
+def _quiet(stage: str, done: int, total: int) -> None:
+    pass
+
+
+def run_audit(
+    inventories: Sequence[Inventory],
+    request: EvidenceRequest,
+    policy: AuditPolicy,
+    prices: PriceTable,
+    now: datetime,
+    progress: Progress = _quiet,
+) -> AuditReport:
+    """The report of `inventories`, judged with the rules of the clouds `prices` was made
+    for (tag-name case, ids, billing)."""
+    clouds = prices.clouds
+    failures: list[SourceFailure] = []
+    fleet = _Fleet(clouds)
+    for done, inventory in enumerate(inventories):
+        progress("inventories", done, len(inventories))
+        result = inventory.read()
+        fleet.add(result.resources)
+        failures.extend(result.failures)
+        del result  # each inventory's records are dropped once taken in
+    progress("inventories", len(inventories), len(inventories))
+    resources = fleet.resources
+
+    task_ids: set[str] = set()
+    generations: set[str] = set()
+    for resource in resources:
+        tag = clouds.cloud(resource.provider).tag
+        task_id = tag(resource.tags, policy.task_tag)
+        if task_id is None:
+            continue
+        task_ids.add(task_id)
+        if (generation := tag(resource.tags, policy.generation_tag)) is not None:
+            generations.add(generation)
+    gathered = gather(request, Question(frozenset(task_ids), frozenset(generations)))
+    failures.extend(gathered.failures)
+    evidence, checked = gathered.evidence, gathered.checked
+
+    findings: list[Finding] = []
+    step = max(len(resources) // 100, 1)
+    for index, resource in enumerate(resources):
+        if index % step == 0:
+            progress("classify", index, len(resources))
+        finding = classify(resource, evidence, policy, prices, now, clouds)
+        if finding is not None:
+            findings.append(finding)
+    progress("classify", len(resources), len(resources))
+
+    return AuditReport(
+        generated_at=now,
+        policy=policy,
+        findings=tuple(findings),
+        resources_seen=len(resources),
+        # Every resource is either a finding or not the fleet's: a leaked one without
+        # the task tag is a finding, so it is not counted again as untagged.
+        untagged=len(resources) - len(findings),
+        failures=tuple(failures),
+        evidence_checked=checked,
+        prices=prices.info,
+        warnings=(*fleet.warnings(), *_unknown_power_warnings(findings)),
+    )
+
+
+class _Fleet:
+    """Resources taken in from every inventory, each resource once.
+
+    The same VM seen twice (the same export given twice, overlapping exports, an
+    export and a live sweep) would double its cost: the first sighting counts,
+    the others are counted in a warning naming where they came from.
+    """
+
+    def __init__(self, clouds: Clouds) -> None:
+        self._clouds = clouds
+        self.resources: list[Resource] = []
+        self._seen: dict[tuple[str, str], str] = {}  # identity -> source of the first sighting
+        self._duplicates: Counter[tuple[str, str]] = Counter()  # (first, again) sources
+        self._example: dict[tuple[str, str], str] = {}
+
+    def add(self, resources: Iterable[Resource]) -> None:
+        for resource in resources:
+            # Some clouds' ids are case-insensitive (ARM echoes whatever case the creator
+            # used); EC2 ids are not: the cloud says which (`case_insensitive_names`).
+            key = (resource.provider, self._clouds.cloud(resource.provider).id_key(resource.id))
+            first = self._seen.get(key)
+            if first is None:
+                self._seen[key] = resource.source
+                self.resources.append(resource)
+                continue
+            pair = (first, resource.source)
+            self._duplicates[pair] += 1
+            self._example.setdefault(pair, resource.id)
+
+    def warnings(self) -> list[str]:
+        return [
+            f"{count} duplicate resource{'s' if count > 1 else ''} (same id, e.g. "
+            f"{self._example[pair]}) in {_where(pair[1])}, already seen in "
+            f"{_where(pair[0])}: counted once"
+            for pair, count in self._duplicates.items()
+        ]
+
+
+def _where(source: str) -> str:
+    return source or "an unnamed source"
+
+
+def _unknown_power_warnings(findings: Iterable[Finding]) -> list[str]:
+    unknown = Counter(
+        f.resource.source for f in findings if f.cost.billable is None and f.resource.kind == "vm"
+    )
+    return [
+        f"{count} fleet VM{'s' if count > 1 else ''} from {_where(source)} with no power state: "
+        "cost unknown, not zero (`az vm list` prints power state only with -d/--show-details)"
+        for source, count in unknown.items()
+    ]

@@ -1,0 +1,101 @@
+"""Settings from where they are given: cloudguard.toml's tables, then the command line.
+
+`resolve` is the one path: defaults, then the `[audit]` (and, for `reap
+apply`, `[reap]`) table of the config file (an unknown key or a bad value is
+97, naming it), then the command line (a bad value is 2, naming the flag).
+Every option is read alike, whoever declares it: the core, an evidence
+source, or an installed cloud.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from cloudguard import exit_codes, project_file
+from cloudguard.audit import config as cfg
+from cloudguard.audit.option_spec import from_command_line, from_config, given_on_command_line
+from cloudguard.audit.options import OPTIONS, Settings, every_option
+from cloudguard.cloud.options import AUDIT, REAP_APPLY, OptionValueError
+from cloudguard.cloud.registry import Clouds
+
+# Which cloudguard.toml tables each command reads.
+SECTIONS = {AUDIT: ("audit",), REAP_APPLY: ("audit", "reap")}
+
+_CORE = {o.name for o in OPTIONS}
+
+
+def resolve(
+    command: str, given: Mapping[str, Any], config_path: Path | None, clouds: Clouds
+) -> Settings:
+    """Defaults, then cloudguard.toml (97 when invalid), then the command line (2 when bad).
+    `given`: the command line's values by option name (None: not given)."""
+    declared = {o.name: o for o, _ in every_option(clouds)}
+    values = read_config(command, config_path, clouds)
+    on_command_line = {
+        name: from_command_line(declared[name], value)
+        for name, value in given.items()
+        if given_on_command_line(value)
+    }
+    values.update(on_command_line)
+    core = {name: value for name, value in values.items() if name in _CORE}
+    extra = {
+        name: values.get(name, option.default)
+        for name, option in declared.items()
+        if name not in _CORE
+    }
+    return Settings(
+        **core,
+        extra=extra,
+        given=frozenset(on_command_line),
+        command=command,
+        clouds=clouds,
+    )
+
+
+def read_config(command: str, explicit: Path | None, clouds: Clouds | None) -> dict[str, Any]:
+    """The validated tables `command` reads, of `explicit` or the nearest cloudguard.toml."""
+    label = command.split()[0]
+    try:
+        path = explicit if explicit is not None else cfg.find_config(Path.cwd())
+        if path is None:
+            return {}
+        if explicit is not None and not explicit.is_file():
+            raise cfg.ConfigError(str(explicit), "--config file does not exist")
+        try:
+            document = project_file.read_project_file(path)
+        except project_file.ProjectFileError as exc:
+            raise cfg.ConfigError(str(exc.path), exc.message) from exc
+        values: dict[str, Any] = {}
+        for section in SECTIONS[command]:
+            values.update(section_values(document, section, clouds))
+        return values
+    except cfg.ConfigError as exc:
+        typer.echo(f"cloudguard {label}: invalid config: {exc}", err=True)
+        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
+
+
+def section_values(
+    document: project_file.ProjectDocument, section: str, clouds: Clouds | None = None
+) -> dict[str, Any]:
+    """One table's values by option name; a bad key or value is a ConfigError naming it.
+    `clouds`: whose own options are keys too (default: the installed)."""
+    try:
+        table = document.section(section)
+    except project_file.ProjectFileError as exc:
+        raise cfg.ConfigError(str(exc.path), exc.message) from exc
+    known = {o.key: o for o, _ in every_option(clouds) if o.section == section}
+    values: dict[str, Any] = {}
+    for key, raw in table.items():
+        where = f"{document.path}: {section}.{key}"
+        declared = known.get(key)
+        if declared is None:
+            raise cfg.ConfigError(where, cfg.unknown_key(key, known))
+        try:
+            values[declared.name] = from_config(declared, raw, document.path.parent)
+        except OptionValueError as exc:
+            raise cfg.ConfigError(where, str(exc)) from exc
+    return values

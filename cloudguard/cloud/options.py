@@ -1,0 +1,128 @@
+"""How an option is declared, once, by whoever owns it: the core, an evidence source, an adapter.
+
+A declaration (`Option`) carries everything the command line and
+cloudguard.toml need: the key (the long flag and the config key), the value
+parser, the default, the flags, how each command shows it in `--help`, and
+whether it is a path resolved against the config file's directory. The
+auditor derives its typer parameters and its `[audit]` / `[reap]` keys from
+these (cloudguard.audit.option_spec); an owner reads its resolved values by
+name (`Option.value_in`). Stdlib only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# The commands that take options.
+AUDIT = "audit"
+REAP_APPLY = "reap apply"
+
+# The --help panels options are shown in (None: the command's general "Options").
+LIVE_PANEL = "Live providers"
+EVIDENCE_PANEL = "Evidence"
+
+
+class OptionValueError(ValueError):
+    """A value no option accepts; the CLI reports it as usage (2), config as admission (97).
+
+    `flag` names the option to blame when it is not the one being parsed (two options
+    that must go together)."""
+
+    def __init__(self, message: str, flag: str | None = None) -> None:
+        super().__init__(message)
+        self.flag = flag
+
+
+@dataclass(frozen=True)
+class Shown:
+    """How one command shows an option in its --help."""
+
+    help: str
+    metavar: str | None = None
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # the Python name: the settings field and the typer parameter
+    parse: Callable[[object], Any]  # one value (a TOML value or a command-line string)
+    default: Any
+    shown: Mapping[str, Shown]  # command -> its help text and metavar; the commands using it
+    flags: tuple[str, ...] = ()  # all of them; empty: just --<key>
+    cli_type: type = str  # what typer parses before `parse` (str, int or bool)
+    many: bool = False  # repeatable; a list in TOML (a lone string is accepted too)
+    list_only: bool = False  # with many: a lone string is refused in TOML
+    path: bool = False  # resolved against the config file's directory ("-" stays stdin)
+    section: str | None = "audit"  # its cloudguard.toml table; None: command line only
+    on_command_line: bool = True  # False: only in cloudguard.toml
+    panel: str | None = None  # the --help panel
+    min: int | None = None
+    show_default: bool = True
+
+    @property
+    def key(self) -> str:
+        """The long option name and the config key: `controller-home`."""
+        return self.name.replace("_", "-")
+
+    @property
+    def flag(self) -> str:
+        """How errors name it: the long flag (`--report`)."""
+        return (self.flags or (f"--{self.key}",))[0].split("/")[0]
+
+    def value_in(self, values: Mapping[str, Any]) -> Any:
+        """Its resolved value among `values` (by name), or its default when not there."""
+        return values.get(self.name, self.default)
+
+
+def declare(
+    name: str,
+    *,
+    parse: Callable[[object], Any],
+    default: Any,
+    help: str = "",
+    metavar: str | None = None,
+    audit: bool = True,
+    apply: Shown | bool = False,
+    **details: Any,
+) -> Option:
+    """An `Option`: shown by `audit` with `help`, and by `reap apply` with `help` too
+    (`apply=True`) or with its own (`apply=Shown(...)`)."""
+    shown: dict[str, Shown] = {}
+    if audit:
+        shown[AUDIT] = Shown(help, metavar)
+    if apply is True:
+        shown[REAP_APPLY] = Shown(help, metavar)
+    elif isinstance(apply, Shown):
+        shown[REAP_APPLY] = apply
+    return Option(name=name, parse=parse, default=default, shown=shown, **details)
+
+
+# -- value parsers an owner may reuse ----------------------------------------------------
+
+
+def string(value: object) -> str:
+    if not isinstance(value, str):
+        raise OptionValueError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def positive_int(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise OptionValueError(f"expected a whole number >= 1, got {value!r}")
+    return value
+
+
+def boolean(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise OptionValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+def choice(choices: tuple[str, ...]) -> Callable[[object], str]:
+    def check(value: object) -> str:
+        if value not in choices:
+            raise OptionValueError(f"{value!r} is not one of {', '.join(choices)}")
+        return str(value)
+
+    return check

@@ -1,0 +1,244 @@
+"""The audit report, schema `cloudguard.audit` version 1 (docs/audit.md): writer and reader.
+
+Bump SCHEMA_VERSION when a field is removed or changes meaning; adding a
+field does not bump it. Values are exact (tag values are not shortened).
+
+Written as it is encoded: the head of the document indented, then one
+finding a line, each encoded by the C encoder (`indent=2` would force the
+pure-Python one, which dominated a 100,000-VM report's time).
+
+Read back strictly (`read_report`), as `cloudguard reap plan` reads it: each
+field it takes is checked and named when wrong; fields added since (and the
+ones a plan does not need) are not required, so an older v1 report still
+reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from cloudguard.cloud.records import Resource
+from cloudguard.documents.findings import (
+    VERDICTS,
+    AuditReport,
+    Finding,
+    exit_code,
+    leaked_by_text,
+    parse_leaked_by,
+)
+from cloudguard.documents.strict_json import DocumentError, StrictReader, read_json_file
+from cloudguard.schemas import schema_id
+
+SCHEMA = "cloudguard.audit"
+SCHEMA_VERSION = 1
+
+# -- writing ---------------------------------------------------------------------------
+
+
+def report_document(report: AuditReport) -> dict[str, Any]:
+    return {**report_head(report), "findings": [finding_document(f) for f in report.findings]}
+
+
+def report_head(report: AuditReport) -> dict[str, Any]:
+    """Everything but the findings."""
+    billable = [f for f in report.findings if f.cost.billable]
+    return {
+        "$schema": schema_id("audit-report"),
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "generated_at": report.generated_at.isoformat(),
+        "exit_code": exit_code(report),
+        "policy": {
+            "task_tag": report.policy.task_tag,
+            "generation_tag": report.policy.generation_tag,
+            "grace_seconds": int(report.policy.grace.total_seconds()),
+            "leaked_by": leaked_by_text(report.policy.leaked_by),
+            "fail_on": report.policy.fail_on,
+        },
+        "evidence": dict(report.evidence_checked),
+        "failures": [{"source": f.source, "reason": f.reason} for f in report.failures],
+        "prices": {
+            "as_of": report.prices.as_of,
+            "currency": report.prices.currency,
+            "basis": report.prices.basis,
+        },
+        "summary": {
+            "resources": report.resources_seen,
+            "untagged": report.untagged,
+            "findings": len(report.findings),
+            "by_verdict": {v: report.count(v) for v in VERDICTS},
+            "billable": len(billable),
+            "hourly": round(sum(f.cost.hourly or 0.0 for f in billable), 4),
+            "accrued": round(sum(f.cost.accrued or 0.0 for f in billable), 2),
+            "unpriced_billable": sum(1 for f in billable if f.cost.hourly is None),
+            "power_unknown": sum(1 for f in report.findings if f.cost.billable is None),
+        },
+        "warnings": list(report.warnings),
+    }
+
+
+def finding_document(finding: Finding) -> dict[str, Any]:
+    r = finding.resource
+    return {
+        "verdict": finding.verdict,
+        "reasons": list(finding.reasons),
+        "task_id": finding.task_id,
+        "generation": finding.generation,
+        "checks": {
+            "controller_record": finding.checks.controller_record,
+            "fixture_id": finding.checks.fixture_id,
+            "generation": finding.checks.generation,
+            "generation_detail": finding.checks.generation_detail,
+        },
+        "resource": {
+            "provider": r.provider,
+            "account": r.account,
+            "region": r.region,
+            "group": r.group,
+            "id": r.id,
+            "name": r.name,
+            "kind": r.kind,
+            "size": r.size,
+            "power_state": r.power_state,
+            "created": r.created.isoformat() if r.created else None,
+            "tags": dict(r.tags),
+            "source": r.source,
+            "uid": r.uid,
+        },
+        "age_seconds": int(finding.age.total_seconds()) if finding.age is not None else None,
+        "billable": finding.cost.billable,
+        "cost": {
+            "note": finding.cost.note,
+            "hourly": finding.cost.hourly,
+            "accrued": finding.cost.accrued,
+            "currency": finding.cost.currency,
+        },
+    }
+
+
+def write_report(report: AuditReport, out: TextIO) -> None:
+    """The document, streamed: the head, then one finding a line."""
+    head = json.dumps(report_head(report), indent=2, ensure_ascii=False)
+    out.write(head[: head.rindex("}")].rstrip() + ',\n  "findings": [')
+    _write_lines(out, (finding_document(f) for f in report.findings))
+    out.write("]\n}\n")
+
+
+def _write_lines(out: TextIO, documents: Iterable[dict[str, Any]]) -> None:
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    separator = "\n    "
+    wrote = False
+    for document in documents:
+        out.write(separator)
+        out.write(encode(document))
+        separator, wrote = ",\n    ", True
+    if wrote:
+        out.write("\n  ")
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+class ReportError(DocumentError):
+    """Not a `cloudguard.audit` v1 report, or a malformed one: exit 97."""
+
+
+@dataclass(frozen=True)
+class ReportedPolicy:
+    """The fleet vocabulary the audit used (a plan carries it for its reviewer)."""
+
+    task_tag: str = "task-id"
+    generation_tag: str = "repository-generation"
+    leaked_by: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportedFinding:
+    """One finding as the report states it: the resource as the audit saw it, and why."""
+
+    verdict: str
+    reasons: tuple[str, ...]
+    controller_record: str  # found | missing | not-checked
+    resource: Resource  # `size` and `source` are "" when the report leaves them out
+
+
+@dataclass(frozen=True)
+class ReadReport:
+    generated_at: datetime
+    policy: ReportedPolicy
+    findings: tuple[ReportedFinding, ...]
+
+
+def load_report(path: Path) -> Any:
+    """The parsed JSON of a report file (a missing file is a usage error)."""
+    return read_json_file(path, "audit report", ReportError)
+
+
+def read_report(document: Any, source: str, verdicts: Collection[str] | None = None) -> ReadReport:
+    """A parsed report, checked field by field; `verdicts`: read only those findings (the
+    others are skipped unread, as a plan for orphans has no business with ok VMs)."""
+    doc = StrictReader(source, ReportError)
+    root = doc.root(
+        document,
+        SCHEMA,
+        SCHEMA_VERSION,
+        "report",
+        "write one with `cloudguard audit --format json`",
+    )
+    policy = read_policy(doc, root.get("policy"))
+    generated_at = doc.time(root, "generated_at", "")
+    findings = []
+    for index, raw in enumerate(doc.array(root.get("findings"), "findings")):
+        where = f"findings[{index}]"
+        finding = doc.obj(raw, where)
+        verdict = doc.text(finding, "verdict", where)
+        if verdicts is not None and verdict not in verdicts:
+            continue
+        findings.append(_finding(doc, finding, verdict, where))
+    return ReadReport(generated_at, policy, tuple(findings))
+
+
+def _finding(doc: StrictReader, finding: Any, verdict: str, where: str) -> ReportedFinding:
+    r = doc.obj(finding.get("resource"), f"{where}.resource")
+    checks = doc.obj(finding.get("checks"), f"{where}.checks")
+    resource = Resource(
+        provider=doc.text(r, "provider", where),
+        account=doc.text(r, "account", where),
+        region=doc.text(r, "region", where),
+        group=doc.text(r, "group", where),
+        id=doc.text(r, "id", where),
+        name=doc.text(r, "name", where),
+        kind=doc.text(r, "kind", where),
+        size=doc.optional_text(r, "size", where),
+        tags=doc.tags(r.get("tags"), f"{where}.resource.tags"),
+        power_state=doc.text(r, "power_state", where),
+        uid=doc.optional_text(r, "uid", where),
+        created=doc.optional_time(r, "created", where),
+        source=doc.optional_text(r, "source", where),
+    )
+    return ReportedFinding(
+        verdict=verdict,
+        reasons=tuple(doc.text_list(finding.get("reasons"), f"{where}.reasons")),
+        controller_record=doc.text(checks, "controller_record", f"{where}.checks"),
+        resource=resource,
+    )
+
+
+def read_policy(doc: StrictReader, value: Any) -> ReportedPolicy:
+    """The `policy` object of a report (or of a plan, which carries the report's)."""
+    policy = doc.obj(value, "policy")
+    return ReportedPolicy(
+        task_tag=doc.text(policy, "task_tag", "policy"),
+        generation_tag=doc.text(policy, "generation_tag", "policy"),
+        leaked_by=read_leaked_by(doc, policy.get("leaked_by"), "policy.leaked_by"),
+    )
+
+
+def read_leaked_by(doc: StrictReader, value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """`["KEY=VALUE", ...]` (a report's or a plan's), each entry checked."""
+    return tuple(doc.parsed(v, where, parse_leaked_by) for v in doc.text_list(value or [], where))

@@ -1,0 +1,142 @@
+"""What an audit concludes: one `Finding` per fleet resource, gathered in an `AuditReport`.
+
+Frozen records shared by classification, the auditor, the report formats and
+the documents that write a report down and read it back (audit_report.py).
+Stdlib and the cloud kernel's records only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import cached_property
+
+from cloudguard import exit_codes
+from cloudguard.cloud.options import OptionValueError
+from cloudguard.cloud.records import Resource, SourceFailure
+
+# Verdicts, most urgent first (the order reports group them in).
+LEAKED = "leaked"  # carries a --leaked-by tag after the run: the run leaked it
+ORPHAN = "orphan"  # fleet-tagged, and no controller record explains it
+SUSPECT = "suspect"  # a record exists, but the task id is a fixture or the generation no commit
+PENDING = "pending"  # no record yet, but younger than --grace
+UNVERIFIED = "unverified"  # no controller evidence was supplied: cannot tell
+OK = "ok"  # the controller knows it (or a source owns its id) and nothing else is wrong
+VERDICTS = (LEAKED, ORPHAN, SUSPECT, PENDING, UNVERIFIED, OK)
+
+# Reasons: why a verdict is what it is.
+NO_CONTROLLER_RECORD = "no-controller-record"
+FIXTURE_TASK_ID = "fixture-task-id"
+UNKNOWN_GENERATION = "unknown-generation"
+UNVERIFIABLE_GENERATION = "unverifiable-generation"
+LEAKED_RUN_TAG = "leaked-run-tag"
+# An owned-id source (e.g. `owned-by-terraform-state`) owns the resource's cloud id.
+OWNED_BY_PREFIX = "owned-by-"
+REASONS = (
+    NO_CONTROLLER_RECORD,
+    FIXTURE_TASK_ID,
+    UNKNOWN_GENERATION,
+    UNVERIFIABLE_GENERATION,
+    LEAKED_RUN_TAG,
+)
+
+# What each evidence check found for one resource. "not-checked" is its own
+# state so a report can never show unsupplied evidence as passed.
+NOT_CHECKED = "not-checked"
+
+
+# Slotted records: a report holds one finding (with its checks and cost) per fleet VM.
+
+
+@dataclass(frozen=True, slots=True)
+class Checks:
+    controller_record: str = NOT_CHECKED  # found | missing | not-checked
+    fixture_id: str = NOT_CHECKED  # fixture | not-fixture | not-checked
+    generation: str = NOT_CHECKED  # commit | not-a-commit | unverifiable | no-tag | not-checked
+    generation_detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    billable: bool | None  # None: the power state is unknown, so whether compute bills is too
+    note: str  # why (not) billable, e.g. "deallocated: compute not billed; disks still are"
+    hourly: float | None  # None: size not in the price table
+    accrued: float | None  # hourly x hours since created; None when either is unknown
+    currency: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    resource: Resource
+    task_id: str | None
+    generation: str | None
+    verdict: str
+    reasons: tuple[str, ...]
+    checks: Checks
+    cost: Cost
+    age: timedelta | None = None
+
+
+@dataclass(frozen=True)
+class AuditPolicy:
+    """The knobs classification obeys (from options / cloudguard.toml)."""
+
+    task_tag: str = "task-id"
+    generation_tag: str = "repository-generation"
+    grace: timedelta = timedelta(hours=2)
+    leaked_by: tuple[tuple[str, str], ...] = ()
+    fail_on: str = ORPHAN  # "orphan" or "suspect"
+
+
+@dataclass(frozen=True)
+class PriceTableInfo:
+    as_of: str
+    currency: str
+    basis: str
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    generated_at: datetime
+    policy: AuditPolicy
+    findings: tuple[Finding, ...]  # fleet-tagged or leaked resources only
+    resources_seen: int
+    untagged: int  # resources without the task tag and not leaked: not the fleet's, only counted
+    failures: tuple[SourceFailure, ...]
+    evidence_checked: dict[str, str] = field(default_factory=dict)  # source kind -> what / why not
+    prices: PriceTableInfo = PriceTableInfo("", "", "")
+    # What the reader should know that is not a failure: duplicates counted once,
+    # VMs whose cost is unknown. Printed on stderr and in every format.
+    warnings: tuple[str, ...] = ()
+
+    def count(self, verdict: str) -> int:
+        return self._counts.get(verdict, 0)
+
+    @cached_property
+    def _counts(self) -> Counter[str]:
+        # Every format asks for every verdict's count: one pass, not one per question.
+        return Counter(f.verdict for f in self.findings)
+
+
+def exit_code(report: AuditReport) -> int:
+    """75 when any source was unreadable (even with orphans found: the audit is
+    incomplete), 1 for leaked/orphans (and suspects with fail-on suspect), else 0."""
+    if report.failures:
+        return exit_codes.DID_NOT_RUN
+    failing = {LEAKED, ORPHAN} | ({SUSPECT} if report.policy.fail_on == SUSPECT else set())
+    if any(f.verdict in failing for f in report.findings):
+        return exit_codes.ORPHANS_FOUND
+    return exit_codes.CLEAN
+
+
+def parse_leaked_by(value: str) -> tuple[str, str]:
+    """`KEY=VALUE`, as the command line, cloudguard.toml and the documents spell it."""
+    key, sep, tag_value = value.partition("=")
+    if not sep or not key.strip():
+        raise OptionValueError(f"expected KEY=VALUE: {value!r}")
+    return key.strip(), tag_value
+
+
+def leaked_by_text(leaked_by: tuple[tuple[str, str], ...]) -> list[str]:
+    return [f"{key}={value}" for key, value in leaked_by]

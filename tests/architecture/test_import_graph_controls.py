@@ -1,0 +1,78 @@
+"""Negative controls: plant an arrow back up or a cycle in a copy; the graph's tests go red.
+
+Each plant is a function-level import (never run, so the copy still imports
+and the suite still collects): the graph must see it all the same, and each
+named test's own message must name the planted edge (harnesses:
+tests/cloudguard_mutants.py, tests/adapter_mutants.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from adapter_mutants import assert_adapter_turns_red
+from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+
+GRAPH = "tests/architecture/test_import_graph.py"
+CYCLES = f"{GRAPH}::test_no_module_of_cloudguard_or_an_adapter_is_in_an_import_cycle"
+ARROWS = f"{GRAPH}::test_every_arrow_points_down"
+
+
+def _planted(import_line: str) -> str:
+    return f"\n\ndef _planted() -> None:\n    {import_line}  # noqa: F401\n"
+
+
+MUTATIONS = [
+    Mutation(
+        name="the kernel's records import the auditor (an arrow back up, and a cycle)",
+        module="cloud/records.py",
+        original="\n\ndef tag_value(",
+        broken=_planted("from cloudguard.audit import auditor") + "\n\ndef tag_value(",
+        tests=(ARROWS, CYCLES),
+        reason={
+            ARROWS: "cloudguard.cloud.records -> cloudguard.audit.auditor",
+            CYCLES: "cloudguard.cloud.records -> cloudguard.audit.auditor",
+        },
+    ),
+    Mutation(
+        name="two kernel modules import each other (a cycle inside one layer)",
+        module="cloud/cloud.py",
+        original="\n\nclass UnknownCredentialError(",
+        broken=_planted("from cloudguard.cloud import registry")
+        + "\n\nclass UnknownCredentialError(",
+        tests=(CYCLES,),
+        reason="cloudguard.cloud.cloud -> cloudguard.cloud.registry -> cloudguard.cloud.cloud",
+    ),
+    Mutation(
+        name="a document imports the reaper (an arrow back up)",
+        module="documents/plan.py",
+        original="\n\nclass PlanError(",
+        broken=_planted("from cloudguard.reap import verify") + "\n\nclass PlanError(",
+        tests=(ARROWS,),
+        reason="cloudguard.documents.plan -> cloudguard.reap.verify",
+    ),
+]
+
+ADAPTER_ARROW = Mutation(
+    name="an adapter imports the auditor, not the kernel",
+    module="export.py",
+    original="\n\nclass DescribeInstancesExport",
+    broken=_planted("from cloudguard.audit import inventory_files")
+    + "\n\nclass DescribeInstancesExport",
+    tests=(ARROWS,),
+    reason="cloudguard_aws.export -> cloudguard.audit.inventory_files",
+)
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_a_planted_edge_turns_the_graph_red_naming_it(tmp_path: Path, mutation: Mutation) -> None:
+    assert_turns_red(tmp_path, mutation)
+
+
+def test_an_adapter_importing_past_the_kernel_turns_it_red(tmp_path: Path) -> None:
+    assert_adapter_turns_red(tmp_path, "cloudguard_aws", ADAPTER_ARROW)
+
+
+def test_the_named_tests_pass_without_a_plant(tmp_path: Path) -> None:
+    assert_green_unmutated(tmp_path, [*MUTATIONS, ADAPTER_ARROW])

@@ -1,0 +1,63 @@
+"""One settings boundary (cloudguard.audit.from_settings), for `audit` and `reap apply` alike.
+
+Both commands resolve the same `[audit]` table; each request carries the
+options its command takes, and an option the command does not show keeps
+its default there (the audit's `--retries` never changes what `reap apply`
+sends).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from cloudguard.audit import from_settings
+from cloudguard.audit.options import Settings
+from cloudguard.audit.settings_files import resolve
+from cloudguard.cloud.options import AUDIT, REAP_APPLY
+from cloudguard.cloud.records import SweepRequest
+from cloudguard.cloud.registry import Clouds
+
+CONFIG = """[audit]
+retries = 25
+credential = "cli"
+engine = "resource-graph"
+accounts-from = "organizations"
+assume-role = "auditor"
+controller-home = "home"
+grace = "30m"
+fail-on = "suspect"
+"""
+
+
+def _settings(tmp_path: Path, command: str) -> tuple[Settings, Clouds]:
+    config = tmp_path / "cloudguard.toml"
+    config.write_text(CONFIG)
+    clouds = Clouds.installed()
+    return resolve(command, {"region": ["eastus"]}, config, clouds), clouds
+
+
+def test_the_audit_takes_every_option_it_shows(tmp_path: Path) -> None:
+    settings, clouds = _settings(tmp_path, AUDIT)
+    azure = from_settings.sweep_request(settings, clouds.cloud("azure"))
+    aws = from_settings.sweep_request(settings, clouds.cloud("aws"))
+    assert (azure.retries, azure.credential, azure.regions) == (25, "cli", ("eastus",))
+    assert azure.settings == {"engine": "resource-graph"}  # each cloud gets its own, only
+    assert aws.settings == {"accounts_from": "organizations", "assume_role": "auditor"}
+    policy = from_settings.audit_policy(settings)
+    assert (policy.grace, policy.fail_on) == (timedelta(minutes=30), "suspect")
+    evidence = from_settings.evidence_request(settings)
+    assert evidence.values["controller_home"] == str(tmp_path / "home")
+
+
+def test_reap_apply_takes_only_what_it_shows_from_the_same_table(tmp_path: Path) -> None:
+    settings, clouds = _settings(tmp_path, REAP_APPLY)
+    azure = from_settings.sweep_request(settings, clouds.cloud("azure"))
+    assert azure.credential == "cli"  # shared: reaping uses the audit's identity
+    default = SweepRequest()
+    assert (azure.retries, azure.regions) == (default.retries, ())  # the audit's own: defaults
+    assert azure.settings == {}  # --engine is the audit's
+    policy = from_settings.audit_policy(settings)
+    assert (policy.grace, policy.fail_on) == (timedelta(minutes=30), "orphan")
+    evidence = from_settings.evidence_request(settings)
+    assert evidence.values["controller_home"] == str(tmp_path / "home")
