@@ -29,7 +29,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,11 +123,17 @@ SENTINELS = {
 }
 
 
-def create_seal(registry: Registry, *, python: str | None = None, log: str | None = None) -> Seal:
+def create_seal(
+    registry: Registry,
+    *,
+    python: str | None = None,
+    log: str | None = None,
+    keepers: Sequence[str] = (),
+) -> Seal:
     """Make a seal directory with the refusing shims, the provider and empty stores.
 
-    `log`, when given, is written into every refuser: a child that scrubs its
-    environment still records there.
+    `log` and `keepers` (the record keepers' addresses), when given, are written
+    into every refuser: a child that scrubs its environment still records there.
     """
     seal = Seal(Path(tempfile.mkdtemp(prefix="cloudguard-seal-")))
     for store in ("bin", "azure", "aws", "gcloud"):
@@ -137,9 +143,23 @@ def create_seal(registry: Registry, *, python: str | None = None, log: str | Non
     rules = policy(registry, seal)
     for tool in registry.shims:
         _write_refuser(
-            seal.bin_dir / tool, python, via=f"{tool}-shim", tool=tool, policy=rules, log=log
+            seal.bin_dir / tool,
+            python,
+            via=f"{tool}-shim",
+            tool=tool,
+            policy=rules,
+            log=log,
+            keepers=keepers,
         )
-    _write_refuser(seal.provider, python, via="provider", tool="provider", policy=rules, log=log)
+    _write_refuser(
+        seal.provider,
+        python,
+        via="provider",
+        tool="provider",
+        policy=rules,
+        log=log,
+        keepers=keepers,
+    )
     return seal
 
 
@@ -155,7 +175,14 @@ def policy(registry: Registry, seal: Seal) -> Policy:
 
 
 def _write_refuser(
-    path: Path, python: str | None, *, via: str, tool: str, policy: Policy, log: str | None = None
+    path: Path,
+    python: str | None,
+    *,
+    via: str,
+    tool: str,
+    policy: Policy,
+    log: str | None = None,
+    keepers: Sequence[str] = (),
 ) -> None:
     package_parent = str(Path(__file__).resolve().parents[2])
     # -I -S: no site, no user site, no PYTHON* variables; starts about as fast as bare python.
@@ -167,7 +194,8 @@ def _write_refuser(
         "import sys\n"
         f"sys.path.append({package_parent!r})\n"
         "from cloudguard.guard.refuse import Policy, main\n"
-        f"main(via={via!r}, tool={tool!r}, policy={policy!r}, log={_absolute(log)!r})\n"
+        f"main(via={via!r}, tool={tool!r}, policy={policy!r}, log={_absolute(log)!r}, "
+        f"keepers={list(keepers)!r})\n"
     )
     path.write_text(script, encoding="utf-8")
     path.chmod(0o755)
@@ -178,7 +206,11 @@ def _absolute(log: str | None) -> str | None:
 
 
 def sealed_environment(
-    environ: Mapping[str, str], registry: Registry, seal: Seal, log: str
+    environ: Mapping[str, str],
+    registry: Registry,
+    seal: Seal,
+    log: str,
+    keepers: Sequence[str] = (),
 ) -> tuple[dict[str, str], list[str]]:
     """The environment to run under, and the sorted names that were dropped."""
     dropped = sorted(name for name in environ if registry.covers(name))
@@ -187,6 +219,8 @@ def sealed_environment(
     for variable in registry.provider_variables:
         env[variable] = str(seal.provider)
     env[reach.LOG_VARIABLE] = log
+    if keepers:
+        env[reach.KEEPER_VARIABLE] = " ".join(keepers)
     env[SEAL_DIR_VARIABLE] = str(seal.root)
     env["PATH"] = guard_first(seal, environ.get("PATH", ""))
     env["PYTHONPATH"] = guards_first(environ.get("PYTHONPATH", ""))

@@ -54,7 +54,7 @@ class EarlySeal:
         os.environ.update(env)
         # Installed now, so a conftest that reaches while it is imported is seen too.
         config.stash[OUTER] = inprocess.saved()
-        inprocess.install(log=log.path, policy=session.policy())
+        inprocess.install(log=log.path, policy=session.policy(), keepers=session.keepers)
         made = cls(session, original, env)
         config.stash[EARLY] = made
         return made
