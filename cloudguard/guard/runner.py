@@ -28,6 +28,7 @@ from cloudguard import exit_codes
 from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
 from cloudguard.guard import alarm, stragglers
+from cloudguard.guard.hard import launch
 from cloudguard.guard.keeper import Keeper
 from cloudguard.guard.registry import Registry
 from cloudguard.guard.session import GuardSession
@@ -49,8 +50,6 @@ def run(
     forward: Sequence[int] = (),
 ) -> int:
     if hard:  # before anything is armed or made: a host that cannot seal hard runs nothing
-        from cloudguard.guard.hard import launch
-
         try:
             launch.check_requirements()
         except launch.HardSealError as error:
@@ -73,8 +72,8 @@ def run(
         env = session.sealed_environment(os.environ)
         err.write(session.seal_line() + (launch.seal_line_suffix(ports) if hard else "") + "\n")
         err.flush()
-        if hard:
-            try:
+        try:
+            if hard:
                 code = launch.run_inside(
                     command,
                     env,
@@ -85,16 +84,17 @@ def run(
                     ports=ports,
                     spawn=_spawn,
                 )
-            except launch.HardSealError as error:
-                err.write(f"cloudguard: --hard: {error}\n")
-                if error.exit_code == exit_codes.DID_NOT_RUN:
-                    keep_log = False  # nothing ran: no evidence to keep
-                else:
-                    session.check(err)  # what was recorded before the sink failed is still shown
-                return error.exit_code
-        else:
-            code = _spawn(command, env, err)
-        _stop_stragglers(err, keeper)
+            else:
+                code = _spawn(command, env, err)
+        except launch.HardSealError as error:
+            _stop_stragglers(err, keeper)
+            err.write(f"cloudguard: --hard: {error}\n")
+            if error.exit_code == exit_codes.DID_NOT_RUN:
+                keep_log = False  # nothing ran: no evidence to keep
+            else:
+                session.check(err)  # what was recorded before the sink failed is still shown
+            return error.exit_code
+        _stop_stragglers(err, keeper)  # before the verdict, whatever ended the command
         verdict = session.check(err)
         keep_log = verdict == exit_codes.REACH_REFUSED
     finally:

@@ -192,8 +192,23 @@ def test_under_hard_the_command_sees_only_its_own_processes(where: Path) -> None
     result = attacked_run(where, script, hard=True)
 
     # pid 1 is its init, the shell the next; then ls and grep (and the $(...) subshell)
-    assert "pid 2 processes " in result.stderr, show(result)
-    assert int(result.stderr.split("pid 2 processes ")[1].split()[0]) <= 5, show(result)
+    assert "pid 2 processes " in result.stderr, (
+        f"the command saw processes outside its run:\n{show(result)}"
+    )
+    assert int(result.stderr.split("pid 2 processes ")[1].split()[0]) <= 5, (
+        f"the command saw processes outside its run:\n{show(result)}"
+    )
+
+
+def test_under_hard_the_commands_init_cannot_be_read(where: Path) -> None:
+    # The init holds nothing of the supervisor's and is out of the command's reach; the
+    # command's own descriptors (the control) are listed, so "not listed" means refused.
+    script = "ls /proc/$$/fd | wc -l >&2; echo --- >&2; ls /proc/1/fd 2>/dev/null | wc -l >&2"
+    result = attacked_run(where, script, hard=True)
+
+    own, _, init = result.stderr.rpartition("---")
+    assert int(own.split()[-1]) > 0, show(result)
+    assert int(init.split()[0]) == 0, f"the command read its init's descriptors:\n{show(result)}"
 
 
 def test_under_hard_a_truncated_log_changes_nothing(where: Path) -> None:

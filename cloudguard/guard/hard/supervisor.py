@@ -50,6 +50,7 @@ IFF_NO_PI = 0x1000
 TUN_SOURCE_V4 = "192.0.0.8/32"
 TUN_SOURCE_V6 = "100::8/128"
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+MAX_DESCRIPTOR = 1 << 20
 COMMAND_NOT_FOUND = exit_codes.COMMAND_NOT_FOUND
 COMMAND_NOT_EXECUTABLE = exit_codes.COMMAND_NOT_EXECUTABLE
 
@@ -140,9 +141,24 @@ def point_resolver(seal_root: str) -> socket.socket:
     return resolver
 
 
-def start_command(command: list[str], uid: int, gid: int, keep_out: Sequence[int]) -> int:
-    """Fork the spawner, which starts the command's init in a new pid namespace; the spawner's
-    pid once the init has its /proc, or SetupError naming why it could not be made.
+class Started:
+    """The spawner (its pid) and the word that lets the command start (`go`)."""
+
+    def __init__(self, spawner: int, go: int) -> None:
+        self.spawner = spawner
+        self._go = go
+
+    def go(self) -> None:
+        """Start the command: only after the host was told `started` (a supervisor that dies
+        before this leaves a run in which nothing ran, 75; after it, one that did, 97)."""
+        os.write(self._go, b"go")
+        os.close(self._go)
+
+
+def start_command(command: list[str], uid: int, gid: int, keep_out: Sequence[int]) -> Started:
+    """Fork the spawner, which starts the command's init in a new pid namespace: once the init
+    has its /proc, or SetupError naming why it could not be made. The command itself waits
+    for `Started.go`.
 
     A process that entered a new pid namespace may start no thread (and every later
     fork of it lands in that namespace): the spawner does that, single-threaded, so
@@ -150,26 +166,28 @@ def start_command(command: list[str], uid: int, gid: int, keep_out: Sequence[int
     The spawner exits with the init's status. `keep_out`: descriptors closed in it.
     """
     ready_read, ready_write = os.pipe()
+    go_read, go_write = os.pipe()
     spawner = os.fork()
     if spawner == 0:
-        os.close(ready_read)
-        for fd in keep_out:
+        for fd in (ready_read, go_write, *keep_out):
             os.close(fd)
         try:
-            os._exit(_spawn_init(command, uid, gid, ready_write))
+            os._exit(_spawn_init(command, uid, gid, ready_write, go_read))
         except BaseException as error:  # never return into the supervisor's loop
             os.write(ready_write, f"cannot start the command's init: {error}".encode())
             os._exit(exit_codes.DID_NOT_RUN)
     os.close(ready_write)
+    os.close(go_read)
     with os.fdopen(ready_read, "rb") as ready:
         answer = ready.read().decode("utf-8", "replace")
     if answer != "ready":
+        os.close(go_write)
         os.waitpid(spawner, 0)
         raise SetupError(answer or "the command's init ended before it was ready")
-    return spawner
+    return Started(spawner, go_write)
 
 
-def _spawn_init(command: list[str], uid: int, gid: int, ready: int) -> int:
+def _spawn_init(command: list[str], uid: int, gid: int, ready: int, go: int) -> int:
     try:
         linux.unshare(linux.CLONE_NEWPID)
     except OSError as error:
@@ -178,7 +196,7 @@ def _spawn_init(command: list[str], uid: int, gid: int, ready: int) -> int:
     init = os.fork()
     if init == 0:
         try:
-            os._exit(_init(command, uid, gid, ready))
+            os._exit(_init(command, uid, gid, ready, go))
         except BaseException as error:
             os.write(ready, f"cannot start the command's init: {error}".encode())
             os._exit(exit_codes.DID_NOT_RUN)
@@ -195,7 +213,7 @@ def _exit_code(wait_status: int) -> int:
     return 128 - code if code < 0 else code
 
 
-def _init(command: list[str], uid: int, gid: int, ready: int) -> int:
+def _init(command: list[str], uid: int, gid: int, ready: int, go: int) -> int:
     """Pid 1: a /proc of the command's own pid namespace, the command, its status.
 
     It reaps every orphan, passes on the signals the supervisor forwards, and
@@ -203,6 +221,12 @@ def _init(command: list[str], uid: int, gid: int, ready: int) -> int:
     it has a handler: the command cannot kill or stop it). When it exits, the
     kernel kills whatever is left in the namespace.
     """
+    # Nothing of the supervisor's stays open here (the TUN device, the resolver, the record
+    # channel's listeners): the command sees this process as its pid 1.
+    low, high = sorted((ready, go))
+    os.closerange(3, low)
+    os.closerange(low + 1, high)
+    os.closerange(high + 1, MAX_DESCRIPTOR)
     try:
         linux.unshare(linux.CLONE_NEWNS)  # this /proc is the command's; the sink keeps the host's
         linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
@@ -211,6 +235,9 @@ def _init(command: list[str], uid: int, gid: int, ready: int) -> int:
         return exit_codes.DID_NOT_RUN
     os.write(ready, b"ready")
     os.close(ready)
+    if os.read(go, 2) != b"go":  # the supervisor ended first: nothing runs
+        return exit_codes.DID_NOT_RUN
+    os.close(go)
     child = os.fork()
     if child == 0:
         _exec_command(command, uid, gid)
@@ -271,7 +298,7 @@ def main(argv: list[str]) -> int:
         channel = Channel(spec["keeper"], relay.receive, relay.tamper)
         linux.become_subreaper()  # orphans stay our descendants: attribution searches only those
         linux.set_dumpable(False)  # after the id maps: nothing inside may trace or starve us
-        child = start_command(command, uid, gid, keep_out=(status, records))
+        started = start_command(command, uid, gid, keep_out=(status, records))
     except SetupError as error:
         _status(status, setup_error=str(error))
         return exit_codes.DID_NOT_RUN
@@ -280,6 +307,8 @@ def main(argv: list[str]) -> int:
         return exit_codes.DID_NOT_RUN
     channel.start()  # a thread only now: the init was forked from a single-threaded process
     _status(status, started=len(masked))
+    started.go()
+    child = started.spawner
 
     def forward_signal(signum: int, _frame: object) -> None:
         os.kill(child, signum)
