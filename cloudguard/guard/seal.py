@@ -29,7 +29,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 # The runner's own contract (CLOUDGUARD_REACH_LOG, CLOUDGUARD_TEST, ...): never sealed.
 RUNNER_PREFIX = "CLOUDGUARD_"
 SEAL_DIR_VARIABLE = "CLOUDGUARD_SEAL_DIR"
+KEPT_VARIABLE = "CLOUDGUARD_KEPT"
 PROVIDER_SHIM = "cloudguard-refusing-provider"
 SEAL_LINE_PREFIX = "CLOUDGUARD_AMBIENT_SEAL"
 # First on PYTHONPATH in a sealed environment: its sitecustomize installs the in-process
@@ -88,23 +89,6 @@ class Seal:
         NoCredentialsError on purpose removes them itself (`monkeypatch.delenv`).
         """
         return dict(SENTINELS)
-
-    @property
-    def kept_file(self) -> Path:
-        return self.root / "kept"
-
-    def keep(self, names: Iterable[str]) -> None:
-        """Record the sealed names a pytest session's suite declared itself (pytest-env,
-        conftest), so its xdist workers, which inherit them, verify the seal all the same."""
-        private_files.write_private(self.kept_file, "".join(f"{name}\n" for name in names))
-
-    def kept(self) -> frozenset[str]:
-        try:
-            fd = private_files.open_own(self.kept_file, os.O_RDONLY)
-        except FileNotFoundError:
-            return frozenset()
-        with os.fdopen(fd, encoding="utf-8") as names:
-            return frozenset(line.strip() for line in names if line.strip())
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -229,6 +213,20 @@ def sealed_environment(
     return env, dropped
 
 
+def declared_by_the_suite(environ: Mapping[str, str]) -> frozenset[str]:
+    """The sealed names a pytest session's suite set itself (pytest-env, conftest.py): its
+    own fakes, which every process it starts inherits and still runs under the seal."""
+    return frozenset(name for name in environ.get(KEPT_VARIABLE, "").split(",") if name)
+
+
+def keep_declared(environ: MutableMapping[str, str], names: Iterable[str]) -> None:
+    """Name `names` as the suite's own for the processes it starts (xdist workers, nested
+    sessions), which verify the seal they inherit against them."""
+    kept = sorted(declared_by_the_suite(environ) | set(names))
+    if kept:
+        environ[KEPT_VARIABLE] = ",".join(kept)
+
+
 def inherited_seal(environ: Mapping[str, str], registry: Registry) -> Seal | None:
     """The seal this process says it runs under, when that is verifiably true; else None.
 
@@ -266,10 +264,7 @@ def inherited_seal_problems(environ: Mapping[str, str], registry: Registry) -> l
         problems.append(f"seal dir {root} is not a directory of the caller's")
     if environ.get("PATH", "").split(os.pathsep)[0] != str(seal.bin_dir):
         problems.append(f"the guard bin {seal.bin_dir} is not first on PATH")
-    try:  # a suite's own declared settings, kept by the session that made this seal
-        kept = seal.kept()
-    except OSError as error:
-        return [f"seal dir {root}: kept names unreadable: {error}"]
+    kept = declared_by_the_suite(environ)  # the suite's own fakes (pytest-env, conftest.py)
     identity = [n for n in policy(registry, seal).identity_vars(environ) if n not in kept]
     if identity:
         problems.append(f"identity variables are set: {', '.join(identity)}")

@@ -168,6 +168,25 @@ MUTATIONS += [
         reason="not refused as a symbolic link",
     ),
 ]
+ONE_VERDICT = "tests/pytest_plugin/test_plugin_one_verdict.py::test_one_verdict_in_every_mode"
+MUTATIONS += [
+    Mutation(
+        name="a session under a run does not name the suite's own settings for its workers",
+        module="guard/pytest/early.py",
+        original="declared_since(self.inherited, self.registry))\n",
+        broken="[])\n",
+        tests=(f"{ONE_VERDICT}[run-xdist-declared-settings]",),
+        reason="a session did not trust its seal",
+    ),
+    Mutation(
+        name="the hard seal answers a refuser before the run holds its record",
+        module="guard/hard/relay.py",
+        original='                if os.read(self.answers, 1) != b"k":\n',
+        broken="                if False:\n",
+        tests=(f"{ONE_VERDICT}[run-hard-serial-as-is]",),
+        reason="other tests are red than the ones that reached",
+    ),
+]
 STALE_SEAL = (
     "tests/guard/test_inherited_seal.py::"
     "test_a_stale_inherited_seal_is_sealed_again_and_the_real_az_never_runs"

@@ -8,7 +8,8 @@ Every run is an ordinary user's (uid 65534 when the suite runs as root: a
 permission means the same for everyone) inside a loopback-only network
 namespace of the test's own (`unshare -rn`), so a broken guard fails the test
 and sends nothing anywhere. The outcome may be 97 (tampering seen) or 98 (the
-reach); never 0. Negative controls: test_verdict_integrity_controls.py.
+reach); never 0. Negative controls: test_negative_controls.py and
+tests/hard/test_hard_negative_controls.py.
 """
 
 from __future__ import annotations

@@ -56,32 +56,40 @@ class RecordsFromInside(threading.Thread):
     """Reads the records pipe: each line a record for the keeper (and for the keepers of the
     runs this one is inside), or a tampering the supervisor saw."""
 
-    def __init__(self, fd: int, keeper: Keeper, upstream: Sequence[str]) -> None:
+    def __init__(self, fd: int, answers: int, keeper: Keeper, upstream: Sequence[str]) -> None:
         super().__init__(name="cloudguard-records-from-inside", daemon=True)
         self.fd = fd
+        self.answers = answers  # one byte per line, once the keeper holds it
         self.keeper = keeper
         self.upstream = upstream
         self.count = 0
 
     def run(self) -> None:
-        with os.fdopen(self.fd, "rb") as lines:
-            for line in lines:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    record = None
-                kind = record.get("kind") if isinstance(record, dict) else None
-                if kind == "reach":
-                    assert isinstance(record, dict)
-                    self.keeper.keep(record)
-                    self.count += 1
-                    for address in self.upstream:
-                        reach.deliver(address, record)
-                elif kind == "tampering":
-                    assert isinstance(record, dict)
-                    self.keeper.tamper(f"inside the hard seal: {record.get('what')}")
-                else:
-                    self.keeper.tamper("a malformed line arrived from the hard seal's relay")
+        try:
+            with os.fdopen(self.fd, "rb") as lines:
+                for line in lines:
+                    self._take(line)
+                    os.write(self.answers, b"k")
+        except Exception as error:  # a reader that stopped: the supervisor hears an end, fails
+            self.keeper.tamper(f"the records from the hard seal could not be read ({error!r})")
+        finally:
+            os.close(self.answers)
+
+    def _take(self, line: bytes) -> None:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        kind = record.get("kind") if isinstance(record, dict) else None
+        if not isinstance(record, dict) or kind not in ("reach", "tampering"):
+            self.keeper.tamper("a malformed line arrived from the hard seal's relay")
+        elif kind == "tampering":
+            self.keeper.tamper(f"inside the hard seal: {record.get('what')}")
+        else:
+            self.keeper.keep(record)
+            self.count += 1
+            for address in self.upstream:
+                reach.deliver(address, record)
 
 
 def run_inside(
@@ -106,6 +114,7 @@ def run_inside(
     os.mkdir(running.running_dir(str(seal_root)), 0o700)  # where pytest names its running test
     status_read, status_write = os.pipe()
     records_read, records_write = os.pipe()
+    answers_read, answers_write = os.pipe()
     spec: list[tuple[str, object]] = [
         ("seal", seal_root),
         ("uid", os.getuid()),
@@ -113,6 +122,7 @@ def run_inside(
         ("ip", ip_tool),
         ("status_fd", status_write),
         ("records_fd", records_write),
+        ("answers_fd", answers_read),
         *(("mask", home) for home in masks.expand(masked_homes, os.path.expanduser("~"))),
         *(("forward", port) for port in ports),
         *(("keeper", address.removeprefix("@")) for address in keepers),
@@ -123,18 +133,22 @@ def run_inside(
     except ValueError as error:
         for fd in (status_read, status_write, records_read, records_write):
             os.close(fd)
+        for fd in (answers_read, answers_write):
+            os.close(fd)
         raise HardSealError(str(error), exit_codes.DID_NOT_RUN) from None
     package_parent = str(Path(__file__).resolve().parents[3])
     argv = [sys.executable, "-I", "-S", "-c", SUPERVISOR, package_parent, str(spec_path), "--"]
     relays = forward.HostForwarders(seal_root, ports)
-    inside = RecordsFromInside(records_read, keeper, [a for a in keepers if a != keeper.address])
+    upstream = [a for a in keepers if a != keeper.address]
+    inside = RecordsFromInside(records_read, answers_write, keeper, upstream)
     inside.start()
     try:
-        code = spawn([*argv, *command], env, sys.stderr, pass_fds=(status_write, records_write))
+        fds = (status_write, records_write, answers_read)
+        code = spawn([*argv, *command], env, sys.stderr, pass_fds=fds)
     finally:
         relays.close()
-        os.close(status_write)
-        os.close(records_write)  # the supervisor's copy was its last: the reader sees the end
+        for fd in (status_write, records_write, answers_read):
+            os.close(fd)  # the supervisor's copies were the last: the reader sees the end
     inside.join()
     with os.fdopen(status_read, "rb") as handle:
         status = protocol.decode(handle.read().decode("utf-8", "replace"))

@@ -8,6 +8,9 @@ the records pipe the host passed in; the host's keeper parses and holds it
 inherited past the supervisor, and the command's pid namespace cannot name
 the supervisor to signal, trace or starve it.
 
+The host answers each line on a second pipe once its keeper holds the record
+and wrote it to the log, and only then is the refuser answered (or the packet
+refused): a test that looks at the log right after its reach finds it there.
 At the end the supervisor tells the host how many records it relayed; a host
 that received another number fails the run closed (97). Stdlib only, no
 `json` (the supervisor's start-up budget): lines are passed on as they came,
@@ -24,8 +27,9 @@ from cloudguard.guard import reach
 
 
 class Relay:
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, answers: int) -> None:
         self.fd = fd
+        self.answers = answers  # the host's answer to each line: one byte
         self.count = 0  # reach records relayed
         self.lost: str | None = None  # why a record could not be relayed, if one could not
         self._lock = threading.Lock()
@@ -50,6 +54,8 @@ class Relay:
                 view = memoryview(line)
                 while view:
                     view = view[os.write(self.fd, view) :]
+                if os.read(self.answers, 1) != b"k":
+                    raise OSError("the host stopped answering")
             except OSError as error:
                 self.lost = f"the records pipe to the host broke ({error.strerror or error})"
                 return False

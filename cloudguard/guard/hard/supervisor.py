@@ -277,9 +277,10 @@ def main(argv: list[str]) -> int:
         spec = protocol.decode(handle.read())
     status = int(str(spec["status_fd"]))
     records = int(str(spec["records_fd"]))
-    for fd in (status, records):
+    answers = int(str(spec["answers_fd"]))
+    for fd in (status, records, answers):
         os.set_inheritable(fd, False)  # the command must not be able to speak for the seal
-    relay = Relay(records)
+    relay = Relay(records, answers)
     root = str(spec["seal"])
     uid, gid = int(str(spec["uid"])), int(str(spec["gid"]))
     try:
@@ -298,7 +299,7 @@ def main(argv: list[str]) -> int:
         channel = Channel(spec["keeper"], relay.receive, relay.tamper)
         linux.become_subreaper()  # orphans stay our descendants: attribution searches only those
         linux.set_dumpable(False)  # after the id maps: nothing inside may trace or starve us
-        started = start_command(command, uid, gid, keep_out=(status, records))
+        started = start_command(command, uid, gid, keep_out=(status, records, answers))
     except SetupError as error:
         _status(status, setup_error=str(error))
         return exit_codes.DID_NOT_RUN

@@ -236,6 +236,13 @@ class SessionGuard:
         unexpected = [r for r, was_expected in self.summary if not was_expected]
         title = f"cloudguard: {len(unexpected)} cloud reach(es) refused and recorded"
         terminalreporter.section(title, sep="=", red=bool(unexpected), bold=True)
+        if self.session.keeper is None:
+            # Joined: the records are kept by the run (or session) this one runs inside,
+            # which lists each when it ends; each test's failure names its own. Once each.
+            terminalreporter.write_line(
+                f"each is listed by the run that keeps the records ({self.log}) when it ends"
+            )
+            return
         for record, was_expected in self.summary:
             tag = "expected by its test (cloudguard.expect): " if was_expected else ""
             terminalreporter.write_line(tag + alarm.describe(record))
