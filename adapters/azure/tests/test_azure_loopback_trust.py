@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 import trustme
+from trusted_config import write_trusted
 
 SUB = "0b1f6471-1bf0-4dda-aec3-111111111111"
 # What the victim's `az account get-access-token` would print: a real-looking token.
@@ -96,14 +97,22 @@ def victim_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def planted_config(directory: Path, listener: Listener, credential: str) -> Path:
+def planted_config(
+    directory: Path, listener: Listener, credential: str, *, trusted: bool = False
+) -> Path:
+    """The file naming the listener; `trusted`: the victim's own, which she trusted
+    (`cloudguard trust`), so only the loopback rule stands between her token and it."""
     path = directory / "cloudguard.toml"
-    path.write_text(
+    text = (
         "[audit]\n"
         f'credential = "{credential}"\n'
         f'management-endpoint = "{listener.url}"\n'
         f'ca-bundle = "{listener.ca_pem}"\n'
     )
+    if trusted:
+        write_trusted(path, text)
+    else:
+        path.write_text(text)
     path.chmod(0o644)
     return path
 
@@ -142,7 +151,8 @@ def test_a_real_credential_never_gets_a_token_for_a_loopback_endpoint(
 ) -> None:
     work = tmp_path / "repo"
     (work / ".git").mkdir(parents=True)
-    planted_config(work, listener, "cli")  # the victim's own file, say copied from a snippet
+    # The victim's own file, say copied from a snippet, and trusted.
+    planted_config(work, listener, "cli", trusted=True)
 
     result = audit(work, victim_env(tmp_path))
 
@@ -157,7 +167,7 @@ def test_control_the_listener_does_receive_a_bearer_token(
     """Without that rule the same listener gets a token: fake-arm's, the one allowed there."""
     work = tmp_path / "repo"
     (work / ".git").mkdir(parents=True)
-    planted_config(work, listener, "fake-arm")
+    planted_config(work, listener, "fake-arm", trusted=True)
 
     audit(work, victim_env(tmp_path))
 
@@ -184,7 +194,7 @@ def test_the_loopback_rule_is_what_stops_the_real_token(
     )
     work = tmp_path / "repo"
     (work / ".git").mkdir(parents=True)
-    planted_config(work, listener, "cli")
+    planted_config(work, listener, "cli", trusted=True)
     env = victim_env(tmp_path)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(mutant.parent), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
