@@ -92,7 +92,7 @@ class Fleet:
     healthy: str
 
     def live(self) -> list[str]:
-        return ["--credential", "moto", "--management-endpoint", self.endpoint]
+        return ["--credential", "fake", "--management-endpoint", self.endpoint]
 
     def plan(self, *extra: str) -> Path:
         report = self.work / "audit.json"
@@ -378,7 +378,7 @@ def test_the_action_client_never_retries() -> None:
 
     from cloudguard.cloud.records import SweepRequest
 
-    reaper = AwsReaper(SweepRequest(endpoint="http://127.0.0.1:9"), lambda r: _session_for_config())
+    reaper = AwsReaper(SweepRequest(endpoint="http://127.0.0.1:9", credential="fake"))
     try:
         client = reaper._ec2("us-east-1", acting=True)
         attempts = client.meta.config.retries["total_max_attempts"]
@@ -386,12 +386,6 @@ def test_the_action_client_never_retries() -> None:
         assert reaper._ec2("us-east-1").meta.config.retries["total_max_attempts"] > 1
     finally:
         reaper.close()
-
-
-def _session_for_config() -> Any:
-    import boto3
-
-    return boto3.Session(region_name="us-east-1", **FAKE_KEYS)
 
 
 def test_with_dependents_deletes_the_fleet_volume_a_terminate_left(fleet: Fleet) -> None:
