@@ -68,7 +68,7 @@ def read_config(command: str, explicit: Path | None, clouds: Clouds | None) -> d
         path = explicit if explicit is not None else cfg.find_config(Path.cwd())
         if path is None:
             return {}
-        if explicit is not None and not explicit.is_file():
+        if explicit is not None and not explicit.exists():
             raise cfg.ConfigError(str(explicit), "--config file does not exist")
         try:
             document = project_file.read_project_file(path, discovered=explicit is None)
