@@ -91,8 +91,8 @@ MUTATIONS = [
     Mutation(
         name="markdown cells escape only link syntax",
         module="audit/formats/markdown.py",
-        original="for mark in string.punctuation}",
-        broken='for mark in "\\\\|`[]()!<>&"}',
+        original='_ACTIVE = "\\\\`*_~|[]()!<>&:."',
+        broken='_ACTIVE = "\\\\`*_~|[]()!<>&"',
         tests=(f"{INERT}::test_the_markdown_report_makes_no_link",),
         reason="a value became a link in the markdown report",
     ),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import string
 from typing import TextIO
 
 from cloudguard.audit.formats import StreamedFormat
@@ -17,14 +16,15 @@ from cloudguard.audit.formats.summary import (
 )
 from cloudguard.documents.findings import AuditReport
 
-# Every ASCII punctuation character may be backslash-escaped in CommonMark and then is
-# only itself: escaped, a cell can start no construct (a link, an image, code, emphasis,
-# raw HTML, a pipe that ends the cell) and no URL or `www.` autolink (GitHub's finder
-# needs an unescaped `:` or `.` there). GitHub finds e-mail autolinks (and `mailto:`,
-# `xmpp:`) in the text after escapes are undone, so each `@` is also followed by an empty
-# HTML comment: the address is split where the finder looks, and renders as nothing
-# (a mention `@name` is split the same way).
-_ESCAPED = str.maketrans({mark: "\\" + mark for mark in string.punctuation} | {"@": "\\@<!-- -->"})
+# Every character that can start a construct inside a line (code, emphasis, strikethrough,
+# a link, an image, raw HTML or an entity, a pipe that ends the cell), plus `:` and `.`:
+# GitHub's autolink finder needs an unescaped `:` after `http(s)`/`ftp` and `.` after
+# `www`. Escaped (CommonMark lets any ASCII punctuation be), each is only itself. GitHub
+# finds e-mail autolinks (and `mailto:`, `xmpp:`) in the text after escapes are undone, so
+# each `@` is also followed by an empty HTML comment: the address is split where the
+# finder looks, and renders as nothing (a mention `@name` is split the same way).
+_ACTIVE = "\\`*_~|[]()!<>&:."
+_ESCAPED = str.maketrans({mark: "\\" + mark for mark in _ACTIVE} | {"@": "\\@<!-- -->"})
 
 
 def cell(value: str) -> str:
