@@ -6,6 +6,10 @@ the reap plan, each reap-log line and each reach-log line. A test that makes
 cloudguard write a document its schema refuses fails there, naming the field.
 Files written by child processes are checked by the tests that read them
 (tests/cloudguard_schemas.py).
+
+Every test has a trust store of its own (`XDG_STATE_HOME`, inherited by the
+commands it runs): what one test trusts (tests/trusted_config.py) is nobody
+else's, and the user's own store is never read or written.
 """
 
 from __future__ import annotations
@@ -26,6 +30,13 @@ def _checked(name: str, render: Callable[..., str]) -> Callable[..., str]:
         return text
 
     return rendered
+
+
+@pytest.fixture(autouse=True)
+def _own_trust_store(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 
 
 @pytest.fixture(autouse=True)

@@ -30,6 +30,7 @@ from cloudguard.audit.formats import FORMATS
 from cloudguard.audit.option_spec import declarations, option
 from cloudguard.cloud.options import (
     LIVE_PANEL,
+    NeedsTrust,
     Option,
     Shown,
     boolean,
@@ -83,6 +84,7 @@ class Settings:
         path=True,
     )
     provider: tuple[str, ...] = option(
+        trust=NeedsTrust("sweeps these clouds live with your credentials"),
         parse=string,
         default=(),
         flags=("--provider", "-p"),
@@ -93,6 +95,7 @@ class Settings:
         panel=LIVE_PANEL,
     )
     subscription: tuple[str, ...] = option(
+        trust=NeedsTrust("chooses what your credentials read"),
         parse=string,
         default=(),
         flags=("--subscription", "-s"),
@@ -102,6 +105,7 @@ class Settings:
         panel=LIVE_PANEL,
     )
     all_subscriptions: bool = option(
+        trust=NeedsTrust("reads every subscription your credentials can list"),
         parse=boolean,
         default=False,
         flags=("--all-subscriptions/--listed-subscriptions",),
@@ -127,6 +131,7 @@ class Settings:
         panel=LIVE_PANEL,
     )
     credential: str | None = option(
+        trust=NeedsTrust("chooses which of your identities is used"),
         parse=string,
         default=None,
         metavar="NAME",
@@ -154,6 +159,7 @@ class Settings:
         panel=LIVE_PANEL,
     )
     management_endpoint: str | None = option(
+        trust=NeedsTrust("chooses where your credentials are sent"),
         parse=string,
         default=None,
         metavar="URL",
@@ -162,6 +168,7 @@ class Settings:
         panel=LIVE_PANEL,
     )
     ca_bundle: str | None = option(
+        trust=NeedsTrust("chooses which certificate authorities vouch for the endpoint"),
         parse=string,
         default=None,
         metavar="FILE",
@@ -210,6 +217,8 @@ class Settings:
         panel=REPORT_PANEL,
     )
     output: str | None = option(
+        # Ignored while untrusted: the report goes to stdout, the same report elsewhere.
+        trust=NeedsTrust("chooses which of your files the report overwrites", ignored=True),
         parse=string,
         default=None,
         flags=("--output", "-o"),
@@ -238,6 +247,8 @@ class Settings:
     )
     # -- [reap]: what only `reap apply` reads --
     max_age: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
+        # Ignored while untrusted: the default (24h) is the stricter.
+        trust=NeedsTrust("accepts older plans", ignored=True),
         parse=cfg.parse_duration,
         default=_MAX_AGE,
         audit=False,
@@ -249,6 +260,7 @@ class Settings:
     )
     # Subscriptions / AWS accounts reaping may act in; required for `reap apply --yes`.
     accounts: tuple[str, ...] | None = option(
+        trust=NeedsTrust("chooses the subscriptions and accounts reaping may act in"),
         parse=string,
         default=None,
         audit=False,

@@ -42,6 +42,7 @@ BASE = (
     "cloudguard.private_files",
     "cloudguard.project_file",
     "cloudguard.schemas",
+    "cloudguard.trust",
 )
 # A module of the layer on the left may import, of cloudguard, what is on the right
 # (`x.*`: x and every module under it). The longest prefix names a module's layer.
@@ -73,6 +74,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "cloudguard.reap.*",
     ),
     "cloudguard.cli": ("cloudguard.*",),
+    "cloudguard.trust_command": ("cloudguard.*",),  # a command: reads every key's declaration
     "cloudguard.__main__": ("cloudguard.*",),
     **{adapter: ("cloudguard.cloud.*",) for adapter in ADAPTERS},
     "cloudguard_azure.demo": ("cloudguard.cloud.*", "cloudguard.exit_codes"),

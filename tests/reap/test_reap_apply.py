@@ -21,6 +21,7 @@ from reap_helpers import (
     fleet,
     write_json,
 )
+from trusted_config import write_trusted
 
 from cloudguard.audit.cost import bundled_prices
 from cloudguard.audit.evidence.interface import EvidenceRequest
@@ -251,9 +252,10 @@ def test_provider_options_reach_the_reaper(setup: dict[str, Path]) -> None:
 
 
 def test_options_come_from_the_audit_config_too(setup: dict[str, Path], _own_directory) -> None:
-    (_own_directory / "cloudguard.toml").write_text(
+    write_trusted(
+        _own_directory / "cloudguard.toml",
         f'[audit]\ncontroller-home = "{setup["home"]}"\ncredential = "fake-arm"\nformat = "json"\n'
-        'leaked-by = ["run-id=ci-77"]\n'
+        'leaked-by = ["run-id=ci-77"]\n',
     )
     done = cli("reap", "apply", str(setup["plan"]))
 

@@ -18,7 +18,7 @@ from xml.sax.saxutils import escape, quoteattr
 from cloudguard.audit.formats import StreamedFormat
 from cloudguard.audit.formats.order import report_order
 from cloudguard.audit.formats.summary import headline, warning_lines
-from cloudguard.audit.formats.text import money, one_line
+from cloudguard.audit.formats.text import defang, inert, money
 from cloudguard.documents.findings import (
     LEAKED,
     ORPHAN,
@@ -44,16 +44,14 @@ class JunitFormat(StreamedFormat):
         out.write('<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n')
         out.write(f'  <testsuite name="cloudguard audit"{_attributes(counts)}>\n')
         for failure in report.failures:
-            source = _attributes(
-                classname="cloudguard.audit.sources", name=one_line(failure.source)
-            )
-            reason = _attributes(message=one_line(failure.reason, 300))
+            source = _attributes(classname="cloudguard.audit.sources", name=inert(failure.source))
+            reason = _attributes(message=inert(failure.reason, 300))
             out.write(f"    <testcase{source}>\n      <error{reason} />\n    </testcase>\n")
         currency = report.prices.currency
         for f in report_order(report.findings):
             r = f.resource
-            classname = one_line(".".join(p for p in (r.provider, r.account, r.group) if p))
-            out.write(f"    <testcase{_attributes(classname=classname, name=one_line(r.name))}>\n")
+            classname = inert(".".join(p for p in (r.provider, r.account, r.group) if p))
+            out.write(f"    <testcase{_attributes(classname=classname, name=inert(r.name))}>\n")
             detail = _detail(f, currency)
             if f.verdict in failing:
                 out.write(f"      <failure{_attributes(type=f.verdict, message=detail)} />\n")
@@ -62,7 +60,7 @@ class JunitFormat(StreamedFormat):
             else:
                 out.write(f"      <system-out>{escape(detail)}</system-out>\n")
             out.write("    </testcase>\n")
-        system_out = "\n".join([headline(report), *warning_lines(report)])
+        system_out = defang("\n".join([headline(report), *warning_lines(report)]))
         out.write(f"    <system-out>{escape(system_out)}</system-out>\n")
         out.write("  </testsuite>\n</testsuites>\n")
 
@@ -72,7 +70,7 @@ def _detail(f: Finding, currency: str) -> str:
     billable = {True: "yes", False: "no", None: "unknown (power state unknown)"}[f.cost.billable]
     return (
         f"{f.verdict}: {', '.join(f.reasons) or 'no reasons'}; task id "
-        f"{one_line(f.task_id)}; generation {one_line(f.generation, 40)}; "
+        f"{inert(f.task_id)}; generation {inert(f.generation, 40)}; "
         f"{r.power_state}, billable {billable}, "
         f"{money(f.cost.hourly, currency)}/h, accrued {money(f.cost.accrued, currency)}"
     )

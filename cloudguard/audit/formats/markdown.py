@@ -16,17 +16,21 @@ from cloudguard.audit.formats.summary import (
 )
 from cloudguard.documents.findings import AuditReport
 
-# Markdown punctuation that could start a link or an image (`![x](https://...)` in a tag
-# would load a remote image in a PR comment) or undo our escapes; each gets a backslash.
-_MARKDOWN_PUNCTUATION = ("\\", "|", "`", "[", "]", "(", ")", "!")
+# Every character that can start a construct inside a line (code, emphasis, strikethrough,
+# a link, an image, raw HTML or an entity, a pipe that ends the cell), plus `:` and `.`:
+# GitHub's autolink finder needs an unescaped `:` after `http(s)`/`ftp` and `.` after
+# `www`. Escaped (CommonMark lets any ASCII punctuation be), each is only itself. GitHub
+# finds e-mail autolinks (and `mailto:`, `xmpp:`) in the text after escapes are undone, so
+# each `@` is also followed by an empty HTML comment: the address is split where the
+# finder looks, and renders as nothing (a mention `@name` is split the same way).
+_ACTIVE = "\\`*_~|[]()!<>&:."
+_ESCAPED = str.maketrans({mark: "\\" + mark for mark in _ACTIVE} | {"@": "\\@<!-- -->"})
 
 
 def cell(value: str) -> str:
-    """A table cell that cannot end the row, open code, link, embed an image, or inject HTML."""
-    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    for mark in _MARKDOWN_PUNCTUATION:  # the backslash first: it must not undo the others
-        value = value.replace(mark, "\\" + mark)
-    return value
+    """A table cell that renders as exactly `value`: it cannot end the row, open code,
+    emphasise, link, autolink, embed an image, or inject HTML."""
+    return value.translate(_ESCAPED)
 
 
 class MarkdownFormat(StreamedFormat):
@@ -44,9 +48,9 @@ class MarkdownFormat(StreamedFormat):
             out.write("|" + "---|" * len(COLUMNS) + "\n")
             currency = report.prices.currency
             for f in report_order(report.findings):
-                row = finding_cells(f, currency)
+                row = [cell(c) for c in finding_cells(f, currency)]
                 if f.verdict in {"orphan", "leaked"}:
-                    row[0] = f"**{f.verdict}**"
-                out.write("| " + " | ".join(cell(c) for c in row) + " |\n")
+                    row[0] = f"**{row[0]}**"
+                out.write("| " + " | ".join(row) + " |\n")
             out.write("\n")
         out.write(f"_{cell(price_line(report))}_\n")

@@ -21,7 +21,7 @@ from typing import Any
 from cloudguard import __version__
 from cloudguard.audit.formats.order import report_order
 from cloudguard.audit.formats.summary import headline
-from cloudguard.audit.formats.text import money, one_line
+from cloudguard.audit.formats.text import inert, money
 from cloudguard.documents.findings import LEAKED, ORPHAN, SUSPECT, AuditReport, Finding, exit_code
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -102,7 +102,9 @@ def _invocation(report: AuditReport) -> dict[str, Any]:
         "toolExecutionNotifications": [
             {
                 "level": "error",
-                "message": {"text": f"could not read {f.source}: {f.reason}"},
+                "message": {
+                    "text": _text(f"could not read {inert(f.source)}: {inert(f.reason, 300)}")
+                },
                 "descriptor": {"id": "cloudguard/unreadable-source"},
             }
             for f in report.failures
@@ -120,9 +122,9 @@ def _result(finding: Finding, index: int, report: AuditReport) -> dict[str, Any]
         else cost.note
     )
     where = "/".join(p for p in (r.account, r.group, r.region) if p)
-    what = f"{finding.verdict} {r.provider} {r.kind} {one_line(r.name, 80)}"
+    what = f"{finding.verdict} {r.provider} {r.kind} {inert(r.name, 80)}"
     why = ", ".join(finding.reasons) or "no reason recorded"
-    text = f"{what} in {one_line(where, 160)}: {why}; {spend}"
+    text = _text(f"{what} in {inert(where, 160)}: {why}; {spend}")
     return {
         "ruleId": rule_id,
         "ruleIndex": index,
@@ -152,6 +154,13 @@ def _result(finding: Finding, index: int, report: AuditReport) -> dict[str, Any]
             "currency": cost.currency,
         },
     }
+
+
+def _text(message: str) -> str:
+    """A SARIF plain-text message: `[`, `]` and `\\` escaped (SARIF 2.1.0 3.11.5), so a value
+    cannot make an embedded link; its values already defanged (`inert`), so no viewer that
+    renders it as markdown links a URL or an address in it."""
+    return message.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
 def _source_uri(source: str, resource: Any) -> str:
