@@ -97,7 +97,7 @@ class HistoryStore:
                 (AUDIT, run.scope, at),
             )
             known = self._known({(o.key.provider, o.key.account, o.key.id) for o in observations})
-            left_present = self._left_present(run.scope, at) if run.complete else []
+            left_present = self._left_present(run.scope, at)
             reaped_at = self._reaped_at(left_present)
             write = plan_audit(
                 run,

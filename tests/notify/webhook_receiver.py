@@ -42,11 +42,17 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # http.server's name
+            def do_POST(self) -> None:  # http.server's names
+                self._answer("POST")
+
+            def do_GET(self) -> None:
+                self._answer("GET")
+
+            def _answer(self, method: str) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 with receiver._lock:
                     receiver.received.append(
-                        Received("POST", self.path, dict(self.headers.items()), body)
+                        Received(method, self.path, dict(self.headers.items()), body)
                     )
                     answer = receiver.answers[
                         min(len(receiver.received), len(receiver.answers)) - 1
