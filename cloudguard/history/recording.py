@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import attrgetter
 
 from cloudguard.history.records import (
     BACK,
@@ -95,15 +96,16 @@ class StoredResource:
     def identity(self) -> Identity:
         return self.provider, self.account, self.match_id
 
-    def row(self) -> tuple[object, ...]:
-        return tuple(getattr(self, column) for column in RESOURCE_COLUMNS)
-
 
 RESOURCE_COLUMNS = tuple(StoredResource.__dataclass_fields__)
-# Updated by an observation: everything but the identity and when it was first seen.
+# Updated by an observation: everything but the identity, then the id the update is for.
 OBSERVED_COLUMNS = tuple(
     c for c in RESOURCE_COLUMNS if c not in {"id", "provider", "account", "match_id"}
 )
+GONE_COLUMNS = ("status", "gone_at", "gone_how")
+resource_row = attrgetter(*RESOURCE_COLUMNS)
+observed_row = attrgetter(*OBSERVED_COLUMNS, "id")
+gone_row = attrgetter(*GONE_COLUMNS, "id")
 OBSERVATION_COLUMNS = (
     "run_id",
     "resource_id",
@@ -120,24 +122,25 @@ OBSERVATION_COLUMNS = (
 
 @dataclass
 class AuditWrite:
-    """Rows to write for one audit, and what the report is told."""
+    """Rows to write for one audit's observations, and what the report is told."""
 
     new_resources: list[StoredResource] = field(default_factory=list)
     observed: list[StoredResource] = field(default_factory=list)  # known ones, updated
-    gone: list[StoredResource] = field(default_factory=list)
     observations: list[tuple[object, ...]] = field(default_factory=list)
     findings: dict[ResourceKey, FindingHistory] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys((NEW, BACK, GONE), 0))
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys((NEW, BACK), 0))
     leaking: int = 0
     accrued: float = 0.0
     leaked_accrued: float = 0.0
 
-    def recorded(self, run_id: int, run: AuditRun, previous_at: float | None) -> RecordedAudit:
+    def recorded(
+        self, run_id: int, run: AuditRun, previous_at: float | None, gone: list[StoredResource]
+    ) -> RecordedAudit:
         return RecordedAudit(
             run_id=run_id,
             previous_at=moment(previous_at) if previous_at is not None else None,
             findings=self.findings,
-            gone=tuple(_gone_record(resource) for resource in self.gone),
+            gone=tuple(_gone_record(resource) for resource in gone),
             gone_checked=run.complete,
         )
 
@@ -147,18 +150,14 @@ def same_resource(stored_uid: str, observed_uid: str) -> bool:
     return not (stored_uid and observed_uid and stored_uid != observed_uid)
 
 
-def plan_audit(
+def plan_observations(
     run: AuditRun,
     run_id: int,
     observations: Iterable[Observation],
     known: Mapping[Identity, StoredResource],
     next_id: int,
-    left_present: Iterable[StoredResource],
-    reaped_at: Mapping[Identity, list[float]],
 ) -> AuditWrite:
-    """`known`: the latest incarnation of each identity observed; `left_present`: the
-    resources this scope's audits left present before `run`; `reaped_at`: when a reap
-    acted on each identity (done)."""
+    """`known`: the latest incarnation the history has of each identity observed."""
     at = epoch(run.at)
     write = AuditWrite()
     latest = dict(known)
@@ -180,7 +179,8 @@ def plan_audit(
                 write.observed.append(stored)
         latest[identity] = stored
         seen.add(stored.id)
-        stored.leaking_observations += observation.verdict in LEAKING_VERDICTS
+        leaking = observation.verdict in LEAKING_VERDICTS
+        stored.leaking_observations += leaking
         write.observations.append(
             (run_id, stored.id, observation.verdict, " ".join(observation.reasons), change,
              _flag(observation.billable), observation.hourly, hours, cost, int(interval_leaking))
@@ -195,21 +195,32 @@ def plan_audit(
         )
         if change != STILL:
             write.counts[change] += 1
-        write.leaking += observation.verdict in LEAKING_VERDICTS
+        write.leaking += leaking
         write.accrued += cost
-        write.leaked_accrued += cost if interval_leaking else 0.0
-    if run.complete:
-        for resource in left_present:
-            if resource.id in seen or resource.last_seen >= at:
-                continue
-            reaped = any(
-                when >= resource.last_seen for when in reaped_at.get(resource.identity, ())
-            )
-            resource.status, resource.gone_at = GONE, at
-            resource.gone_how = REAPED if reaped else VANISHED
-            write.gone.append(resource)
-        write.counts[GONE] = len(write.gone)
+        if interval_leaking:
+            write.leaked_accrued += cost
     return write
+
+
+def plan_gone(
+    run: AuditRun,
+    not_seen: Iterable[StoredResource],
+    reaped_at: Mapping[Identity, list[float]],
+) -> list[StoredResource]:
+    """Which of the resources this scope's audits left present, and `run` did not see, are
+    gone; `reaped_at`: when a reap acted on each identity (done)."""
+    if not run.complete:
+        return []
+    at = epoch(run.at)
+    gone = []
+    for resource in not_seen:
+        if resource.last_seen >= at:
+            continue  # seen by a later audit than this one
+        reaped = any(when >= resource.last_seen for when in reaped_at.get(resource.identity, ()))
+        resource.status, resource.gone_at = GONE, at
+        resource.gone_how = REAPED if reaped else VANISHED
+        gone.append(resource)
+    return gone
 
 
 def _new_resource(

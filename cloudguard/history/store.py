@@ -16,6 +16,7 @@ from datetime import date, datetime
 from cloudguard.acknowledgements import Ack
 from cloudguard.history.database import Database
 from cloudguard.history.recording import (
+    GONE_COLUMNS,
     OBSERVATION_COLUMNS,
     OBSERVED_COLUMNS,
     PRESENT,
@@ -23,12 +24,15 @@ from cloudguard.history.recording import (
     Identity,
     StoredResource,
     epoch,
+    gone_row,
     moment,
-    plan_audit,
+    observed_row,
+    plan_gone,
+    plan_observations,
+    resource_row,
 )
 from cloudguard.history.records import (
     BACK,
-    GONE,
     NEW,
     AuditRun,
     DayTrend,
@@ -97,40 +101,27 @@ class HistoryStore:
                 (AUDIT, run.scope, at),
             )
             known = self._known({(o.key.provider, o.key.account, o.key.id) for o in observations})
-            left_present = self._left_present(run.scope, at)
-            reaped_at = self._reaped_at(left_present)
-            write = plan_audit(
-                run,
-                run_id,
-                observations,
-                known,
-                self._next_id("cloudguard_resources"),
-                left_present,
-                reaped_at,
-            )
+            next_resource = self._next_id("cloudguard_resources")
+            write = plan_observations(run, run_id, observations, known, next_resource)
+            db.insert_many("cloudguard_resources", RESOURCE_COLUMNS,
+                           map(resource_row, write.new_resources))  # fmt: skip
+            db.update_many("cloudguard_resources", OBSERVED_COLUMNS,
+                           map(observed_row, write.observed))  # fmt: skip
+            db.insert_many("cloudguard_observations", OBSERVATION_COLUMNS, write.observations)
+            not_seen = self._not_seen(run.scope, at, run_id)
+            gone = plan_gone(run, not_seen, self._reaped_at(not_seen))
+            db.update_many("cloudguard_resources", GONE_COLUMNS, map(gone_row, gone))
             db.insert_many(
                 "cloudguard_runs",
                 _RUN_COLUMNS,
                 [
                     (run_id, AUDIT, run.scope, at, run.host, run.exit_code, int(run.complete),
-                     len(write.findings), write.counts[NEW], write.counts[BACK],
-                     write.counts[GONE], write.leaking, write.accrued, write.leaked_accrued,
-                     run.currency, "", acknowledged)
+                     len(write.findings), write.counts[NEW], write.counts[BACK], len(gone),
+                     write.leaking, write.accrued, write.leaked_accrued, run.currency, "",
+                     acknowledged)
                 ],
             )  # fmt: skip
-            db.insert_many(
-                "cloudguard_resources", RESOURCE_COLUMNS, (r.row() for r in write.new_resources)
-            )
-            db.update_many(
-                "cloudguard_resources",
-                OBSERVED_COLUMNS,
-                (
-                    (*(getattr(r, column) for column in OBSERVED_COLUMNS), r.id)
-                    for r in (*write.observed, *write.gone)
-                ),
-            )
-            db.insert_many("cloudguard_observations", OBSERVATION_COLUMNS, write.observations)
-        return write.recorded(run_id, run, previous_at)
+        return write.recorded(run_id, run, previous_at, gone)
 
     def record_reap(self, run: ReapRun, actions: Iterable[ReapAction]) -> int:
         """Record one reap apply and what it did to each item; the run's id."""
@@ -183,11 +174,12 @@ class HistoryStore:
                 latest[resource.identity] = resource
         return latest
 
-    def _left_present(self, scope: str, at: float) -> list[StoredResource]:
+    def _not_seen(self, scope: str, at: float, run_id: int) -> list[StoredResource]:
+        """What this scope's audits left present and this run (recorded) did not see."""
         rows = self._db.rows(
             f"SELECT {_RESOURCES} FROM cloudguard_resources r "
-            "WHERE r.last_scope = ? AND r.status = ? AND r.last_seen < ?",
-            (scope, PRESENT, at),
+            "WHERE r.last_scope = ? AND r.status = ? AND r.last_run <> ? AND r.last_seen < ?",
+            (scope, PRESENT, run_id, at),
         )
         return [StoredResource(*row) for row in rows]
 

@@ -112,4 +112,6 @@ def _assert_as_seeded(store: HistoryStore) -> None:
     assert [(run.id, run.findings) for run in runs] == [(1, SHARED)], (
         f"the killed audit left a trace: {runs}"
     )
-    assert store.timeline(observed("killed-1").display_id) == [], "a resource it half-wrote"
+    assert store.timeline(observed("killed-1").display_id) == [], (
+        "the killed audit left a trace: a resource it half-wrote"
+    )

@@ -28,17 +28,18 @@ MUTATIONS = [
     Mutation(
         name="an incomplete audit calls what it did not see gone",
         module="history/recording.py",
-        original="    if run.complete:\n        for resource in left_present:",
-        broken="    if True:\n        for resource in left_present:",
+        original="    if not run.complete:\n        return []\n",
+        broken="",
         tests=both(f"{STORE}::test_an_incomplete_audit_calls_nothing_gone"),
         reason="an incomplete audit called {'vm-a': 'vanished'} gone",
     ),
     Mutation(
         name="an audit of another scope calls gone what it was not asked to look at",
         module="history/store.py",
-        original='"WHERE r.last_scope = ? AND r.status = ? AND r.last_seen < ?",\n'
-        "            (scope, PRESENT, at),",
-        broken='"WHERE r.status = ? AND r.last_seen < ?",\n            (PRESENT, at),',
+        original='"WHERE r.last_scope = ? AND r.status = ? AND r.last_run <> ? '
+        'AND r.last_seen < ?",\n            (scope, PRESENT, run_id, at),',
+        broken='"WHERE r.status = ? AND r.last_run <> ? AND r.last_seen < ?",\n'
+        "            (PRESENT, run_id, at),",
         tests=both(f"{STORE}::test_only_an_audit_of_the_same_scope_calls_a_resource_gone"),
         reason="a staging audit called {'vm-a': 'vanished'} gone",
     ),
@@ -81,13 +82,9 @@ MUTATIONS = [
     Mutation(
         name="a run's observations written in a transaction of their own",
         module="history/store.py",
-        original="            )\n"
-        '            db.insert_many("cloudguard_observations", OBSERVATION_COLUMNS, '
-        "write.observations)",
-        broken="            )\n"
-        "        with db.guarded(), db.write():\n"
-        '            db.insert_many("cloudguard_observations", OBSERVATION_COLUMNS, '
-        "write.observations)",
+        original="                           map(observed_row, write.observed))  # fmt: skip\n",
+        broken="                           map(observed_row, write.observed))  # fmt: skip\n"
+        "        with db.guarded(), db.write():\n",
         tests=both(f"{CONCURRENCY}::test_an_audit_killed_mid_write_leaves_the_store_as_it_was"),
         reason="the killed audit left a trace",
     ),
