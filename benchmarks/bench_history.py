@@ -36,9 +36,10 @@ sys.path.insert(0, str(HERE.parent / "tests" / "history"))
 from bench_audit_classify import Static, fleet  # noqa: E402
 from postgres_server import PostgresServer  # noqa: E402
 
+from cloudguard.audit.auditor import run_audit  # noqa: E402
 from cloudguard.audit.cost import bundled_prices  # noqa: E402
-from cloudguard.audit.engine import EvidenceSources, run_audit  # noqa: E402
-from cloudguard.audit.findings import Finding, Policy  # noqa: E402
+from cloudguard.audit.evidence.interface import EvidenceRequest  # noqa: E402
+from cloudguard.documents.findings import AuditPolicy, Finding  # noqa: E402
 from cloudguard.history.location import open_store  # noqa: E402
 from cloudguard.history.records import AuditRun, Observation, ResourceKey  # noqa: E402
 from cloudguard.history.store import HistoryStore  # noqa: E402
@@ -82,7 +83,7 @@ def best(fn: Callable[[], Any], repeats: int = REPEATS) -> float:
 def recording(audit_seconds: float, stores: dict[str, Callable[[], HistoryStore]]) -> list[dict]:
     # 10% of the resources are untagged (not findings): 111,112 resources, 100,000 findings.
     resources = fleet(FINDINGS * 10 // 9 + 2)
-    report = run_audit([Static(resources)], EvidenceSources(), Policy(), bundled_prices(), NOW)
+    report = run_audit([Static(resources)], EvidenceRequest(), AuditPolicy(), bundled_prices(), NOW)
     first = observations(report.findings)[:FINDINGS]
     churned = first[FINDINGS // 10 :] + [
         Observation(**{**_fields(o), "key": ResourceKey("azure", "s", f"churn-{n}", "")})
@@ -161,7 +162,9 @@ def a_year(stores: dict[str, Callable[[], HistoryStore]]) -> list[dict]:
 
 def main() -> int:
     inventory, prices = Static(fleet(FINDINGS * 10 // 9 + 2)), bundled_prices()
-    audit_seconds = best(lambda: run_audit([inventory], EvidenceSources(), Policy(), prices, NOW))
+    audit_seconds = best(
+        lambda: run_audit([inventory], EvidenceRequest(), AuditPolicy(), prices, NOW)
+    )
     server = PostgresServer().start()
     scratch = Path(tempfile.mkdtemp(prefix="bench-history-"))
     try:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from cloudguard.audit.formats.text import money, one_line
+from cloudguard.escape import one_line
 from cloudguard.notify.message import (
     ACK_EXPIRED,
     BACK,
@@ -48,9 +48,10 @@ def line(finding: NotifiedFinding, currency: str) -> str:
         parts.append(f"task {one_line(finding.task_id, 60)}")
     if finding.reasons:
         parts.append(", ".join(finding.reasons))
-    cost = f"{money(finding.hourly, currency)}/h"
+    hourly = "unknown" if finding.hourly is None else f"{finding.hourly:.4f} {currency}"
+    cost = f"{hourly}/h"
     if finding.accrued is not None:
-        cost += f", ~{money(finding.accrued, currency)} accrued"
+        cost += f", ~{finding.accrued:,.2f} {currency} accrued"
     parts.append(cost)
     parts.append(_why(finding))
     return " — ".join(parts)
