@@ -19,6 +19,11 @@ BACK = "back"  # observed before, then gone, and here again
 GONE = "gone"  # observed by the previous audit of the same scope, not by this one
 CHANGES = (NEW, BACK, STILL, GONE)
 
+# Why a finding is news to a person (beside NEW and BACK): its verdict became one that
+# fails the audit, or its acknowledgement expired since the previous audit.
+NOW_FAILING = "now-failing"
+ACK_EXPIRED = "acknowledgement-expired"
+
 # How a gone resource went: a reap acted on it since it was last seen, or not.
 REAPED = "reaped"
 VANISHED = "vanished"

@@ -11,11 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
-# Why a finding is in a notification.
-NEW = "new"  # never seen before
-BACK = "back"  # seen before, gone, and here again
-NOW_FAILING = "now-failing"  # seen before with a verdict that did not fail the audit
-ACK_EXPIRED = "acknowledgement-expired"  # acknowledged until a day that has passed
+# Why a finding is in a notification: the history's words for news.
+from cloudguard.history.records import ACK_EXPIRED, BACK, NEW, NOW_FAILING
+
+__all__ = ["ACK_EXPIRED", "BACK", "NEW", "NOW_FAILING", "Notification", "NotifiedFinding"]
 
 
 @dataclass(frozen=True, slots=True)

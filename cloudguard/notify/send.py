@@ -111,7 +111,8 @@ def _url(webhook: Webhook, environ: Mapping[str, str]) -> tuple[str | None, str 
             return None, f"${webhook.url_env} is not set: nothing was sent"
     if url is None:
         return None, "no url or url-env"
-    return url, check_url(url)
+    problem = check_url(url)
+    return url, None if problem is None else f"{problem}: nothing was sent"
 
 
 def check_url(url: str) -> str | None:
@@ -121,7 +122,7 @@ def check_url(url: str) -> str | None:
         return None
     if parts.scheme == "http" and _loopback(parts.hostname):
         return None
-    return "the URL must be https:// (http:// only to a loopback receiver): nothing was sent"
+    return "the URL must be https:// (http:// only to a loopback receiver)"
 
 
 def _loopback(host: str | None) -> bool:

@@ -11,7 +11,7 @@ The layers, each importing only from itself and the layers named beside it:
     base       cloudguard, exit_codes, escape, private_files, project_file, schemas
     acks       acknowledgements: base
     history    history/ (the store): base, acks
-    notify     notify/ (webhooks): base
+    notify     notify/ (webhooks): base, the history's records
     guard      guard/, pytest_plugin: base, and the reach log's document
     cloud      the kernel: base, and the guard's one rule for loopback (guard.hosts)
     documents  base, cloud, acks, the history's records (the reach log's reader: its fast
@@ -56,7 +56,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     **{module: BASE for module in BASE},
     ACKS: (*BASE, ACKS),
     "cloudguard.history": (*BASE, ACKS, "cloudguard.history.*"),
-    "cloudguard.notify": (*BASE, "cloudguard.notify.*"),
+    "cloudguard.notify": (*BASE, HISTORY_RECORDS, "cloudguard.notify.*"),
     "cloudguard.guard": (*BASE, "cloudguard.guard.*", "cloudguard.documents.reach_log"),
     "cloudguard.pytest_plugin": (
         *BASE,
