@@ -18,8 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 
 NAMES = ("audit-report", "reap-plan", "reap-log", "reach-log", "notification")
-# Schema versions other than 1 (reap-plan 2: items carry the reviewed identity, uid and created).
-_VERSIONS = {"reap-plan": 2}
+# Schema versions other than 1 (reap-plan 2: items carry the reviewed identity, uid and created;
+# audit-report 2: what changed since the last audit, acknowledgements, --fail-on new).
+_VERSIONS = {"reap-plan": 2, "audit-report": 2}
 
 
 def schema_id(name: str) -> str:
