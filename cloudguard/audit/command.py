@@ -25,7 +25,6 @@ from cloudguard.audit.command_line import (
     command_class,
     with_settings,
 )
-from cloudguard.audit.config import ConfigError
 from cloudguard.audit.evidence import controller_records
 from cloudguard.audit.inventories import Inventory
 from cloudguard.audit.options import Settings
@@ -82,7 +81,8 @@ def audit(*, settings: Settings) -> None:
     from cloudguard.audit.formats import get_format, write_report
 
     now = datetime.now(UTC)
-    store = _open_history(settings) if settings.history else None  # before any sweep
+    # The store first: one that cannot be used is 75 now, not after a long sweep.
+    store = remember.open_history_or_exit(settings, _say) if settings.history else None
     acks = _acknowledgements(settings, store, now)
     with _progress() as progress, _without_cycle_collection():
         report = run_audit(
@@ -139,16 +139,8 @@ def audit(*, settings: Settings) -> None:
     raise typer.Exit(code)
 
 
-def _open_history(settings: Settings) -> HistoryStore:
-    """The store `[history]` names: 97 when the table is wrong, 75 when it cannot be used."""
-    try:
-        return remember.open_history(settings)
-    except ConfigError as exc:
-        typer.echo(f"cloudguard audit: invalid config: {exc}", err=True)
-        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
-    except HistoryError as exc:
-        typer.echo(f"cloudguard audit: did not run: {one_line(str(exc), 600)}", err=True)
-        raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
+def _say(message: str) -> None:
+    typer.echo(f"cloudguard audit: {message}", err=True)
 
 
 def _acknowledgements(settings: Settings, store: HistoryStore | None, now: datetime) -> list[Ack]:

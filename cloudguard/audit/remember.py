@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import typer
+
+from cloudguard import exit_codes
 from cloudguard.acknowledgements import Ack, AckBook, AckState, read_ack_file
 from cloudguard.audit import config as cfg
 from cloudguard.audit.formats.order import report_order
@@ -42,7 +45,8 @@ from cloudguard.documents.findings import (
     finding_key,
     news,
 )
-from cloudguard.history.errors import HistoryUnavailable
+from cloudguard.escape import one_line
+from cloudguard.history.errors import HistoryError, HistoryUnavailable
 from cloudguard.history.location import open_store
 from cloudguard.history.records import (
     ACK_EXPIRED,
@@ -78,6 +82,19 @@ def store_location(settings: Settings, environ: Mapping[str, str] | None = None)
 def open_history(settings: Settings) -> HistoryStore:
     """The store `[history]` names, ready (HistoryError, 75; ConfigError, 97)."""
     return open_store(store_location(settings), busy_timeout=settings.busy_timeout.total_seconds())
+
+
+def open_history_or_exit(settings: Settings, say: Callable[[str], None]) -> HistoryStore:
+    """`open_history` for a command: 97 when `[history]` is wrong, 75 when the store cannot
+    be used, each said with `say`."""
+    try:
+        return open_history(settings)
+    except cfg.ConfigError as exc:
+        say(f"invalid config: {exc}")
+        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
+    except HistoryError as exc:
+        say(f"did not run: {one_line(str(exc), 600)}")
+        raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
 
 
 def read_acknowledgements(

@@ -53,7 +53,7 @@ def amount(value: float, currency: str) -> str:
     return f"{value:,.2f} {currency}".strip()
 
 
-def runs(summaries: list[RunSummary]) -> str:
+def runs(summaries: Sequence[RunSummary]) -> str:
     rows = [
         [
             str(run.id),
@@ -84,7 +84,7 @@ def runs(summaries: list[RunSummary]) -> str:
     return table(headers, rows, title=title)
 
 
-def timelines(found: list[ResourceTimeline], resource_id: str) -> str:
+def timelines(found: Sequence[ResourceTimeline], resource_id: str) -> str:
     if not found:
         return f"no resource {one_line(resource_id, 300)} in the history\n"
     parts = []
@@ -117,7 +117,7 @@ def timelines(found: list[ResourceTimeline], resource_id: str) -> str:
     return "\n".join(parts)
 
 
-def costs(months: list[MonthCost]) -> str:
+def costs(months: Sequence[MonthCost]) -> str:
     rows = [
         [
             m.month,
@@ -134,7 +134,7 @@ def costs(months: list[MonthCost]) -> str:
     return table(("month", "leaked", "all findings", "audits"), rows, title=title)
 
 
-def offenders(found: list[Offender]) -> str:
+def offenders(found: Sequence[Offender]) -> str:
     rows = [
         [
             one_line(o.task_id, 80),
