@@ -107,9 +107,12 @@ def test_the_charts_show_cost_by_account_and_by_verdict(page: Path, browser: Bro
     assert labels == [
         "Accrued cost by subscription / account (USD)",
         "Accrued cost by verdict (USD)",
+        # The history's trend (docs/history.md): one column per day audited, today's only.
+        "Orphans and leaked resources, per day",
+        "Leaked cost observed accruing, per day (USD)",
     ]
     bars = browser.evaluate("document.querySelectorAll('svg rect').length")
-    assert bars == 3 + 5  # two subscriptions and an AWS account; five verdicts present
+    assert bars == 3 + 5 + 1 + 1  # two subscriptions and an AWS account; five verdicts
 
 
 def test_control_a_page_that_fetches_from_the_network_is_caught(
