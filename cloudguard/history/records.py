@@ -172,7 +172,7 @@ class ResourceTimeline:
     task_id: str | None
     first_seen: datetime
     last_seen: datetime
-    status: str  # "present" | GONE
+    status: str  # "present" | GONE | "not audited" (only reaps acted on it here)
     gone_how: str | None
     returns: int
     observed_hours: float

@@ -50,6 +50,7 @@ from cloudguard.history.schema import migrate
 
 AUDIT = "audit"
 REAP = "reap"
+NOT_AUDITED = "not audited"  # a timeline's status: only reaps acted on it, no audit saw it
 STORE_ACK_SOURCE = "cloudguard ack"
 
 _RUN_COLUMNS = (
@@ -267,7 +268,43 @@ class HistoryStore:
                     candidates,
                 )
             ]
-            return [self._timeline(resource) for resource in resources]
+            audited = {resource.identity for resource in resources}
+            reaped_only = [
+                identity
+                for identity in dict.fromkeys(
+                    db.rows(
+                        "SELECT provider, account, match_id FROM cloudguard_reap_actions "
+                        "WHERE match_id IN (?, ?) ORDER BY id",
+                        candidates,
+                    )
+                )
+                if identity not in audited
+            ]
+            return [self._timeline(resource) for resource in resources] + [
+                self._reaped_only(*identity) for identity in reaped_only
+            ]
+
+    def _reaped_only(self, provider: str, account: str, match_id: str) -> ResourceTimeline:
+        """A resource a reap acted on that no audit recorded here (planned from a report of
+        an audit run without this store)."""
+        rows = self._db.rows(
+            "SELECT run_id, at, action, event, detail, display_id, uid, name, kind "
+            "FROM cloudguard_reap_actions WHERE provider = ? AND account = ? AND match_id = ? "
+            "ORDER BY at, id",
+            (provider, account, match_id),
+        )
+        entries = tuple(
+            TimelineEntry(at=moment(at), run_id=run_id, kind=REAP, what=action, change=event,
+                          detail=detail)
+            for run_id, at, action, event, detail, *_ in rows
+        )  # fmt: skip
+        display_id, uid, name, kind = rows[-1][5:]
+        return ResourceTimeline(
+            display_id=display_id, provider=provider, account=account, uid=uid, name=name,
+            kind=kind, task_id=None, first_seen=entries[0].at, last_seen=entries[-1].at,
+            status=NOT_AUDITED, gone_how=None, returns=0, observed_hours=0.0, accrued=0.0,
+            entries=entries,
+        )  # fmt: skip
 
     def _timeline(self, resource: StoredResource) -> ResourceTimeline:
         db = self._db

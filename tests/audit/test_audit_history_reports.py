@@ -65,8 +65,9 @@ def test_sarif_says_new_then_unchanged_then_absent(nightly: list[str], tmp_path:
         if r["locations"][0]["logicalLocations"][0]["name"] == "vm-orphan-1"
     )  # fmt: skip
     assert absent["partialFingerprints"] == before["partialFingerprints"], "the same alert"
-    assert absent["level"] == "none" and "gone since the last audit (vanished)" in (
-        absent["message"]["text"]
+    assert (
+        absent["level"] == "none"
+        and "gone since the last audit (vanished)" in (absent["message"]["text"])
     )
 
 
