@@ -208,3 +208,26 @@ def test_the_scope_keeps_apart_audits_of_different_things(night: Any, tmp_path: 
     assert report["history"]["scope"] == "staging"
     assert report["history"]["gone"] == [], "vm-b was last seen by another scope's audit"
     assert changes(report) == {"vm-a": "still"}, "known, whoever saw it"
+
+
+def test_reap_plan_leaves_an_acknowledged_orphan_alone(night: Any, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from cloudguard.reap.command import app as reap_app
+
+    acks = _ack_file(tmp_path / "acks.toml", "vm-a", NOW.date() + timedelta(days=30))
+    _, report, _ = night("vm-a", "vm-b", args=("--acks", str(acks)))
+    (tmp_path / "audit.json").write_text(json.dumps(report))
+    done = CliRunner().invoke(reap_app, ["plan", str(tmp_path / "audit.json")])
+    assert done.exit_code == 0, done.output
+    plan = json.loads(done.stdout)
+    assert [item["name"] for item in plan["items"]] == ["vm-b"]
+    (left,) = plan["not_planned"]
+    assert left["name"] == "vm-a" and "acknowledged by platform-team until" in left["why"]
+    # A version 1 report knew no acknowledgements: the same findings, both planned.
+    old = {**report, "schema_version": 1}
+    old["findings"] = [{k: v for k, v in f.items() if k != "acknowledgement"} for f in report[
+        "findings"]]  # fmt: skip
+    (tmp_path / "v1.json").write_text(json.dumps(old))
+    done = CliRunner().invoke(reap_app, ["plan", str(tmp_path / "v1.json")])
+    assert sorted(item["name"] for item in json.loads(done.stdout)["items"]) == ["vm-a", "vm-b"]
