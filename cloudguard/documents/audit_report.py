@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from cloudguard.acknowledgements import AckState
 from cloudguard.cloud.records import Resource
 from cloudguard.documents.findings import (
     VERDICTS,
@@ -172,15 +173,20 @@ def finding_document(finding: Finding, report: AuditReport) -> dict[str, Any]:
             "observed_hours": round(found.observed_hours, 2),
             "accrued_observed": round(found.accrued, 2),
         },
-        "acknowledgement": None
-        if state is None
-        else {
-            "owner": state.ack.owner,
-            "reason": state.ack.reason,
-            "until": state.ack.until.isoformat(),
-            "source": state.ack.source,
-            "expired": state.expired,
-        },
+        "acknowledgement": ack_document(state),
+    }
+
+
+def ack_document(state: AckState | None) -> dict[str, Any] | None:
+    """A finding's acknowledgement, live or expired (None: none covers it)."""
+    if state is None:
+        return None
+    return {
+        "owner": state.ack.owner,
+        "reason": state.ack.reason,
+        "until": state.ack.until.isoformat(),
+        "source": state.ack.source,
+        "expired": state.expired,
     }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from audit_helpers import azure_vm, controller_home, run_audit_cli, write_json
+from cli.cli_helpers import cloudguard
 
 NOW = datetime.now(UTC)
 ORPHAN_TAGS = {"task-id": "cloud-noenv-c7"}
@@ -141,23 +142,6 @@ def test_an_acknowledgement_made_with_cloudguard_ack_counts_as_the_files(
     assert cloudguard("ack", vm, "--revoke").exit_code == 0
     _, report, _ = night("vm-a")
     assert report["findings"][0]["acknowledgement"] is None
-
-
-def cloudguard(*args: str) -> Any:
-    """`cloudguard ARGS` for the history's own commands (`ack`, `history ...`)."""
-    import typer
-    from typer.testing import CliRunner
-
-    from cloudguard.audit.history_command import register
-
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:
-        pass
-
-    register(app)
-    return CliRunner().invoke(app, list(args), env={"COLUMNS": "1000"})
 
 
 def test_a_bad_acknowledgements_file_is_97_naming_it(night: Any, tmp_path: Path) -> None:

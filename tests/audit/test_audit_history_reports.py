@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from audit_helpers import run_audit_cli
-from headless_chromium import Browser, can_unshare_network, chromium_binary
+from headless_chromium import Browser
 from jsonschema import Draft4Validator
 from report_fleet import fleet_args
 
@@ -86,22 +85,6 @@ def _seed_a_month_of_leaks() -> None:
             kept = Observation(ResourceKey("azure", "sub-old", "/x/vm-kept"), "/x/vm-kept",
                                "vm-kept", "vm", "t-kept", "orphan", (), True, 0.5)  # fmt: skip
             store.record_audit(AuditRun(at, "nightly", True, 1, "USD"), [*leaked, kept])
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    binary = chromium_binary()
-    missing = None if binary else "chromium is not installed (.ci/run installs it)"
-    if binary and not can_unshare_network():
-        missing = "unprivileged network namespaces (unshare -rn) are not available"
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(missing)
-        pytest.skip(missing)
-    assert binary is not None
-    opened = Browser(binary, tmp_path_factory.mktemp("chromium-profile"))
-    yield opened
-    opened.close()
 
 
 def test_the_page_shows_the_trend_and_who_keeps_leaking(

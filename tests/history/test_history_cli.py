@@ -10,23 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
+from cli.cli_helpers import cloudguard
 from history_helpers import audit, observed, vm_id
-from typer.testing import CliRunner
 
-from cloudguard.audit.history_command import register
 from cloudguard.history.location import open_store
-
-
-def cloudguard(*args: str) -> Any:
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:
-        pass
-
-    register(app)
-    return CliRunner().invoke(app, list(args), env={"COLUMNS": "1000"})
 
 
 @pytest.fixture

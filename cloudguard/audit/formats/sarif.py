@@ -30,6 +30,7 @@ from cloudguard.audit.formats.changes import change_text, shows_changes
 from cloudguard.audit.formats.order import report_order
 from cloudguard.audit.formats.summary import headline
 from cloudguard.audit.formats.text import defang, inert, money
+from cloudguard.documents.audit_report import ack_document
 from cloudguard.documents.findings import LEAKED, ORPHAN, SUSPECT, AuditReport, Finding, exit_code
 from cloudguard.history.records import STILL, GoneResource
 
@@ -178,14 +179,7 @@ def _result(finding: Finding, index: int, report: AuditReport) -> dict[str, Any]
             "accrued": cost.accrued,
             "currency": cost.currency,
             "firstSeen": found.first_seen.isoformat() if found is not None else None,
-            "acknowledgement": None
-            if state is None
-            else {
-                "owner": state.ack.owner,
-                "reason": state.ack.reason,
-                "until": state.ack.until.isoformat(),
-                "expired": state.expired,
-            },
+            "acknowledgement": ack_document(state),
         },
     }
 
