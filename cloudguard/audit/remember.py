@@ -35,6 +35,8 @@ from cloudguard.audit.formats.order import report_order
 from cloudguard.audit.options import Settings
 from cloudguard.cloud.registry import Clouds
 from cloudguard.documents.findings import (
+    NEW_ONLY,
+    ORPHAN,
     AuditReport,
     Finding,
     FindingKey,
@@ -170,11 +172,13 @@ def remember(report: AuditReport, store: HistoryStore, scope: str, clouds: Cloud
     """Record `report` (acknowledgements applied) and tell it what changed since the
     previous audit of `scope` (HistoryError, 75, when the store fails)."""
     seen = observations(report, clouds)
+    # What is new is known only once recorded: the run keeps whether anything failed.
+    judged = replace(report, policy=replace(report.policy, fail_on=ORPHAN))
     run = AuditRun(
         at=report.generated_at,
         scope=scope,
         complete=not report.failures,
-        exit_code=exit_code(report),
+        exit_code=exit_code(report if report.policy.fail_on != NEW_ONLY else judged),
         currency=report.prices.currency,
         host=socket.gethostname(),
     )

@@ -63,7 +63,7 @@ class AuditRun:
     # a resource it did not see is gone.
     scope: str
     complete: bool  # every source was read: only then is "not seen" evidence of "gone"
-    exit_code: int
+    exit_code: int  # the audit's (with --fail-on new: as with orphan, whether anything failed)
     currency: str
     host: str = ""
 

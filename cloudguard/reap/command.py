@@ -105,7 +105,7 @@ def plan_command(
 
     Exit codes: 0 plan written; 2 usage (a verdict that is never reapable, an
     unknown action, a missing report); 97 the report is not a cloudguard.audit
-    v1 document, or is malformed.
+    v1 or v2 document, or is malformed. An acknowledged finding is not planned.
     """
     from cloudguard.documents.audit_report import load_report
     from cloudguard.documents.plan import plan_digest, render_plan
