@@ -296,7 +296,7 @@ def apply_command(
         reap_log.close()
     _say(f"log written to {one_line(str(path), 300)}")
     if store is not None:
-        code = _recorded(store, path, reap_log.run, plan, clouds, started, digest, code)
+        code = _recorded(store, reap_log.item_records, plan, clouds, started, digest, code)
     if not yes:
         _say(
             f"dry run: nothing was changed; plan digest {digest}; to act on the items above: "
@@ -306,20 +306,19 @@ def apply_command(
 
 
 def _recorded(
-    store: Any, path: Path, run: str, plan: Plan, clouds: Clouds, started: datetime,
+    store: Any, records: list[dict[str, Any]], plan: Plan, clouds: Clouds, started: datetime,
     digest: str, code: int,
 ) -> int:  # fmt: skip
-    """Record what the apply did, as its log says; 75 when the history could not keep it
-    (the log still has it all)."""
-    from cloudguard.documents.reap_log import ReapLogFormatError, read_reap_log
+    """Record what the apply did, as it wrote it to its log; 75 when the history could not
+    keep it (the log still has it all)."""
     from cloudguard.history.errors import HistoryError
     from cloudguard.reap.recorded import reap_actions, record_apply
 
     try:
         with store:
-            actions = reap_actions(read_reap_log(path), run, plan, clouds)
+            actions = reap_actions(records, plan, clouds)
             record_apply(store, actions, at=started, digest=digest, code=code)
-    except (HistoryError, ReapLogFormatError) as exc:
+    except HistoryError as exc:
         _say(
             f"not recorded in the history (exit 75; the reap log has it): {one_line(str(exc), 600)}"
         )

@@ -1,12 +1,13 @@
-"""What a `reap apply --yes` did, recorded in the history from its own log.
+"""What a `reap apply --yes` did, recorded in the history from what it wrote to its log.
 
 The reap log is the record of what was done (an `intent` on disk before each
 action); the history keeps each item's outcome beside the audits that saw the
 resource, so a resource that goes after a reap acted on it is "gone
 (reaped)", not "vanished", and `cloudguard history resource ID` shows the
 action in its timeline. The outcome of each item is its last record of this
-run: done, failed, skipped, held-elsewhere, unreadable, not-reached. A dry run
-acts on nothing and is not recorded.
+run (as the run wrote it: the file may hold other runs, torn lines too): done,
+failed, skipped, held-elsewhere, unreadable, not-reached. A dry run acts on
+nothing and is not recorded.
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ OUTCOMES = frozenset({"done", "failed", "skipped", "held-elsewhere", "unreadable
 
 
 def reap_actions(
-    records: Iterable[Mapping[str, Any]], run: str, plan: Plan, clouds: Clouds
+    records: Iterable[Mapping[str, Any]], plan: Plan, clouds: Clouds
 ) -> list[ReapAction]:
-    """Each item's outcome in `run` (the log's records), keyed as the audits key it."""
+    """Each item's outcome among the records one run wrote, keyed as the audits key it."""
     uids = {item.id: item.uid for item in plan.items}
     last: dict[tuple[str, str, str], Mapping[str, Any]] = {}
     for record in records:
-        if record["run"] == run and record["event"] in OUTCOMES and "id" in record:
+        if record["event"] in OUTCOMES:
             last[(record["provider"], record["account"], record["id"])] = record
     actions = []
     for (provider, account, resource_id), record in last.items():
