@@ -272,6 +272,7 @@ class Settings:
         "repeatable); those made with `cloudguard ack` are in the history store.",
         many=True,
         path=True,
+        trust=NeedsTrust("acknowledges findings: they fail nothing until their date"),
         panel=HISTORY_PANEL,
     )
     notify: bool = option(
@@ -290,6 +291,7 @@ class Settings:
         parse=postgresql_url,
         default=None,
         audit=False,
+        trust=NeedsTrust("sends every finding to this database"),
         section="history",
         on_command_line=False,
     )
@@ -297,6 +299,7 @@ class Settings:
         parse=variable_name,
         default=None,
         audit=False,
+        trust=NeedsTrust("sends every finding to the database this variable names"),
         section="history",
         on_command_line=False,
     )
@@ -304,6 +307,7 @@ class Settings:
         parse=string,
         default=None,
         audit=False,
+        trust=NeedsTrust("chooses which history the audit is compared with and writes to"),
         path=True,
         section="history",
         on_command_line=False,
@@ -327,6 +331,7 @@ class Settings:
         parse=webhook,
         default=(),
         audit=False,
+        trust=NeedsTrust("sends what is new to these addresses", ignored=True),
         many=True,
         list_only=True,
         section="notify",

@@ -17,6 +17,9 @@ from typing import Any
 import pytest
 from audit_helpers import azure_vm, controller_home, run_audit_cli, write_json
 from cli.cli_helpers import cloudguard
+from trusted_config import write_trusted
+
+from cloudguard.audit.formats.markdown import cell
 
 NOW = datetime.now(UTC)
 ORPHAN_TAGS = {"task-id": "cloud-noenv-c7"}
@@ -72,9 +75,9 @@ def test_the_human_formats_say_it_too(night: Any, tmp_path: Path) -> None:
     night("vm-a", "vm-ok", args=("--report", f"markdown={tmp_path / 'r.md'}",
                                  "--report", f"table={tmp_path / 'r.txt'}"))  # fmt: skip
     markdown = (tmp_path / "r.md").read_text()
-    assert "since the last audit: 0 new, 0 back again, 2 still there, 1 gone" in markdown
+    assert cell("since the last audit: 0 new, 0 back again, 2 still there, 1 gone") in markdown
     assert "| since the last audit |" in markdown
-    assert "gone \\(vanished\\): vm-b" in markdown
+    assert cell("gone (vanished): vm-b") in markdown
     table = (tmp_path / "r.txt").read_text()
     assert "still there since " in table and "gone (vanished): vm-b" in table
 
@@ -156,7 +159,7 @@ def test_a_store_that_cannot_be_used_is_75_before_anything_is_swept(
 ) -> None:
     store = tmp_path / "history.sqlite3"
     store.write_bytes(b"not a database" * 100)
-    (tmp_path / "cloudguard.toml").write_text(f'[history]\npath = "{store}"\n')
+    write_trusted(tmp_path / "cloudguard.toml", f'[history]\npath = "{store}"\n')
     code, report, stderr = night("vm-a")
     assert code == 75 and report == {}, "no report: nothing was swept"
     assert f"history store {store}: damaged or not a database" in stderr
@@ -179,7 +182,7 @@ def test_a_store_that_cannot_be_used_is_75_before_anything_is_swept(
 def test_a_bad_history_or_notify_table_is_97_naming_it(
     night: Any, tmp_path: Path, table: str, named: str
 ) -> None:
-    (tmp_path / "cloudguard.toml").write_text(table)
+    write_trusted(tmp_path / "cloudguard.toml", table)
     code, _, stderr = night("vm-a")
     assert code == 97, stderr
     assert named in stderr
@@ -187,7 +190,7 @@ def test_a_bad_history_or_notify_table_is_97_naming_it(
 
 def test_the_scope_keeps_apart_audits_of_different_things(night: Any, tmp_path: Path) -> None:
     night("vm-a", "vm-b")
-    (tmp_path / "cloudguard.toml").write_text('[history]\nscope = "staging"\n')
+    write_trusted(tmp_path / "cloudguard.toml", '[history]\nscope = "staging"\n')
     _, report, _ = night("vm-a")
     assert report["history"]["scope"] == "staging"
     assert report["history"]["gone"] == [], "vm-b was last seen by another scope's audit"
@@ -215,3 +218,19 @@ def test_reap_plan_leaves_an_acknowledged_orphan_alone(night: Any, tmp_path: Pat
     (tmp_path / "v1.json").write_text(json.dumps(old))
     done = CliRunner().invoke(reap_app, ["plan", str(tmp_path / "v1.json")])
     assert sorted(item["name"] for item in json.loads(done.stdout)["items"]) == ["vm-a", "vm-b"]
+
+
+def test_an_untrusted_file_cannot_send_findings_anywhere(night: Any, tmp_path: Path) -> None:
+    # A repository's cloudguard.toml is not the operator's consent: where findings go (a
+    # database, webhooks) and what is acknowledged take effect only from a trusted file.
+    toml = tmp_path / "cloudguard.toml"
+    toml.write_text('[history]\nurl = "postgresql://audit@db.example/h"\n')
+    code, _, stderr = night("vm-a")
+    assert code == 97 and "history.url (sends every finding to this database)" in stderr
+    toml.write_text('[[notify.webhook]]\nkind = "json"\nurl = "https://relay.example/h"\n')
+    code, _, stderr = night("vm-a")
+    assert code == 1 and "ignored notify.webhook" in stderr, "ignored, and said so"
+    assert "notified" not in stderr
+    write_trusted(toml, toml.read_text())
+    # The control: trusted, the webhook is taken (vm-a is no news now: nothing is sent).
+    assert "nothing new to notify" in night("vm-a")[2]

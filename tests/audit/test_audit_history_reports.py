@@ -14,6 +14,7 @@ from audit_helpers import run_audit_cli
 from headless_chromium import Browser
 from jsonschema import Draft4Validator
 from report_fleet import fleet_args
+from trusted_config import write_trusted
 
 from cloudguard.history.location import open_store
 from cloudguard.history.records import AuditRun, Observation, ResourceKey
@@ -26,7 +27,7 @@ ARTEFACTS = Path(__file__).resolve().parents[2] / "test-artefacts"
 def nightly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The report fleet's audit arguments, audited as one scope ("nightly")."""
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "cloudguard.toml").write_text('[history]\nscope = "nightly"\n')
+    write_trusted(tmp_path / "cloudguard.toml", '[history]\nscope = "nightly"\n')
     return fleet_args(tmp_path / "fleet")
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from cli.cli_helpers import cloudguard
 from history_helpers import audit, observed, vm_id
+from trusted_config import write_trusted
 
 from cloudguard.history.location import open_store
 
@@ -74,10 +75,10 @@ def test_ack_records_and_revokes_and_refuses_what_is_no_acknowledgement(seeded: 
 def test_a_store_that_cannot_be_read_is_75_naming_it(seeded: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken.sqlite3"
     broken.write_bytes(b"\x00not sqlite" * 500)
-    (tmp_path / "cloudguard.toml").write_text(f'[history]\npath = "{broken}"\n')
+    write_trusted(tmp_path / "cloudguard.toml", f'[history]\npath = "{broken}"\n')
     soon = (datetime.now(UTC) + timedelta(days=3)).date().isoformat()
     for args in (("history", "runs"), ("ack", "x", "--reason", "r", "--until", soon)):
         done = cloudguard(*args)
         assert done.exit_code == 75 and f"history store {broken}: damaged" in done.output
-    (tmp_path / "cloudguard.toml").write_text("[history]\nbusy-timeout = 5\n")
+    write_trusted(tmp_path / "cloudguard.toml", "[history]\nbusy-timeout = 5\n")
     assert cloudguard("history", "runs").exit_code == 97

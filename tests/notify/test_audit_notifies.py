@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from trusted_config import write_trusted
 from webhook_receiver import Answer, Receiver, receiving
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "audit"))
@@ -56,11 +57,12 @@ def night(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 def _configure(tmp_path: Path, receiver: Receiver, monkeypatch: pytest.MonkeyPatch,
                fatal: bool = False, scope: str | None = None) -> None:  # fmt: skip
     monkeypatch.setenv("TEAM_SLACK_WEBHOOK", receiver.url(TOKEN))
-    (tmp_path / "cloudguard.toml").write_text(
+    write_trusted(
+        tmp_path / "cloudguard.toml",
         (f'[history]\nscope = "{scope}"\n' if scope else "") + "[notify]\n"
         f"fatal = {'true' if fatal else 'false'}\n"
         '[[notify.webhook]]\nkind = "slack"\nname = "team"\nurl-env = "TEAM_SLACK_WEBHOOK"\n'
-        f'[[notify.webhook]]\nkind = "json"\nname = "relay"\nurl = "{receiver.url("/relay")}"\n'
+        f'[[notify.webhook]]\nkind = "json"\nname = "relay"\nurl = "{receiver.url("/relay")}"\n',
     )
 
 

@@ -387,8 +387,8 @@ def test_an_apply_records_each_items_outcome_in_the_history(setup: dict[str, Pat
 
 
 def test_an_apply_whose_history_cannot_be_used_acts_on_nothing(setup: dict[str, Path]) -> None:
-    with open(Path.cwd() / "cloudguard.toml", "a") as config:  # beside [reap] accounts
-        config.write('[history]\nurl-env = "NO_SUCH_VARIABLE"\n')
+    config = Path.cwd() / "cloudguard.toml"  # beside [reap] accounts
+    write_trusted(config, config.read_text() + '[history]\nurl-env = "NO_SUCH_VARIABLE"\n')
     done = apply(setup, "--yes")
     assert done.exit_code == 75, done.output
     assert "$NO_SUCH_VARIABLE: is not set" in done.output

@@ -63,8 +63,7 @@ class JunitFormat(StreamedFormat):
                 out.write(f"      <system-out>{escape(detail)}</system-out>\n")
             out.write("    </testcase>\n")
         system_out = defang(
-            "
-".join([headline(report), *warning_lines(report), *history_lines(report)])
+            "\n".join([headline(report), *warning_lines(report), *history_lines(report)])
         )
         out.write(f"    <system-out>{escape(system_out)}</system-out>\n")
         out.write("  </testsuite>\n</testsuites>\n")
