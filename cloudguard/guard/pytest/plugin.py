@@ -29,7 +29,7 @@ import pytest
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
 from cloudguard.guard import reach, registry, seal
-from cloudguard.guard.pytest import early
+from cloudguard.guard.pytest import early, where
 from cloudguard.guard.pytest.fixture import cloudguard
 from cloudguard.guard.pytest.session_guard import GUARD, SessionGuard
 
@@ -102,3 +102,4 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     config.stash[GUARD] = guard
     config.pluginmanager.register(guard, "cloudguard-session")
+    config.pluginmanager.register(where.Whereabouts(), "cloudguard-whereabouts")

@@ -24,8 +24,8 @@ from cloudguard import exit_codes
 from cloudguard.documents import reach_log
 from cloudguard.guard import alarm, inprocess, reach, registry, seal
 from cloudguard.guard.hard import running
-from cloudguard.guard.pytest.early import DECIDED, EARLY, INHERITED, OUTER, EarlySeal
-from cloudguard.guard.pytest.failure import fail, failure_message
+from cloudguard.guard.pytest import failure, where
+from cloudguard.guard.pytest.early import DECIDED, EARLY, INHERITED, OUTER, WHERE, EarlySeal
 from cloudguard.guard.pytest.roles import Attribution, Role
 from cloudguard.guard.session import GuardSession
 
@@ -38,6 +38,9 @@ Record = Mapping[str, object]
 # The reaches a test declared (cloudguard.expect), carried to the controller on the
 # teardown report: pytest's own channel for a plugin's per-test data (and JUnit's).
 EXPECTED_PROPERTY = "cloudguard_expected"
+# The refusal a test failed on that was recorded for another test (a class's setup raised
+# again for each of its tests): carried the same way, for the session's report.
+REFUSED_PROPERTY = "cloudguard_refused"
 
 
 @dataclass
@@ -86,6 +89,7 @@ class SessionGuard:
         self.expected: list[Record] = []  # reaches the tests declared (cloudguard.expect)
         self.summary: list[tuple[Record, bool]] = []  # (record, expected) for the whole session
         self.red = False
+        self.pytest_status = 0  # what pytest alone would have exited with, once a reach made it 98
         self.tampering_reported = 0  # the keeper's tampering entries already failed a test
 
     # -- start and stop ------------------------------------------------------------------
@@ -98,6 +102,7 @@ class SessionGuard:
         verified = config.stash.get(INHERITED, None)
         if made is None and verified is None and DECIDED not in config.stash:
             # The plugin was loaded too late to decide before the conftests: decide now.
+            config.stash[WHERE] = where.start_collection()
             verified = seal.inherited_seal(os.environ, rules)  # verified, not assumed
         if made is None and verified is not None:
             # Under `cloudguard run`, or a worker of a sealed controller: the seal and the log
@@ -131,6 +136,7 @@ class SessionGuard:
         inprocess.restore(self.outer_binding)
         if self.early is not None:
             self.early.restore_environment()
+        where.restore(config.stash.get(WHERE, {}))
         self.session.close(keep_log=self.red)
 
     # -- per test ------------------------------------------------------------------------
@@ -138,6 +144,7 @@ class SessionGuard:
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
         os.environ[reach.TEST_VARIABLE] = item.nodeid
+        where.enter_test(item)
         running.mark(item.nodeid)  # under `run --hard`: the sink names this process's test
         self.attribution.own_tests.add(item.nodeid)
         self.window = TestWindow(item.nodeid, checked=self.session.cursor())
@@ -146,6 +153,7 @@ class SessionGuard:
         finally:
             self.window = None
             os.environ.pop(reach.TEST_VARIABLE, None)
+            where.leave_test()
             running.mark(None)
 
     # tryfirst on a wrapper: outermost, so it sees the report after xfail/skip handling
@@ -167,8 +175,20 @@ class SessionGuard:
         except reach_log.ReachLogError as error:
             reached = []
             problems.append(alarm.unreadable(error))
+        refusal = failure.refusal_in(call.excinfo) if report.failed else None
         if reached:
-            problems.append(failure_message(reached, self.log, self.provider_variable))
+            raised = ""
+            if call.excinfo is not None and report.failed:
+                raised = failure.raised_at(call.excinfo, item.config.rootpath, refusal is not None)
+            problems.append(
+                failure.failure_message(reached, self.log, self.provider_variable, raised=raised)
+            )
+        elif refusal is not None:
+            # Raised again for this test by a class or shared fixture set up for another.
+            problems.append(
+                failure.refused_before(refusal.record, item.nodeid, self.provider_variable)
+            )
+            report.user_properties = [*report.user_properties, (REFUSED_PROPERTY, refusal.record)]
         tampering = self.session.tampering()
         problems += [
             f"cloudguard: tampering: {what}: failing closed"
@@ -176,7 +196,12 @@ class SessionGuard:
         ]
         self.tampering_reported = len(tampering)
         if problems:
-            fail(report, item, "\n".join(problems))
+            # Under pytest's default style the block replaces the traceback of the exception
+            # the reach caused: its frames are the SDK's and cloudguard's (docs/pytest.md).
+            short = item.config.getoption("tbstyle", "auto") == "auto"
+            failure.fail(
+                report, item, "\n".join(problems), replace=short and bool(reached or refusal)
+            )
         if call.when == "teardown" and window.expected:
             # A new list: the report's is the item's own, shared with its other reports.
             expected = [window.reaches[i] for i in window.expected]
@@ -222,13 +247,11 @@ class SessionGuard:
             else:
                 self.summary.append((record, False))
         if any(not was_expected for _, was_expected in self.summary):
+            # A reach is red whatever else ended the session (a Ctrl-C, a collection error, a
+            # crash): 98, as `cloudguard run` gives; the summary names pytest's own status.
             self.red = True
-            if session.exitstatus in (
-                pytest.ExitCode.OK,
-                pytest.ExitCode.TESTS_FAILED,
-                exit_codes.REFUSED_ADMISSION,
-            ):
-                session.exitstatus = exit_codes.REACH_REFUSED
+            self.pytest_status = int(session.exitstatus)
+            session.exitstatus = exit_codes.REACH_REFUSED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.role.gives_the_verdict or not self.summary:
@@ -248,7 +271,8 @@ class SessionGuard:
             terminalreporter.write_line(tag + alarm.describe(record))
         if unexpected:
             terminalreporter.write_line(
-                f"reach log kept: {self.log} (exit status {exit_codes.REACH_REFUSED})"
+                f"reach log kept: {self.log} (exit status {exit_codes.REACH_REFUSED}; "
+                f"pytest's own: {self.pytest_status})"
             )
 
 
