@@ -55,6 +55,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="Reach log to arm (default: a temporary file, kept when the session is red).",
     )
+    group.addoption(
+        "--cloudguard-report",
+        action="append",
+        metavar="FORMAT=FILE",
+        default=[],
+        help="Also write the session's findings as FORMAT to FILE (repeatable): json, junit, "
+        "markdown (a CI job summary), sarif (code scanning, at each test's file and line).",
+    )
     parser.addini(
         "cloudguard", type="bool", default=False, help="Enable cloudguard (as --cloudguard)."
     )

@@ -22,11 +22,12 @@ import pytest
 
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
-from cloudguard.guard import alarm, inprocess, reach, registry, seal
+from cloudguard.guard import alarm, inprocess, reach, registry, report, seal
 from cloudguard.guard.hard import running
 from cloudguard.guard.pytest import failure, where
 from cloudguard.guard.pytest.early import DECIDED, EARLY, INHERITED, OUTER, WHERE, EarlySeal
 from cloudguard.guard.pytest.roles import Attribution, Role
+from cloudguard.guard.report import Entry, ReachReport
 from cloudguard.guard.session import GuardSession
 
 TYPE_CHECKING = False
@@ -72,6 +73,7 @@ class SessionGuard:
         early: EarlySeal | None,
         outer_binding: Binding | None,
         provider_variable: str,
+        reports: list[tuple[str, str]],
     ) -> None:
         self.config = config
         self.role = role
@@ -84,10 +86,12 @@ class SessionGuard:
         # outer binding back at the end instead of tearing the outer guards down.
         self.outer_binding = outer_binding
         self.provider_variable = provider_variable  # named in the provider's hint
+        self.reports = reports  # --cloudguard-report FORMAT=FILE, written with the verdict
         self.attribution = Attribution(role)
         self.window: TestWindow | None = None
         self.expected: list[Record] = []  # reaches the tests declared (cloudguard.expect)
         self.summary: list[tuple[Record, bool]] = []  # (record, expected) for the whole session
+        self.again: list[Entry] = []  # tests failed by a refusal recorded for another test
         self.red = False
         self.pytest_status = 0  # what pytest alone would have exited with, once a reach made it 98
         self.tampering_reported = 0  # the keeper's tampering entries already failed a test
@@ -96,6 +100,7 @@ class SessionGuard:
 
     @classmethod
     def begin(cls, config: pytest.Config) -> SessionGuard:
+        reports = _reports(config)
         rules = registry.load_registry(search_from=config.rootpath)
         variable = next(iter(rules.provider_variables), "PROVIDER_VARIABLE")
         made = config.stash.get(EARLY, None)
@@ -117,6 +122,7 @@ class SessionGuard:
                 early=None,
                 outer_binding=outer,
                 provider_variable=variable,
+                reports=reports,
             )
         if made is None:
             # The plugin was loaded too late for the early seal (a conftest's
@@ -130,6 +136,7 @@ class SessionGuard:
             early=made,
             outer_binding=config.stash.get(OUTER, None),
             provider_variable=variable,
+            reports=reports,
         )
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -221,6 +228,9 @@ class SessionGuard:
         for name, value in report.user_properties:
             if name == EXPECTED_PROPERTY and isinstance(value, list):
                 self.expected.extend(value)
+            elif name == REFUSED_PROPERTY and isinstance(value, dict):
+                placed = where.location(report.location)
+                self.again.append(Entry(value, report.nodeid, again=True, location=placed))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -232,6 +242,8 @@ class SessionGuard:
             self.red = True
             sys.stderr.write(alarm.unreadable(error) + "\n")
             session.exitstatus = exit_codes.REFUSED_ADMISSION
+            unreadable = ReachReport.of("pytest", self.log, session.exitstatus, (), [str(error)])
+            report.deliver(self.reports, unreadable, sys.stderr)
             return
         tampering = self.session.tampering()
         if tampering:
@@ -252,6 +264,16 @@ class SessionGuard:
             self.red = True
             self.pytest_status = int(session.exitstatus)
             session.exitstatus = exit_codes.REACH_REFUSED
+        if self.reports:
+            found = ReachReport.of(
+                "pytest",
+                self.log,
+                int(session.exitstatus),
+                [record for record, was_expected in self.summary if not was_expected],
+                tampering,
+                self.again,
+            )
+            session.exitstatus = report.deliver(self.reports, found, sys.stderr)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.role.gives_the_verdict or not self.summary:
@@ -274,6 +296,24 @@ class SessionGuard:
                 f"reach log kept: {self.log} (exit status {exit_codes.REACH_REFUSED}; "
                 f"pytest's own: {self.pytest_status})"
             )
+
+
+def _reports(config: pytest.Config) -> list[tuple[str, str]]:
+    """`--cloudguard-report FORMAT=FILE`: malformed is pytest's usage error; a directory that
+    does not exist is 75 before any test runs (the report could never be written)."""
+    try:
+        reports = report.parse_requests(config.getoption("cloudguard_report", None) or ())
+    except report.ReportRequestError as error:
+        raise pytest.UsageError(f"--cloudguard-report: {error}") from None
+    for name, path in reports:
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            pytest.exit(
+                f"cloudguard: cannot write --cloudguard-report {name}={path}: {directory} is "
+                "not a directory",
+                returncode=exit_codes.DID_NOT_RUN,
+            )
+    return reports
 
 
 GUARD = pytest.StashKey[SessionGuard]()

@@ -54,9 +54,10 @@ def fixture_names(argname: str, scope: str) -> tuple[str, str]:
     return name, name
 
 
-def location(item: pytest.Item) -> str:
-    """`FILE:LINE` of a test (FILE relative to the rootdir, LINE 1-based), as pytest places it."""
-    path, line, _ = item.location
+def location(place: tuple[str, int | None, str]) -> str:
+    """`FILE:LINE` of a test (FILE relative to the rootdir, LINE 1-based) from pytest's own
+    `location` of an item or a report: (file, 0-based line, name)."""
+    path, line, _ = place
     return path if line is None else f"{path}:{line + 1}"
 
 
@@ -79,7 +80,7 @@ def restore(before: dict[str, str | None]) -> None:
 
 
 def enter_test(item: pytest.Item) -> None:
-    os.environ[LOCATION_VARIABLE] = location(item)
+    os.environ[LOCATION_VARIABLE] = location(item.location)
 
 
 def leave_test() -> None:
