@@ -9,6 +9,7 @@ imports stay inside the commands: `cloudguard --version` pays for none.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -182,21 +183,55 @@ def check(
     raise typer.Exit(_write_reports(reports, found))
 
 
-def doctor(registry: RegistryOption = None) -> None:
+def doctor(
+    registry: RegistryOption = None,
+    python: Annotated[
+        Path | None,
+        typer.Option(
+            "--python",
+            metavar="PATH",
+            help="Outside a sealed run: the Python the project's tests run with (default: this "
+            "one), asked whether the pytest plugin would load there.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
+) -> None:
     from cloudguard.escape import one_line
-    from cloudguard.guard.doctor import problems
+    from cloudguard.guard import doctor as checks
+    from cloudguard.guard import reach, seal
     from cloudguard.guard.hard.requirements import missing
 
     _reader_may_leave()
-    found = list(problems(os.environ, _registry(registry)))
+    rules = _registry(registry)  # an invalid registry is 97, sealed or not
+    sealed = os.environ.get(reach.LOG_VARIABLE) or os.environ.get(seal.SEAL_DIR_VARIABLE)
     unavailable = missing()
     hard_mode = f"not available here: {unavailable}" if unavailable else "available here"
     typer.echo(f"cloudguard doctor: hard seal (run --hard) {hard_mode}", err=True)
+    if not sealed:  # not in a sealed run: would pytest seal this project's tests?
+        try:
+            facts = checks.project_facts(str(python) if python else None, os.getcwd())
+        except (OSError, ValueError, subprocess.SubprocessError) as error:
+            typer.echo(f"cloudguard doctor: {one_line(str(error), 2000)}", err=True)
+            raise typer.Exit(exit_codes.REFUSED_ADMISSION) from None
+        said, found = checks.project_verdict(facts, os.environ)
+        for fact in said:
+            typer.echo(f"cloudguard doctor: {one_line(fact, 2000)}", err=True)
+        verdict = "the pytest plugin will seal every test session of this project"
+    else:
+        found = list(checks.problems(os.environ, rules))
+        verdict = "the seal holds"
     for problem in found:  # they quote environment values: escaped for the terminal
         typer.echo(f"cloudguard doctor: {one_line(problem, 2000)}", err=True)
     if found:
+        if not sealed:
+            typer.echo(
+                "cloudguard doctor: (to check a sealed process: `cloudguard run -- cloudguard "
+                "doctor`)",
+                err=True,
+            )
         raise typer.Exit(exit_codes.REFUSED_ADMISSION)
-    typer.echo("cloudguard doctor: the seal holds", err=True)
+    typer.echo(f"cloudguard doctor: {verdict}", err=True)
 
 
 # -- odd input: one line, the right code ---------------------------------------------------

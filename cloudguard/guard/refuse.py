@@ -135,9 +135,12 @@ def main(
         log=log or environ.get(reach.LOG_VARIABLE, ""),
     )
     test = one_line(str(record["test"]), 300) if record["test"] else ""
-    sys.stderr.write(
-        f"cloudguard: refused `{shown}` ({via}): {_hint(via, tool, policy)}\n"
-        f"  {status}" + (f" (test: {test})" if test else "") + "\n"
-    )
-    sys.stderr.flush()
+    try:
+        sys.stderr.write(
+            f"cloudguard: refused `{shown}` ({via}): {_hint(via, tool, policy)}\n"
+            f"  {status}" + (f" (test: {test})" if test else "") + "\n"
+        )
+        sys.stderr.flush()
+    except OSError:  # nobody reads our stderr (a closed pipe): the refusal stands all the same
+        os._exit(REACH_REFUSED)
     sys.exit(REACH_REFUSED)
