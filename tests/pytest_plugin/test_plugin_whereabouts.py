@@ -93,8 +93,11 @@ def test_each_record_names_its_phase_its_fixture_and_its_tests_line(fenced):
         ),
     }  # fmt: skip
     said = {host: whereabouts(record) for host, record in records.items()}
-    wrong = {host: said.get(host) for host in expected.keys() | said.keys()
-             if said.get(host) != expected.get(host)}  # fmt: skip
+    wrong = {
+        host: {"said": said.get(host), "expected": expected.get(host)}
+        for host in expected.keys() | said.keys()
+        if said.get(host) != expected.get(host)
+    }
     assert not wrong, f"a record does not say where it was made: {wrong}"
     # The fixture's own subprocess (the refusing `az` shim) says the fixture too.
     clis = [whereabouts(r) for r in reach_log.read(str(log)).reaches if r["via"] == "az-shim"]
