@@ -210,6 +210,13 @@ def describe(record: Record) -> str:
     return "\n".join(lines)
 
 
+def named(record: Record) -> str:
+    """`botocore -> sts.us-east-1.amazonaws.com (sts GetCallerIdentity)`: what was reached,
+    through what, in one escaped line (every field was read back from a log)."""
+    via, target, operation = (record.get(key) for key in ("via", "target", "operation"))
+    return one_line(f"{via} -> {target}" + (f" ({operation})" if operation else ""), 300)
+
+
 WHEREABOUTS = ("phase", "fixture", "location")  # the record's optional fields that place it
 
 

@@ -39,7 +39,7 @@ def failure_message(
     raised: str = "",
 ) -> str:
     """The block for a test's own reaches; `raised`: where the exception came out (`raised_at`)."""
-    named = ", ".join(dict.fromkeys(_named(r) for r in reached))
+    named = ", ".join(dict.fromkeys(alarm.named(r) for r in reached))
     lines = [
         f"cloudguard: this test reached a real cloud: {named}",
         f"Each attempt ({len(reached)}) was refused before any packet left and recorded; "
@@ -63,7 +63,7 @@ def refused_before(
     return "\n".join(
         [
             "cloudguard: this test failed on a cloud reach refused and recorded "
-            f"{one_line(whom, 300)}: {_named(record)}",
+            f"{one_line(whom, 300)}: {alarm.named(record)}",
             "  " + alarm.describe(record).replace("\n", "\n  "),
             "A class's setup or a shared fixture runs once; pytest fails each test that needs it "
             "with the same error.",
@@ -79,13 +79,6 @@ def _advice(records: Sequence[Record], provider_variable: str) -> list[str]:
         advice = hints.for_channel(via, variable=provider_variable, indent="    ")
         lines.append(f"  {via}: {advice}")
     return lines
-
-
-def _named(record: Record) -> str:
-    """`botocore -> sts.us-east-1.amazonaws.com (sts GetCallerIdentity)`."""
-    via, target, operation = (record.get(key) for key in ("via", "target", "operation"))
-    named = f"{via} -> {target}" + (f" ({operation})" if operation else "")
-    return one_line(named, 300)  # read back from the log: escaped as `alarm.describe` does
 
 
 # -- the exception, where a test raised one ------------------------------------------------

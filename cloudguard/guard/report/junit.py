@@ -72,10 +72,7 @@ def _names(test: str, entry: Entry) -> tuple[str, str]:
 
 
 def _summary(entry: Entry) -> str:
-    operation = entry.field("operation")
-    reached = f"{entry.field('via')} -> {entry.field('target')}" + (
-        f" ({operation})" if operation else ""
-    )
+    reached = alarm.named(entry.record)
     during = f" during {entry.where}" if entry.where else ""
     again = f", raised again (recorded for {entry.field('test')})" if entry.again else ""
     return f"reached a real cloud: {reached}{during}{again}"

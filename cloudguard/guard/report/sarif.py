@@ -23,7 +23,7 @@ from typing import Any
 
 from cloudguard import __version__
 from cloudguard.escape import inert
-from cloudguard.guard import hints
+from cloudguard.guard import alarm, hints
 from cloudguard.guard.report import Entry, ReachReport
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -109,10 +109,7 @@ def _result(entry: Entry) -> dict[str, Any]:
 
 
 def _message(entry: Entry) -> str:
-    operation = entry.field("operation")
-    reached = f"{entry.field('via')} -> {entry.field('target')}" + (
-        f" ({operation})" if operation else ""
-    )
+    reached = alarm.named(entry.record)
     who = f"test {entry.test}" if entry.test else "code outside any test"
     during = f" during {entry.where}" if entry.where else ""
     again = (
