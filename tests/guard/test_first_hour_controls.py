@@ -70,7 +70,10 @@ MUTATIONS = [
         module="guard/pytest/session_guard.py",
         original="replace=short and bool(reached or refusal)",
         broken="replace=False",
-        tests=(FIRST_HOUR + "test_five_failing_tests_read_as_five_short_blocks",),
+        tests=(
+            FIRST_HOUR + "test_five_failing_tests_read_as_five_short_blocks[default]",
+            FIRST_HOUR + "test_five_failing_tests_read_as_five_short_blocks[a-projects-native]",
+        ),
         reason="said the fix twice",
     ),
     Mutation(

@@ -1,20 +1,22 @@
 """A new team's first run reads as one short block per failing test (issue 25, item 4).
 
-The run of tests/pytest_plugin/inner/first_hour.py used to print 601 lines
-for five failing tests (528 in the issue's own run): each refusal's
-traceback went through the SDK into cloudguard's own frames, `refuse()`'s
-whole source included, and then the plugin said it all again. Now each test
+Five failing tests (tests/pytest_plugin/inner/first_hour.py) printed 358
+lines before (528 in the issue's own run): each refusal's traceback went
+through the SDK into cloudguard's own frames, `refuse()`'s whole source
+included, and then the plugin said it all again. Now (85 lines) each test
 gets one block: the reach (each record, once), the test (where its code
-raised, in one line), the fix. No cloudguard frame, under pytest's default
-style or an explicit `--tb=long`. Each reach is listed twice in all: in its
-test's failure and in the summary. A Ctrl-C after a reach exits 98, as the
-summary says.
+raised, in one line), the fix. No cloudguard frame under pytest's default
+style, a project's own `--tb=native`, or `--tb=long` (which keeps pytest's
+traceback, without them). Each reach is listed twice in all: in its test's
+failure and in the summary. A Ctrl-C after a reach exits 98, as the summary
+says.
 """
 
 from __future__ import annotations
 
 import re
 
+import pytest
 from inner_runs import run_inner
 
 from cloudguard import exit_codes
@@ -52,8 +54,9 @@ def own_frames(output: str) -> list[str]:
     return [line for line in output.splitlines() if OWN_FRAME.search(line)]
 
 
-def test_five_failing_tests_read_as_five_short_blocks(fenced):
-    run = run_inner(fenced, "first_hour", "--cloudguard", "-k", "not interrupted")
+@pytest.mark.parametrize("style", [(), ("--tb=native",)], ids=["default", "a-projects-native"])
+def test_five_failing_tests_read_as_five_short_blocks(fenced, style):
+    run = run_inner(fenced, "first_hour", "--cloudguard", *style, "-k", "not interrupted")
 
     assert run.result.ret == exit_codes.REACH_REFUSED, run.output[-2000:]
     red = {name for name, verdict in run.verdicts.items() if verdict.outcome != "passed"}

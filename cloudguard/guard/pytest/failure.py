@@ -3,13 +3,14 @@
 One short block per test: the reach (each record, with the phase and the
 fixture that made it), the test (where in its code an exception came out,
 when one did), the fix (the channel's own advice, `cloudguard.guard.hints`,
-the same the refusing shims and the in-process exception show). Under
-pytest's default traceback style the block replaces the traceback of an
-exception the refusal raised or caused: the frames between the test and the
-refusal are the SDK's and cloudguard's, and say nothing the block does not.
-An explicit `--tb` keeps pytest's traceback (cloudguard's frames hidden) and
-adds the block after it. Every field is read back from the log and escaped
-for the terminal, as `alarm.describe` does.
+the same the refusing shims and the in-process exception show). The block
+replaces the traceback of an exception the refusal raised or caused, in
+every traceback style but `--tb=long` (and `--full-trace`): the frames
+between the test and the refusal are the SDK's and cloudguard's, and say
+nothing the block does not (a project's own `--tb=native` would print them
+all, cloudguard's included). `--tb=long` keeps pytest's traceback, with
+cloudguard's frames hidden, and adds the block after it. Every field is read
+back from the log and escaped for the terminal, as `alarm.describe` does.
 """
 
 from __future__ import annotations

@@ -203,9 +203,12 @@ class SessionGuard:
         ]
         self.tampering_reported = len(tampering)
         if problems:
-            # Under pytest's default style the block replaces the traceback of the exception
-            # the reach caused: its frames are the SDK's and cloudguard's (docs/pytest.md).
-            short = item.config.getoption("tbstyle", "auto") == "auto"
+            # The block replaces the traceback of the exception the reach caused: its frames
+            # are the SDK's and cloudguard's. --tb=long or --full-trace keeps it (docs/pytest.md).
+            config = item.config
+            short = config.getoption("tbstyle", "auto") != "long" and not config.getoption(
+                "fulltrace", False
+            )
             failure.fail(
                 report, item, "\n".join(problems), replace=short and bool(reached or refusal)
             )
