@@ -132,6 +132,17 @@ MUTATIONS = [
         reason=("the report does not name these at their line", "ReraisedTest::test_b"),
     ),
     Mutation(
+        name="a session stopped at configure leaves its early seal behind",
+        module="guard/pytest/plugin.py",
+        original="            made.abandon(config)\n",
+        broken="            pass\n",
+        tests=(
+            "tests/pytest_plugin/test_plugin_reports.py::"
+            "test_a_report_whose_directory_does_not_exist_stops_the_session_before_any_test",
+        ),
+        reason="the seal made before the stop was left behind",
+    ),
+    Mutation(
         name="a closed pipe is an error",
         module="guard/command.py",
         original="    reader_may_leave()\n",

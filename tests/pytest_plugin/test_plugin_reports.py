@@ -68,12 +68,18 @@ def test_a_malformed_report_request_is_pytests_usage_error(fenced):
     assert "--cloudguard-report: expected FORMAT=FILE" in result.stderr.str()
 
 
-def test_a_report_whose_directory_does_not_exist_stops_the_session_before_any_test(fenced):
+def test_a_report_whose_directory_does_not_exist_stops_the_session_before_any_test(
+    fenced, monkeypatch
+):
     fenced.makepyfile(test_clean="def test_clean():\n    pass\n")
     missing = fenced.path / "no" / "r.json"
+    temporary = fenced.path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))  # where the early seal and its log are made
 
     result = fenced.runpytest_subprocess("--cloudguard", f"--cloudguard-report=json={missing}")
 
     assert result.ret == exit_codes.DID_NOT_RUN, result.stdout.str()[-2000:]
     assert "is not a directory" in result.stdout.str() + result.stderr.str()
     assert "1 passed" not in result.stdout.str()
+    assert list(temporary.iterdir()) == [], "the seal made before the stop was left behind"

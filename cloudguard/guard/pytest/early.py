@@ -82,6 +82,12 @@ class EarlySeal:
         os.environ.clear()
         os.environ.update(self.original_environ)
 
+    def abandon(self, config: pytest.Config) -> None:
+        """The session will not run (pytest stops at configure): undo the early seal."""
+        inprocess.restore(config.stash.get(OUTER, None))
+        self.restore_environment()
+        self.session.close(keep_log=False)
+
 
 @dataclass
 class JoinedSeal:

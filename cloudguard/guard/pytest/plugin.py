@@ -104,10 +104,15 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         early.raise_refusal(config)
         guard = SessionGuard.begin(config)
-    except (registry.RegistryError, reach_log.ReachLogError, OSError) as error:
-        pytest.exit(
-            f"cloudguard: refused admission: {error}", returncode=exit_codes.REFUSED_ADMISSION
-        )
+    except BaseException as error:
+        made = config.stash.get(early.EARLY, None)
+        if made is not None:  # sealed before the conftests, and no session will close it now
+            made.abandon(config)
+        if isinstance(error, (registry.RegistryError, reach_log.ReachLogError, OSError)):
+            pytest.exit(
+                f"cloudguard: refused admission: {error}", returncode=exit_codes.REFUSED_ADMISSION
+            )
+        raise
     config.stash[GUARD] = guard
     config.pluginmanager.register(guard, "cloudguard-session")
     config.pluginmanager.register(where.Whereabouts(), "cloudguard-whereabouts")
