@@ -50,8 +50,8 @@ class HardSealError(Exception):
         self.exit_code = exit_code
 
 
-def check_requirements(path: str | None = None) -> None:
-    problem = requirements.missing(path)
+def check_requirements() -> None:
+    problem = requirements.missing()
     if problem:
         raise HardSealError(f"the hard seal cannot be made here: {problem}", exit_codes.DID_NOT_RUN)
 
@@ -160,7 +160,6 @@ class HardSeal:
         setup = supervisor.Setup(
             uid=os.getuid(),
             gid=os.getgid(),
-            ip_tool=shutil.which("ip", path=environ.get("PATH")) or "ip",
             cwd=cwd,
             temp_dir=temp_dir,
             sources_dir=tempfile.mkdtemp(prefix="cloudguard-hard-"),

@@ -10,18 +10,20 @@ the packets before it, and what still overflows is counted by the kernel
 from __future__ import annotations
 
 import os
+import socket
 import struct
 
 from cloudguard.guard.hard import linux
 
 TUN_NAME = "cg0"
 TUNSETIFF = 0x400454CA
+TUNSETPERSIST = 0x400454CB
 IFF_TUN = 0x0001
 IFF_NO_PI = 0x1000
 # The TUN's own addresses: the IPv4 dummy address (RFC 7600) and one from the IPv6
 # discard-only prefix (RFC 6666); neither is a destination anything needs to reach.
-TUN_SOURCE_V4 = "192.0.0.8/32"
-TUN_SOURCE_V6 = "100::8/128"
+TUN_SOURCE_V4 = ("192.0.0.8", 32)
+TUN_SOURCE_V6 = ("100::8", 128)
 # Packets cg0 holds for the sink (the kernel's default is 500). At most this many packets of
 # at most the MTU wait in the kernel, about 100 MB at worst, only while the command floods.
 TX_QUEUE = 65536
@@ -54,7 +56,7 @@ def ipv6_enabled() -> bool:
         return False  # a kernel built without IPv6
 
 
-def make_tun(ip_tool: str) -> int:
+def make_tun() -> int:
     try:
         tun = os.open("/dev/net/tun", os.O_RDWR | os.O_CLOEXEC)
     except OSError as error:
@@ -66,37 +68,30 @@ def make_tun(ip_tool: str) -> int:
 
     try:
         fcntl.ioctl(tun, TUNSETIFF, struct.pack("16sH", TUN_NAME.encode(), IFF_TUN | IFF_NO_PI))
+        # Persistent: closing it at the end does not wait for the device's removal (an RCU
+        # grace period, milliseconds); it goes with the namespace, after the run.
+        fcntl.ioctl(tun, TUNSETPERSIST, 1)
     except OSError as error:
         raise SetupError(
             f"/dev/net/tun refused to make a TUN device ({error.strerror}): it is not the "
             "kernel's tun driver, or the container withholds it (`--device /dev/net/tun`)"
         ) from None
-    commands = [
-        "link set lo up",
-        f"link set {TUN_NAME} txqueuelen {TX_QUEUE} up",
-        f"addr add {TUN_SOURCE_V4} dev {TUN_NAME}",
-        f"route add default dev {TUN_NAME}",
-    ]
-    if ipv6_enabled():  # where IPv6 is off, no IPv6 packet can leave either
-        commands += [
-            f"addr add {TUN_SOURCE_V6} dev {TUN_NAME} nodad",
-            f"route add ::/0 dev {TUN_NAME}",
-        ]
-    batch_read, batch_write = os.pipe()
-    try:  # one process for every route: `ip -batch` reads them from its standard input
-        pid = os.posix_spawn(
-            ip_tool,
-            [ip_tool, "-batch", "-"],
-            {},
-            file_actions=[(os.POSIX_SPAWN_DUP2, batch_read, 0)],
-        )
+    from cloudguard.guard.hard.routes import Routes
+
+    routes = Routes()
+    try:
+        index = socket.if_nametoindex(TUN_NAME)
+        routes.link_up(socket.if_nametoindex("lo"))
+        routes.link_up(index, tx_queue=TX_QUEUE)
+        routes.add_address(index, *TUN_SOURCE_V4)
+        routes.default_route(index, socket.AF_INET)
+        if ipv6_enabled():  # where IPv6 is off, no IPv6 packet can leave either
+            routes.add_address(index, *TUN_SOURCE_V6, nodad=True)
+            routes.default_route(index, socket.AF_INET6)
+    except OSError as error:
+        raise SetupError(f"the namespace could not be routed through the sink ({error})") from None
     finally:
-        os.close(batch_read)
-    with os.fdopen(batch_write, "w") as batch:
-        batch.write("\n".join(commands) + "\n")
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SetupError(f"`{ip_tool} -batch` could not route the namespace through the sink")
+        routes.close()
     return tun
 
 

@@ -10,12 +10,10 @@ the capability, a seccomp filter).
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
 TUN_DEVICE = "/dev/net/tun"
-TOOLS = {"ip": "iproute2 (Debian/Ubuntu: apt-get install iproute2)"}
 SECCOMP_ACTIONS = "/proc/sys/kernel/seccomp/actions_avail"
 # The gate needs seccomp user notification (5.0), SECCOMP_USER_NOTIF_FLAG_CONTINUE (5.5),
 # pidfd_getfd and openat2 (5.6).
@@ -31,7 +29,7 @@ def _sysctl(name: str) -> str | None:
         return None
 
 
-def missing(path: str | None = None) -> str | None:
+def missing() -> str | None:
     """Why the hard seal cannot be made here (cause and how to enable it); None when it can."""
     if not sys.platform.startswith("linux"):
         return (
@@ -60,9 +58,6 @@ def missing(path: str | None = None) -> str | None:
             f"{TUN_DEVICE} does not exist: load the tun module (`modprobe tun`), or in a "
             "container pass the device (`--device /dev/net/tun`)"
         )
-    for tool, package in TOOLS.items():
-        if shutil.which(tool, path=path) is None:
-            return f"`{tool}` is not on PATH: install {package}"
     return None
 
 

@@ -69,7 +69,6 @@ class Setup:
         *,
         uid: int,
         gid: int,
-        ip_tool: str,
         cwd: str,
         temp_dir: str,
         sources_dir: str,
@@ -78,7 +77,7 @@ class Setup:
         ports: Sequence[int],
         gate: seccomp_filter.Arch | None,
     ) -> None:
-        self.uid, self.gid, self.ip_tool, self.cwd = uid, gid, ip_tool, cwd
+        self.uid, self.gid, self.cwd = uid, gid, cwd
         self.temp_dir, self.sources_dir = temp_dir, sources_dir
         self.entries, self.allow_unix, self.ports, self.gate = entries, allow_unix, ports, gate
 
@@ -186,7 +185,7 @@ def _make_seal(
     sources = masks.Sources(setup.sources_dir, resolver.CONF)
     if layout.target:
         holes[layout.target] = sources.resolv_conf
-    tun = namespaces.make_tun(setup.ip_tool)
+    tun = namespaces.make_tun()
     listeners = resolver.Listeners(ipv6=namespaces.ipv6_enabled())
     applied = masks.apply(setup.entries, sources.empty, holes)
     sources.detach()
@@ -201,45 +200,65 @@ def _make_seal(
         forwards=forwards,
         forward_channel=pipes.forwards,
     )
-    _probe(sink, layout)
-    linux.become_subreaper()  # orphans stay our descendants: attribution searches only those
-    linux.set_dumpable(False)  # after the id maps: nothing inside may trace or starve us
-    started = command_init.start(
-        setup.uid, setup.gid, keep_out=pipes.descriptors(), gate=setup.gate
-    )
+    probe = Probe(sink)  # its lookup waits in the resolver's queue while the init starts
+    try:
+        linux.become_subreaper()  # orphans stay our descendants: attribution searches only those
+        linux.set_dumpable(False)  # after the id maps: nothing inside may trace or starve us
+        started = command_init.start(
+            setup.uid, setup.gid, keep_out=pipes.descriptors(), gate=setup.gate
+        )
+    except BaseException:
+        probe.stop()
+        raise
+    try:
+        probe.finish(layout)
+    except SetupError:
+        started.cancel()
+        raise
     return sink, started, layout
 
 
-def _probe(sink: Sink, layout: resolver.Layout) -> None:
-    """Look a random name up as the command would (the C library, this host's nsswitch and
-    the seal's mounts) and require the sink to answer it.
+class Probe:
+    """A random name looked up as the command would (the C library, this host's nsswitch and
+    the seal's mounts), which the sink must answer.
 
     The probe's own lookup is never a record: the name is random, under a domain that
     cannot exist, known only to this process (the command is not running yet and is never
     told it), and the sink answers it without recording it (`Sink.probe_name`).
     """
-    name = f"{os.urandom(8).hex()}.{PROBE_DOMAIN}"
-    sink.probe_name = name
-    child = os.fork()
-    if child == 0:
+
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+        self.name = f"{os.urandom(8).hex()}.{PROBE_DOMAIN}"
+        sink.probe_name = self.name
+        self.child = os.fork()
+        if self.child == 0:
+            try:
+                found = {str(info[4][0]) for info in socket.getaddrinfo(self.name, None)}
+            except OSError:
+                found = set()
+            os._exit(0 if any(dns.is_synthetic(address) for address in found) else 1)
+
+    def finish(self, layout: resolver.Layout) -> None:
+        """Serve the sink until the probe is done; SetupError naming `layout` if it was not
+        answered by the sink."""
+        pidfd = os.pidfd_open(self.child)
         try:
-            found = {str(info[4][0]) for info in socket.getaddrinfo(name, None)}
-        except OSError:
-            found = set()
-        os._exit(0 if any(dns.is_synthetic(address) for address in found) else 1)
-    pidfd = os.pidfd_open(child)
-    try:
-        answered = sink.serve(until=pidfd, deadline=time.monotonic() + PROBE_TIMEOUT)
-    finally:
-        os.close(pidfd)
-    if not answered:
-        os.kill(child, signal.SIGKILL)
-    _, status = os.waitpid(child, 0)
-    if not answered or os.waitstatus_to_exitcode(status) != 0:
-        raise SetupError(
-            f"a lookup made inside did not reach the sink, so lookups would go unrecorded "
-            f"under this host's resolver layout ({layout.describe()})"
-        )
+            answered = self.sink.serve(until=pidfd, deadline=time.monotonic() + PROBE_TIMEOUT)
+        finally:
+            os.close(pidfd)
+        if not answered:
+            os.kill(self.child, signal.SIGKILL)
+        _, status = os.waitpid(self.child, 0)
+        if not answered or os.waitstatus_to_exitcode(status) != 0:
+            raise SetupError(
+                "a lookup made inside did not reach the sink, so lookups would go unrecorded "
+                f"under this host's resolver layout ({layout.describe()})"
+            )
+
+    def stop(self) -> None:
+        os.kill(self.child, signal.SIGKILL)
+        os.waitpid(self.child, 0)
 
 
 class Job:
