@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hard_helpers import hard_run, python_child
+from hard_helpers import hard_run
 
 # (layout, shell that makes it in the outer namespace, the words its 75 line would name)
 OVERLAY = (
@@ -67,12 +67,16 @@ def test_every_lookup_is_recorded_under_every_resolver_layout(tmp_path: Path, la
     setup, named = LAYOUTS[layout]
     run = hard_run(tmp_path, "sh", "-c", LOOKUPS, host_setup=setup + READ_ONLY_ETC, mounts=True)
 
-    assert run.returncode == 98, f"lookups under the {named} layout were not recorded:\n{run.output}"
+    assert run.returncode == 98, (
+        f"lookups under the {named} layout were not recorded:\n{run.output}"
+    )
     lookups = {str(r["name"]): str(r["protocol"]) for r in run.reaches() if r["via"] == "hard-dns"}
     assert lookups.get("sts.amazonaws.com") == "dns", f"glibc over UDP ({named}): {lookups}"
     assert lookups.get("s3.amazonaws.com") == "dns-tcp", f"glibc over TCP ({named}): {lookups}"
     assert "management.azure.com" in lookups, f"Python ({named}): {lookups}"
-    assert "RESOLV-CONF-WRITTEN" not in run.stdout, f"the seal's resolv.conf was writable:\n{run.output}"
+    assert "RESOLV-CONF-WRITTEN" not in run.stdout, (
+        f"the seal's resolv.conf was writable:\n{run.output}"
+    )
 
 
 # A stand-in for nscd: it logs the type of each request (nscd's header: version, type, key
@@ -126,8 +130,7 @@ def test_a_layout_whose_lookups_cannot_reach_the_sink_stops_the_run_naming_it(
     # nsswitch.conf that never asks DNS: no lookup inside could be recorded, so the run must
     # not start (75), naming what it found, rather than run with a silent gap.
     setup = OVERLAY + (
-        "echo 'nameserver 10.9.9.9' > /etc/resolv.conf; "
-        "echo 'hosts: files' > /etc/nsswitch.conf; "
+        "echo 'nameserver 10.9.9.9' > /etc/resolv.conf; echo 'hosts: files' > /etc/nsswitch.conf; "
     )
     run = hard_run(tmp_path, "touch", str(tmp_path / "RAN"), host_setup=setup, mounts=True)
 
