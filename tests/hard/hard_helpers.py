@@ -61,6 +61,8 @@ def hard_run(
     env: Mapping[str, str] | None = None,
     timeout: float = 60,
     mounts: bool = False,
+    cwd: Path | None = None,
+    launcher: Sequence[str] = ("-m", "cloudguard"),
 ) -> HardRun:
     """`cloudguard run OPTIONS --log LOG -- COMMAND` in a fresh loopback-only namespace.
 
@@ -74,7 +76,7 @@ def hard_run(
     outer = f'{IP_TOOL} link set lo up && {host_setup} "$@"; code=$?; {stop}; exit $code'
     argv = [
         *("unshare", "-rnm" if mounts else "-rn", "sh", "-c", outer, "sh"),
-        *(sys.executable, "-m", "cloudguard", "run", *options, "--log", str(log), "--"),
+        *(sys.executable, *launcher, "run", *options, "--log", str(log), "--"),
         *command,
     ]
     result = subprocess.run(
@@ -85,6 +87,7 @@ def hard_run(
         timeout=timeout,
         stdin=subprocess.DEVNULL,
         check=False,
+        cwd=cwd,
     )
     return HardRun(result.returncode, result.stdout, result.stderr, log)
 
