@@ -118,13 +118,17 @@ def test_masks_cover_the_accounts_home_as_well_as_home(tmp_path: Path) -> None:
 
 
 TAMPER_WITH_SOURCES = """
-# Every mount made from the seal's sources, as the mount table shows it: write to each, and
-# to the mask itself; then a fresh read of the masked file.
-for point in $(awk '$9 == "tmpfs" && $10 == "cloudguard-sources" {print $5}' /proc/self/mountinfo); do
-    (chmod u+w "$point" "$point"/* && echo PLANTED > "$point/empty") 2>/dev/null && echo WROTE-SOURCE
+# Every mount of the seal's sources the mount table shows: write to each (its directory, or
+# the file itself), and to the mask; then a fresh read of the masked file.
+sources=$(awk '{for (i = 7; i < NF; i++) if ($i == "-" && $(i + 2) == "cloudguard-sources")
+    print $5}' /proc/self/mountinfo)
+for point in $sources; do
+    target="$point"; [ -d "$point" ] && target="$point/empty"
+    (chmod u+w "$point" "$target"; echo PLANTED > "$target") 2>/dev/null && echo WROTE-SOURCE
 done
-(chmod u+w "$HOME/.vault-token" && echo PLANTED > "$HOME/.vault-token") 2>/dev/null && echo WROTE-MASK
-echo "TOKEN:$(cat "$HOME/.vault-token")"
+token="$HOME/.vault-token"
+(chmod u+w "$token"; echo PLANTED > "$token") 2>/dev/null && echo WROTE-MASK
+echo "TOKEN:$(cat "$token")"
 """
 
 

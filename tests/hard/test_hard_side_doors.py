@@ -228,6 +228,9 @@ def test_a_socket_family_the_network_namespace_does_not_isolate_is_refused_and_r
 ) -> None:
     run = hard_run(tmp_path, *python_child("-I", code=VSOCK))
 
+    assert run.targets("hard-socket") == ["AF_VSOCK"], (
+        f"the AF_VSOCK attempt was not recorded:\n{run.output}"
+    )
     assert run.stdout.strip() == f"refused {errno.EAFNOSUPPORT}", run.output
     (record,) = run.reaches()
     assert (record["via"], record["target"]) == ("hard-socket", "AF_VSOCK"), record
@@ -248,7 +251,7 @@ def test_io_uring_is_refused_inside(tmp_path: Path) -> None:
     run = hard_run(tmp_path, *python_child("-I", code=IO_URING))
 
     assert outside.stdout.split()[1] != str(errno.EPERM), f"the control: {outside.stdout}"
-    assert run.stdout.split() == ["-1", str(errno.EPERM)], run.output
+    assert run.stdout.split() == ["-1", str(errno.EPERM)], f"io_uring was available:\n{run.output}"
     assert run.returncode == 0, run.output
 
 
@@ -275,7 +278,9 @@ def test_a_host_that_cannot_enforce_the_gate_declares_its_limit_on_the_seal_line
         launcher=older_kernel,
     )
 
-    assert "hard=on limits=unix-sockets,socket-families" in run.stderr, run.output
+    assert "hard=on limits=unix-sockets,socket-families" in run.stderr, (
+        f"the limit was not declared on the seal line:\n{run.output}"
+    )
     assert "declared limit: the kernel offers no seccomp user notification" in run.stderr
     assert f"{host_socket} hello" in run.stdout, run.output  # what the limit says: not refused
     assert run.returncode == 0, run.output
