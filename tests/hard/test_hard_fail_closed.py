@@ -53,12 +53,6 @@ def test_a_device_that_is_not_a_tun_is_75_naming_it_and_nothing_runs(tmp_path: P
     assert not (tmp_path / "RAN").exists(), "the command ran without the hard seal"
 
 
-def test_a_missing_ip_tool_is_75_naming_the_package(tmp_path: Path) -> None:
-    output = broken_host(tmp_path, "export PATH=/nonexistent", "run", "--hard", "--", "true")
-
-    assert output.startswith("exit 75\n") and "install iproute2" in output, output
-
-
 def test_a_supervisor_killed_from_outside_before_the_command_ends_is_97(tmp_path: Path) -> None:
     # The command cannot name its supervisor (test_verdict_integrity.py); whatever else kills
     # it (the host, the OOM killer) leaves reaches unrecorded from then on: never a clean run.
