@@ -96,21 +96,28 @@ def startup(rounds: int) -> dict[str, float]:
     }
 
 
-def sink_load() -> dict[str, object]:
+def run_hard(code: str, via: str) -> tuple[subprocess.CompletedProcess[str], list[dict], float]:
+    """`code` run by `python -I` under `cloudguard run --hard`: the run, its records of `via`,
+    and the seconds it took."""
     from cloudguard.documents import reach_log
 
     log = tempfile.mktemp(suffix=".jsonl")
     start = time.perf_counter()
     result = subprocess.run(
         [sys.executable, "-m", "cloudguard", "run", "--hard", "--log", log, "--",
-         sys.executable, "-I", "-c", LOAD],
+         sys.executable, "-I", "-c", code],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     elapsed = time.perf_counter() - start
     try:
-        records = [r for r in reach_log.read(log).reaches if r["via"] == "hard-tcp"]
+        records = [dict(r) for r in reach_log.read(log).reaches if r["via"] == via]
     finally:
         os.unlink(log)
+    return result, records, elapsed
+
+
+def sink_load() -> dict[str, object]:
+    result, records, elapsed = run_hard(LOAD, "hard-tcp")
     measured = json.loads(result.stdout)
     latencies = measured["latencies"]
     expected = {(f"203.0.113.{1 + w}", 1000 + n) for w in range(PROCESSES) for n in range(ATTEMPTS)}
@@ -133,20 +140,8 @@ def sink_load() -> dict[str, object]:
 def burst() -> dict[str, object]:
     import re
 
-    from cloudguard.documents import reach_log
-
-    log = tempfile.mktemp(suffix=".jsonl")
-    start = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-m", "cloudguard", "run", "--hard", "--log", log, "--",
-         sys.executable, "-I", "-c", BURST],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    elapsed = time.perf_counter() - start
-    try:
-        recorded = sum(1 for r in reach_log.read(log).reaches if r["via"] == "hard-udp")
-    finally:
-        os.unlink(log)
+    result, records, elapsed = run_hard(BURST, "hard-udp")
+    recorded = len(records)
     dropped = re.search(r"dropped (\d+) packet", result.stderr)
     return {
         "sent": int(result.stdout.strip() or 0),

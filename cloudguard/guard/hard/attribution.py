@@ -97,7 +97,8 @@ def _read(path: str) -> bytes:
         return b""
 
 
-def _descendants(root: int) -> list[int]:
+def descendants(root: int) -> list[int]:
+    """Every living descendant of `root`, from /proc (children before grandchildren)."""
     found: list[int] = []
     pending = [root]
     while pending:
@@ -190,7 +191,7 @@ class Snapshot:
 
     def _holder(self, inode: str) -> int | None:
         if self._unscanned is None:
-            living = list(reversed(_descendants(self.root)))  # newest first
+            living = list(reversed(descendants(self.root)))  # newest first
             recent = [pid for pid in self.recent if pid in living]  # never a reused pid
             self._unscanned = [*recent, *(pid for pid in living if pid not in recent)]
         while inode not in self._holders and self._unscanned:
