@@ -154,11 +154,14 @@ def check(
 def doctor(registry: RegistryOption = None) -> None:
     from cloudguard.escape import one_line
     from cloudguard.guard.doctor import problems
-    from cloudguard.guard.hard.requirements import missing
+    from cloudguard.guard.hard.requirements import GATE_LIMITS, gate_missing, missing
 
     found = list(problems(os.environ, _registry(registry)))
     unavailable = missing()
     hard_mode = f"not available here: {unavailable}" if unavailable else "available here"
+    if not unavailable:
+        no_gate = gate_missing()
+        hard_mode += f" (limits={GATE_LIMITS}: {no_gate})" if no_gate else " (its gate too)"
     typer.echo(f"cloudguard doctor: hard seal (run --hard) {hard_mode}", err=True)
     for problem in found:  # they quote environment values: escaped for the terminal
         typer.echo(f"cloudguard doctor: {one_line(problem, 2000)}", err=True)
