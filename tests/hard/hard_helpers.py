@@ -109,3 +109,18 @@ def connect(host: str, port: int, family: str = "") -> str:
         f"try:\n    socket.create_connection(({host!r}, {port}), timeout=5)\n"
         "except OSError as e:\n    print('refused', e)\n"
     )
+
+
+def without_the_gate(tmp_path: Path) -> tuple[str, ...]:
+    """A `hard_run` launcher for a host whose kernel offers no seccomp user notification: the
+    kernel's list of seccomp actions is read from a copy that lacks `user_notif` (a bind over
+    the file in /proc would make the seal's own /proc unmountable)."""
+    facts = tmp_path / "actions_avail"
+    facts.write_text("kill_process kill_thread trap errno trace log allow\n")
+    return (
+        "-c",
+        "import runpy, sys; from cloudguard.guard.hard import requirements; "
+        "requirements.SECCOMP_ACTIONS = sys.argv.pop(1); "
+        "runpy.run_module('cloudguard', run_name='__main__')",
+        str(facts),
+    )

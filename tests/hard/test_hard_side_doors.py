@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hard_helpers import hard_env, hard_run, python_child
+from hard_helpers import hard_env, hard_run, python_child, without_the_gate
 
 # A fake daemon per socket path: logs each connection (in LOGS, by path), says hello.
 FAKE_DAEMONS = """
@@ -258,18 +258,8 @@ def test_io_uring_is_refused_inside(tmp_path: Path) -> None:
 def test_a_host_that_cannot_enforce_the_gate_declares_its_limit_on_the_seal_line(
     tmp_path: Path,
 ) -> None:
-    # The kernel's list of seccomp actions as an older kernel's reads (a bind over the file
-    # in /proc would make a new /proc unmountable: the fact is read from this copy instead).
-    facts = tmp_path / "actions_avail"
-    facts.write_text("kill_process kill_thread trap errno trace log allow\n")
     host_socket = str(tmp_path / "daemon.sock")
-    older_kernel = (
-        "-c",
-        "import runpy, sys; from cloudguard.guard.hard import requirements; "
-        "requirements.SECCOMP_ACTIONS = sys.argv.pop(1); "
-        "runpy.run_module('cloudguard', run_name='__main__')",
-        str(facts),
-    )
+    older_kernel = without_the_gate(tmp_path)
     run = hard_run(
         tmp_path,
         *python_child("-I", code=CONNECT),

@@ -17,9 +17,10 @@ gate answers:
   `--allow-unix` is connected; any other is a host socket: recorded
   (`hard-unix`) and refused (EACCES).
 - `sendto`/`sendmsg`/`sendmmsg` with an address: a datagram to a host
-  unix socket is recorded and refused the same way; a UDP send to an address
-  outside loopback has its sender described now (it may exit before its
-  datagram reaches the sink) and the call goes on (`Flows`).
+  unix socket is recorded and refused the same way; a send (or a connect)
+  to an address the sink records, outside loopback or the sink's resolver,
+  has its sender described now (it may exit before the sink reads its
+  packet) and the call goes on (`Flows`).
 - `socket`/`socketpair` of a family the filter does not allow: recorded
   (`hard-socket`, the family named) and refused (EAFNOSUPPORT).
 
@@ -58,6 +59,7 @@ _MSGHDR = struct.Struct("=QI4xQQQQi4x")  # name, namelen, iov, iovlen, control, 
 _MMSGHDR = 64  # a msghdr and its msg_len, padded
 MAX_ADDRESS = 128  # sizeof(struct sockaddr_storage): the kernel refuses a longer one (EINVAL)
 MAX_MESSAGES = 1024  # UIO_MAXIOV: sendmmsg sends no more in one call
+RESOLVER_PORT = 53  # the sink's resolver listens on loopback: its queries are records too
 BLOCKING_CONNECTS = 64  # connections made at once for callers that wait (blocking sockets)
 
 
@@ -132,17 +134,19 @@ def _unix_path(address: bytes) -> bytes | None:
     return None
 
 
-def _inet_destination(address: bytes) -> tuple[str, int] | None:
-    """An AF_INET/AF_INET6 address outside loopback, as (host, port); None otherwise."""
-    if len(address) >= 16 and struct.unpack_from("=H", address)[0] == socket.AF_INET:
+def _recorded_destination(address: bytes) -> tuple[str, int] | None:
+    """An AF_INET/AF_INET6 address the sink records a packet to, as (host, port): outside
+    loopback, or the resolver's port 53 on it. None for anything else."""
+    family = struct.unpack_from("=H", address)[0] if len(address) >= 2 else 0
+    if family == socket.AF_INET and len(address) >= 16:
         host = socket.inet_ntop(socket.AF_INET, address[4:8])
-        port = struct.unpack_from("!H", address, 2)[0]
-        return None if host.startswith("127.") else (host, port)
-    if len(address) >= 24 and struct.unpack_from("=H", address)[0] == socket.AF_INET6:
+    elif family == socket.AF_INET6 and len(address) >= 24:
         host = attribution.flow_address(socket.inet_ntop(socket.AF_INET6, address[8:24]))
-        port = struct.unpack_from("!H", address, 2)[0]
-        return None if host == "::1" or host.startswith("127.") else (host, port)
-    return None
+    else:
+        return None
+    port = struct.unpack_from("!H", address, 2)[0]
+    loopback = host == "::1" or host.startswith("127.")
+    return None if loopback and port != RESOLVER_PORT else (host, port)
 
 
 def _socket_of(target: Target, number: int) -> socket.socket:
@@ -309,7 +313,7 @@ class Gate:
                     return
                 address = struct.pack("=H", socket.AF_UNIX) + f"/proc/self/fd/{pin}\0".encode()
             inet = view.family in (socket.AF_INET, socket.AF_INET6)
-            destination = _inet_destination(address) if inet else None
+            destination = _recorded_destination(address) if inet else None
             sender = attribution.describe(target.process, self.seal_root) if destination else None
             job = _Connection(call, view, pin, address, destination, sender)
             waits = os.get_blocking(view.fileno())
@@ -362,7 +366,7 @@ class Gate:
     def _describe_flows(self, target: Target, view: socket.socket, names: list[bytes]) -> None:
         """Bind an unbound socket (as the send would) so its port is known, and remember who
         sends from it to each outside address."""
-        destinations = [d for d in map(_inet_destination, names) if d]
+        destinations = [d for d in map(_recorded_destination, names) if d]
         if not destinations:
             return
         if view.getsockname()[1] == 0:
