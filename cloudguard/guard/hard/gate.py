@@ -39,6 +39,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import queue
 import select
 import socket
 import stat
@@ -159,6 +160,37 @@ def _socket_of(target: Target, number: int) -> socket.socket:
         raise
 
 
+class _Workers:
+    """Threads that make the connections their callers wait for (a thread started per connect
+    would cost a handover of the interpreter's lock on the refusal's path). At most `limit`
+    of them; past that a connection waits for one to be free."""
+
+    def __init__(self, work: Callable[[_Connection], None], limit: int) -> None:
+        self._work, self._limit = work, limit
+        self._queue: queue.SimpleQueue[_Connection] = queue.SimpleQueue()
+        self._idle = 0
+        self._started = 0
+        self._lock = threading.Lock()
+
+    def put(self, job: _Connection) -> None:
+        with self._lock:
+            start = self._idle == 0 and self._started < self._limit
+            if start:
+                self._started += 1
+            else:
+                self._idle -= 1 if self._idle else 0
+        self._queue.put(job)
+        if start:
+            threading.Thread(target=self._serve, name="cloudguard-gate-worker", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            job = self._queue.get()
+            self._work(job)
+            with self._lock:
+                self._idle += 1
+
+
 class _Connection:
     """A connect the gate makes for its caller: the caller's socket, the checked address."""
 
@@ -211,7 +243,7 @@ class Gate:
             calls["socketpair"]: self._family,
         }
         self._sendto, self._sendmsg = calls["sendto"], calls["sendmsg"]
-        self._waiting = threading.BoundedSemaphore(BLOCKING_CONNECTS)
+        self._workers = _Workers(self._make, BLOCKING_CONNECTS)
         self._stop_read, self._stop_write = os.pipe2(os.O_CLOEXEC)
         self._thread = threading.Thread(target=self._serve, name="cloudguard-gate", daemon=True)
         flows.described = True
@@ -314,22 +346,27 @@ class Gate:
                 address = struct.pack("=H", socket.AF_UNIX) + f"/proc/self/fd/{pin}\0".encode()
             inet = view.family in (socket.AF_INET, socket.AF_INET6)
             destination = _recorded_destination(address) if inet else None
-            sender = attribution.describe(target.process, self.seal_root) if destination else None
-            job = _Connection(call, view, pin, address, destination, sender)
             waits = os.get_blocking(view.fileno())
+            # A caller that waits for its TCP connection is still there when the sink reads its
+            # SYN (the refusal comes after the record): only a UDP socket (whose datagrams come
+            # later, unjudged) or a caller that does not wait may be gone by then.
+            gone_by_then = view.type == socket.SOCK_DGRAM or not waits
+            sender = None
+            if destination and gone_by_then:
+                sender = attribution.describe(target.process, self.seal_root)
+            job = _Connection(call, view, pin, address, destination, sender)
             view, pin = None, -1  # the connection owns them now
             if waits:  # the caller waits for the connection: so does a worker, not the gate
-                self._waiting.acquire()
-                threading.Thread(target=self._make, args=(job, True), daemon=True).start()
+                self._workers.put(job)
             else:
-                self._make(job, False)
+                self._make(job)
         finally:
             if view is not None:
                 view.close()
             if pin >= 0:
                 os.close(pin)
 
-    def _make(self, job: _Connection, waited: bool) -> None:
+    def _make(self, job: _Connection) -> None:
         try:
             error = linux.connect(job.view.fileno(), job.address)
             if job.destination and job.sender is not None:
@@ -338,8 +375,6 @@ class Gate:
             self._answer(job.call, error=error)
         finally:
             job.close()
-            if waited:
-                self._waiting.release()
 
     def _send(self, call: Call, target: Target) -> None:
         names = self._addresses(call, target)
