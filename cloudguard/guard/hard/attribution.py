@@ -84,6 +84,9 @@ class Flows:
         while len(self._senders) > FLOWS:
             del self._senders[next(iter(self._senders))]
 
+    def knows(self, protocol: int, port: int, remote: tuple[str, int]) -> bool:
+        return (protocol, port, flow_address(remote[0]), remote[1]) in self._senders
+
     def find(self, protocol: int, local: tuple[str, int], remote: tuple[str, int]) -> Sender:
         found = self._senders.get((protocol, local[1], flow_address(remote[0]), remote[1]))
         return found or Sender(unattributed=EXITED if self.described else NO_GATE)

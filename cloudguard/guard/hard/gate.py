@@ -407,9 +407,11 @@ class Gate:
         if view.getsockname()[1] == 0:
             view.bind(("::" if view.family == socket.AF_INET6 else "0.0.0.0", 0))
         port = view.getsockname()[1]
-        sender = attribution.describe(target.process, self.seal_root)
-        for destination in destinations:
-            self.flows.remember(view.proto, port, destination, sender)
+        new = [d for d in destinations if not self.flows.knows(view.proto, port, d)]
+        if new:  # a socket sending again to where it sent before: described then
+            sender = attribution.describe(target.process, self.seal_root)
+            for destination in new:
+                self.flows.remember(view.proto, port, destination, sender)
 
     def _addresses(self, call: Call, target: Target) -> list[bytes]:
         """The destination addresses a send names (none for a connected socket's send)."""
