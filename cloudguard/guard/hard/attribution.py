@@ -19,6 +19,7 @@ neither way says why (`unattributed`).
 from __future__ import annotations
 
 import os
+import threading
 
 from cloudguard.guard import reach
 from cloudguard.guard.hard import running
@@ -75,14 +76,16 @@ class Flows:
 
     def __init__(self) -> None:
         self._senders: dict[tuple[int, int, str, int], Sender] = {}
+        self._lock = threading.Lock()  # the gate's threads remember; the sink only looks up
         self.described = False  # whether a gate describes senders at all (else: NO_GATE)
 
     def remember(self, protocol: int, port: int, remote: tuple[str, int], sender: Sender) -> None:
         key = (protocol, port, flow_address(remote[0]), remote[1])
-        self._senders.pop(key, None)
-        self._senders[key] = sender
-        while len(self._senders) > FLOWS:
-            del self._senders[next(iter(self._senders))]
+        with self._lock:
+            self._senders.pop(key, None)
+            self._senders[key] = sender
+            while len(self._senders) > FLOWS:
+                del self._senders[next(iter(self._senders))]
 
     def knows(self, protocol: int, port: int, remote: tuple[str, int]) -> bool:
         return (protocol, port, flow_address(remote[0]), remote[1]) in self._senders

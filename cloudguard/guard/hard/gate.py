@@ -367,13 +367,18 @@ class Gate:
                 os.close(pin)
 
     def _make(self, job: _Connection) -> None:
+        """Connect for the caller and answer it, whatever else fails (an unanswered caller would
+        wait for ever)."""
+        error = errno.EACCES
         try:
             error = linux.connect(job.view.fileno(), job.address)
             if job.destination and job.sender is not None:
                 port = job.view.getsockname()[1]
                 self.flows.remember(job.view.proto, port, job.destination, job.sender)
-            self._answer(job.call, error=error)
+        except Exception as failure:  # the record of who sent is best effort; the answer is not
+            self.relay.tamper(f"the hard seal's gate failed after a connect ({failure!r})")
         finally:
+            self._answer(job.call, error=error)
             job.close()
 
     def _send(self, call: Call, target: Target) -> None:
