@@ -15,6 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+# What a discovered cloudguard.toml may not set until the operator trusted it: an owner
+# declares it on the option (`trust=NeedsTrust(...)`), as it declares everything else.
+from cloudguard.trust import NeedsTrust as NeedsTrust
+
 # The commands that take options.
 AUDIT = "audit"
 REAP_APPLY = "reap apply"
@@ -59,6 +63,9 @@ class Option:
     panel: str | None = None  # the --help panel
     min: int | None = None
     show_default: bool = True
+    # Runs a program, sends credentials, widens what is read, acted in or written: from a
+    # discovered cloudguard.toml only once the operator trusted it (docs/reference.md).
+    trust: NeedsTrust | None = None
 
     @property
     def key(self) -> str:

@@ -112,10 +112,13 @@ def run(
         if given and not hard:
             typer.echo(f"cloudguard: {flag} needs --hard", err=True)
             raise typer.Exit(exit_codes.USAGE)
+    rules = _registry(registry)
+    for ignored in rules.ignored if hard else ():  # untrusted keys only --hard would use
+        typer.echo(f"cloudguard: {ignored}", err=True)
     raise typer.Exit(
         runner.run(
             command,
-            registry=_registry(registry),
+            registry=rules,
             log=log,
             hard=hard,
             forward=forward or (),

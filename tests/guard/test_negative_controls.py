@@ -162,8 +162,8 @@ MUTATIONS += [
     Mutation(
         name="an own file is opened through a link",
         module="private_files.py",
-        original="fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC)",
-        broken="fd = os.open(path, flags | os.O_CLOEXEC)",
+        original="extra = 0 if follow else os.O_NOFOLLOW",
+        broken="extra = 0",
         tests=(SYMLINKED,),
         reason="not refused as a symbolic link",
     ),
@@ -306,8 +306,8 @@ MUTATIONS += [
     Mutation(
         name="markdown cells keep link syntax",
         module="audit/formats/markdown.py",
-        original='_MARKDOWN_PUNCTUATION = ("\\\\", "|", "`", "[", "]", "(", ")", "!")',
-        broken='_MARKDOWN_PUNCTUATION = ("\\\\", "|", "`")',
+        original='_ACTIVE = "\\\\`*_~|[]()!<>&:."',
+        broken='_ACTIVE = "\\\\|`"',
         tests=(AUDIT_TRUST + "test_a_markdown_cell_escapes_link_and_image_syntax",),
         reason="link syntax survived: ![pixel](https://attacker.example/t.png)",
     ),

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from cloudguard.cloud.endpoints import EndpointRefused
 from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
 from cloudguard_aws.export import DescribeInstancesExport, instances_of, jsonable, volume_resource
@@ -30,6 +31,7 @@ from cloudguard_aws.session import (
     enabled_regions,
     make_client,
     missing_credentials,
+    open_session,
     retry_config,
 )
 
@@ -93,7 +95,10 @@ class AwsAdapter:
     def sweep(self, request: SweepRequest) -> SweepResult:
         from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
-        session = self._session_factory(request)
+        try:
+            session = open_session(request, self._session_factory)
+        except EndpointRefused as refused:
+            return _failed("aws credentials", str(refused))
         if ACCOUNTS_FROM.value_in(request.settings) == "organizations":
             from cloudguard_aws import organizations
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import typer
 from aws_helpers import AMI, FAKE_KEYS, ec2
+from trusted_config import write_trusted
 from typer.testing import CliRunner
 
 from cloudguard.audit.command import register_audit
@@ -91,7 +92,7 @@ class Fleet:
     healthy: str
 
     def live(self) -> list[str]:
-        return ["--credential", "moto", "--management-endpoint", self.endpoint]
+        return ["--credential", "fake", "--management-endpoint", self.endpoint]
 
     def plan(self, *extra: str) -> Path:
         report = self.work / "audit.json"
@@ -152,7 +153,7 @@ def fleet(endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fle
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
     (tmp_path / "run").mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    (work / "cloudguard.toml").write_text(f'[reap]\naccounts = ["{ACCOUNT}"]\n')
+    write_trusted(work / "cloudguard.toml", f'[reap]\naccounts = ["{ACCOUNT}"]\n')
     home = tmp_path / "controller"
     for folder in ("state", "queue", "workers"):
         (home / folder).mkdir(parents=True)
@@ -330,7 +331,7 @@ def test_an_account_outside_the_allowlist_is_refused_before_any_request(
     fleet: Fleet, endpoint: str
 ) -> None:
     plan = fleet.plan()
-    (fleet.work / "cloudguard.toml").write_text('[reap]\naccounts = ["999999999999"]\n')
+    write_trusted(fleet.work / "cloudguard.toml", '[reap]\naccounts = ["999999999999"]\n')
 
     code, out, records = fleet.apply(plan, "--yes")
 
@@ -343,7 +344,7 @@ def test_an_account_outside_the_allowlist_is_refused_before_any_request(
 def test_credentials_of_another_account_are_unreadable_not_acted_on(fleet: Fleet) -> None:
     plan = fleet.plan()
     _edit(plan, lambda d: d["items"][0].update(account="999999999999"))
-    (fleet.work / "cloudguard.toml").write_text('[reap]\naccounts = ["999999999999"]\n')
+    write_trusted(fleet.work / "cloudguard.toml", '[reap]\naccounts = ["999999999999"]\n')
 
     code, out, records = fleet.apply(plan, "--yes")
 
@@ -377,7 +378,7 @@ def test_the_action_client_never_retries() -> None:
 
     from cloudguard.cloud.records import SweepRequest
 
-    reaper = AwsReaper(SweepRequest(endpoint="http://127.0.0.1:9"), lambda r: _session_for_config())
+    reaper = AwsReaper(SweepRequest(endpoint="http://127.0.0.1:9", credential="fake"))
     try:
         client = reaper._ec2("us-east-1", acting=True)
         attempts = client.meta.config.retries["total_max_attempts"]
@@ -385,12 +386,6 @@ def test_the_action_client_never_retries() -> None:
         assert reaper._ec2("us-east-1").meta.config.retries["total_max_attempts"] > 1
     finally:
         reaper.close()
-
-
-def _session_for_config() -> Any:
-    import boto3
-
-    return boto3.Session(region_name="us-east-1", **FAKE_KEYS)
 
 
 def test_with_dependents_deletes_the_fleet_volume_a_terminate_left(fleet: Fleet) -> None:
