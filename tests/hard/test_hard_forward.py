@@ -168,5 +168,7 @@ def test_forwarded_connections_past_the_bound_are_closed_at_once(tmp_path: Path)
         host_setup=silent_service(tmp_path, "accept"),
     )
 
-    assert run.stdout.split() == ["closed", "20", "open", str(forward.MAX_RELAYS)], run.output
+    assert run.stdout.split() == ["closed", "20", "open", str(forward.MAX_RELAYS)], (
+        f"connections past the bound were not closed at once:\n{run.output}"
+    )
     assert run.returncode == 0, run.output

@@ -153,6 +153,28 @@ LOSS_MUTATIONS = [
         ),
         reason="the sink did not answer while forwarded connections waited",
     ),
+    Mutation(
+        name="the relay's connect to the host is not bounded",
+        module="guard/hard/forward.py",
+        original="timeout=CONNECT_TIMEOUT",
+        broken="timeout=None",
+        tests=(
+            "tests/hard/test_hard_forward.py::"
+            "test_a_forward_the_host_never_completes_is_closed_after_the_bounded_connect",
+        ),
+        reason="the relay's connect was not bounded",
+    ),
+    Mutation(
+        name="forwarded connections are relayed without a bound",
+        module="guard/hard/forward.py",
+        original="        self._slots = threading.BoundedSemaphore(MAX_RELAYS)\n",
+        broken="        self._slots = threading.Semaphore(1 << 20)\n",
+        tests=(
+            "tests/hard/test_hard_forward.py::"
+            "test_forwarded_connections_past_the_bound_are_closed_at_once",
+        ),
+        reason="connections past the bound were not closed at once",
+    ),
 ]
 MASK_MUTATIONS = [
     Mutation(
