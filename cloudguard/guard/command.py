@@ -106,6 +106,15 @@ def run(
             metavar="PORT",
         ),
     ] = None,
+    allow_unix: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-unix",
+            help="With --hard: let CMD connect to this host unix socket (repeatable; shown on "
+            "the seal line). Every other host socket is masked or refused and recorded.",
+            metavar="PATH",
+        ),
+    ] = None,
     report: ReportOption = None,
 ) -> None:
     from cloudguard.guard import runner
@@ -115,8 +124,9 @@ def run(
         raise typer.BadParameter("give the command to run after --", param_hint="CMD")
     if command[0].startswith("-"):  # an option typed before `--` that run does not know
         _usage(f"no such option: {command[0]} (the command to run goes after --)")
-    if forward and not hard:
-        _usage("--forward needs --hard")
+    for flag, given in (("--forward", forward), ("--allow-unix", allow_unix)):
+        if given and not hard:
+            _usage(f"{flag} needs --hard")
     reports = _reports(report)
     rules = _registry(registry)
     for ignored in rules.ignored if hard else ():  # untrusted keys only --hard would use
@@ -129,6 +139,7 @@ def run(
             err=sys.stderr,
             hard=hard,
             forward=forward or (),
+            allow_unix=allow_unix or (),
             reports=reports,
         )
     )
@@ -200,13 +211,16 @@ def doctor(
     from cloudguard.escape import one_line
     from cloudguard.guard import doctor as checks
     from cloudguard.guard import reach, seal
-    from cloudguard.guard.hard.requirements import missing
+    from cloudguard.guard.hard.requirements import GATE_LIMITS, gate_missing, missing
 
     _reader_may_leave()
     rules = _registry(registry)  # an invalid registry is 97, sealed or not
     sealed = os.environ.get(reach.LOG_VARIABLE) or os.environ.get(seal.SEAL_DIR_VARIABLE)
     unavailable = missing()
     hard_mode = f"not available here: {unavailable}" if unavailable else "available here"
+    if not unavailable:
+        no_gate = gate_missing()
+        hard_mode += f" (limits={GATE_LIMITS}: {no_gate})" if no_gate else " (its gate too)"
     typer.echo(f"cloudguard doctor: hard seal (run --hard) {hard_mode}", err=True)
     if not sealed:  # not in a sealed run: would pytest seal this project's tests?
         try:
