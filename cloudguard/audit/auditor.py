@@ -16,7 +16,7 @@ from datetime import datetime
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import PriceTable
 from cloudguard.audit.evidence.interface import EvidenceRequest, Question
-from cloudguard.audit.evidence.registry import gather
+from cloudguard.audit.evidence.registry import gather, locations
 from cloudguard.audit.inventories import Inventory
 from cloudguard.cloud.records import Resource, SourceFailure
 from cloudguard.cloud.registry import Clouds
@@ -88,6 +88,7 @@ def run_audit(
         evidence_checked=checked,
         prices=prices.info,
         warnings=(*fleet.warnings(), *_unknown_power_warnings(findings)),
+        evidence_sources=locations(request),
     )
 
 

@@ -39,6 +39,7 @@ _SWEEP = {
     "retries": "retries",
     "endpoint": "management_endpoint",
     "ca_bundle": "ca_bundle",
+    "item_budget": "item_budget",
 }
 _CORE = {o.name: o for o in OPTIONS}
 

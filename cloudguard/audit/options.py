@@ -45,6 +45,9 @@ REPORT_PANEL = "Report"
 
 _GRACE = timedelta(hours=2)
 _MAX_AGE = timedelta(hours=24)
+# One item of `reap apply`: its live reads, retries and their waits included. azure-core's
+# default budget could hold one item whose every read fails for minutes.
+_ITEM_BUDGET = timedelta(minutes=5)
 
 
 def _extra_report(value: object) -> tuple[str, str]:
@@ -149,6 +152,11 @@ class Settings:
         metavar="N",
         help="Retry budget: retries per request on throttling (429), 5xx, connection resets "
         "and timeouts, with backoff; Retry-After is honoured (default: 10).",
+        apply=Shown(
+            "Retry budget per read (429, 5xx, resets, timeouts); actions are never "
+            "retried (default: 10).",
+            "N",
+        ),
         cli_type=int,
         min=1,
         panel=LIVE_PANEL,
@@ -246,6 +254,18 @@ class Settings:
             "DURATION",
         ),
         section="reap",
+    )
+    item_budget: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
+        parse=cfg.parse_positive_duration,
+        default=_ITEM_BUDGET,
+        audit=False,
+        apply=Shown(
+            "Time one item's reads may take, waits included: past it the item is "
+            "unreadable, named, and the run exits 75 (default: 5m, or [reap] item-budget).",
+            "DURATION",
+        ),
+        section="reap",
+        panel=LIVE_PANEL,
     )
     # Subscriptions / AWS accounts reaping may act in; required for `reap apply --yes`.
     accounts: tuple[str, ...] | None = option(

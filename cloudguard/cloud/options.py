@@ -59,6 +59,9 @@ class Option:
     panel: str | None = None  # the --help panel
     min: int | None = None
     show_default: bool = True
+    # Its value says where evidence is read from (a controller home, a repository): a reap
+    # plan binds the audit's value, and `reap apply` must name the same.
+    locates: bool = False
 
     @property
     def key(self) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 # Normalised power states. "running" bills compute; the others do not
@@ -111,6 +111,8 @@ class SweepRequest:
     retries: int = 10  # the retry budget: retries per request (throttling, 5xx, resets)
     endpoint: str | None = None  # management endpoint override (a local fake)
     ca_bundle: str | None = None  # CA bundle for `endpoint`
+    # `reap apply`: how long one item's reads may take, waits included (None: the sweep's).
+    item_budget: timedelta | None = None
     settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
 

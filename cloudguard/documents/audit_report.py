@@ -61,6 +61,7 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "fail_on": report.policy.fail_on,
         },
         "evidence": dict(report.evidence_checked),
+        "evidence_sources": dict(report.evidence_sources),
         "failures": [{"source": f.source, "reason": f.reason} for f in report.failures],
         "prices": {
             "as_of": report.prices.as_of,
@@ -172,6 +173,8 @@ class ReadReport:
     generated_at: datetime
     policy: ReportedPolicy
     findings: tuple[ReportedFinding, ...]
+    # Where its evidence was read from; None: a report written before it said so.
+    evidence_sources: dict[str, Any] | None = None
 
 
 def load_report(path: Path) -> Any:
@@ -200,7 +203,9 @@ def read_report(document: Any, source: str, verdicts: Collection[str] | None = N
         if verdicts is not None and verdict not in verdicts:
             continue
         findings.append(_finding(doc, finding, verdict, where))
-    return ReadReport(generated_at, policy, tuple(findings))
+    sources = root.get("evidence_sources")
+    evidence = None if sources is None else read_evidence_sources(doc, sources, "evidence_sources")
+    return ReadReport(generated_at, policy, tuple(findings), evidence)
 
 
 def _finding(doc: StrictReader, finding: Any, verdict: str, where: str) -> ReportedFinding:
@@ -237,6 +242,16 @@ def read_policy(doc: StrictReader, value: Any) -> ReportedPolicy:
         generation_tag=doc.text(policy, "generation_tag", "policy"),
         leaked_by=read_leaked_by(doc, policy.get("leaked_by"), "policy.leaked_by"),
     )
+
+
+def read_evidence_sources(doc: StrictReader, value: Any, where: str) -> dict[str, Any]:
+    """`{"controller-home": "/srv/fleet", "fixtures-from": ["/src/tests"], ...}`: each value
+    a string or an array of strings."""
+    sources = doc.obj(value, where)
+    for key, located in sources.items():
+        if not isinstance(located, str):
+            doc.text_list(located, f"{where}.{key}")
+    return dict(sources)
 
 
 def read_leaked_by(doc: StrictReader, value: Any, where: str) -> tuple[tuple[str, str], ...]:

@@ -8,9 +8,11 @@ Stdlib and the cloud kernel's records only.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
+from typing import Any
 
 from cloudguard import exit_codes
 from cloudguard.cloud.options import OptionValueError
@@ -109,6 +111,9 @@ class AuditReport:
     # What the reader should know that is not a failure: duplicates counted once,
     # VMs whose cost is unknown. Printed on stderr and in every format.
     warnings: tuple[str, ...] = ()
+    # Where the evidence was read from (a locating option's key -> its value, paths
+    # absolute): a reap plan binds it, and `reap apply` must name the same.
+    evidence_sources: Mapping[str, Any] = field(default_factory=dict)
 
     def count(self, verdict: str) -> int:
         return self._counts.get(verdict, 0)

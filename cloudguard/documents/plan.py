@@ -1,4 +1,4 @@
-"""The reap plan, schema `cloudguard.reap.plan` version 2 (docs/reap.md): writer and reader.
+"""The reap plan, schema `cloudguard.reap.plan` version 3 (docs/reap.md): writer and reader.
 
 A plan is made offline from an audit report (cloudguard.reap.planning) and
 is what an operator reviews and approves, so reading one back checks every
@@ -19,14 +19,20 @@ from typing import Any
 
 from cloudguard.cloud.reaping import DESTRUCTIVE, REQUESTED_ACTIONS, REVERSIBLE
 from cloudguard.cloud.registry import Clouds, installed_clouds
-from cloudguard.documents.audit_report import ReportedPolicy, read_leaked_by, read_policy
+from cloudguard.documents.audit_report import (
+    ReportedPolicy,
+    read_evidence_sources,
+    read_leaked_by,
+    read_policy,
+)
 from cloudguard.documents.findings import LEAKED, ORPHAN, leaked_by_text
 from cloudguard.documents.strict_json import DocumentError, DocumentUsageError, StrictReader
 from cloudguard.schemas import schema_id
 
 SCHEMA = "cloudguard.reap.plan"
 # 2: items carry `uid` and `created`, the identity of the resource that was reviewed.
-SCHEMA_VERSION = 2
+# 3: the plan binds where its audit read the evidence (`evidence`): apply must name the same.
+SCHEMA_VERSION = 3
 
 # Only these verdicts may be reaped. suspect (a record exists), pending (the
 # controller may not have written it yet), unverified (nothing was checked) and
@@ -105,6 +111,9 @@ class Plan:
     # Reviewed as part of the plan: after each VM's delete, the disks it left billing are
     # items of their own, each re-derived live like any other.
     with_dependents: bool = False
+    # Where the audit read its evidence (a locating option's key -> its value, paths
+    # absolute): apply re-reads the same sources, and refuses to run with others.
+    evidence: Mapping[str, Any] = field(default_factory=dict)
 
 
 # -- writing ---------------------------------------------------------------------------
@@ -122,6 +131,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         },
         "requested_action": plan.requested_action,
         "with_dependents": plan.with_dependents,
+        "evidence": dict(plan.evidence),
         "verdicts": list(plan.verdicts),
         "policy": {
             "task_tag": plan.policy.task_tag,
@@ -225,6 +235,7 @@ def load_plan(path: Path, data: bytes | None = None, clouds: Clouds | None = Non
             for n in [doc.obj(raw, f"not_planned[{i}]")]
         ),
         with_dependents=with_dependents,
+        evidence=read_evidence_sources(doc, root.get("evidence"), "evidence"),
     )
     _check_semantics(plan, source, clouds or installed_clouds())
     return plan

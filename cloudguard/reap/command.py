@@ -247,6 +247,7 @@ def apply_command(
     _check_age(plan, settings.max_age)
     _check_accounts(plan, settings.accounts, required=yes)
     _check_evidence_options(settings)
+    _check_evidence_bound(plan, from_settings.evidence_request(settings))
     installed = [
         name for name in dict.fromkeys(i.provider for i in plan.items) if name in clouds.names
     ]
@@ -380,6 +381,36 @@ def _check_evidence_options(settings: Settings) -> None:
             "controller records are re-read before each item: give a file, not stdin",
             param_hint="--controller-records",
         )
+
+
+def _check_evidence_bound(plan: Plan, request: Any) -> None:
+    """Apply re-reads the evidence the plan's audit read, not other sources: given another
+    (an empty controller home, another repository), a suspect would be judged an orphan."""
+    from cloudguard.audit.evidence.registry import locations
+
+    named = locations(request)
+    if named == dict(plan.evidence):
+        return
+    differences = [
+        f"--{key} {_shown_location(named.get(key))} (the plan's audit: "
+        f"{_shown_location(plan.evidence.get(key))})"
+        for key in sorted({*named, *plan.evidence})
+        if named.get(key) != plan.evidence.get(key)
+    ]
+    raise typer.BadParameter(
+        "reap apply must re-read the evidence the plan's audit read, which the plan binds: "
+        + "; ".join(differences)
+        + ". Give the same options (or audit and plan again); nothing was read or done",
+        param_hint="PLAN.json",
+    )
+
+
+def _shown_location(value: Any) -> str:
+    if value is None:
+        return "not given"
+    if isinstance(value, list):
+        return " ".join(one_line(str(v), 200) for v in value)
+    return one_line(str(value), 200)
 
 
 def plan_table(plan: Plan, clouds: Clouds | None = None) -> str:

@@ -65,6 +65,11 @@ def build_plan(
         raise PlanUsageError("--with-dependents deletes what a delete leaves: use --action delete")
     wanted = check_verdicts(verdicts)
     report = read_report(audit, source, verdicts=wanted)
+    if report.evidence_sources is None:
+        raise PlanUsageError(
+            f"{source} does not say where its evidence was read from (an audit report from "
+            "before plans bound it): run the audit again, then plan from its report"
+        )
     clouds = clouds or installed_clouds()
     policy = report.policy
     items: list[PlanItem] = []
@@ -88,6 +93,7 @@ def build_plan(
         items=tuple(items),
         not_planned=tuple(skipped),
         with_dependents=with_dependents,
+        evidence=report.evidence_sources,
     )
 
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 
 NAMES = ("audit-report", "reap-plan", "reap-log", "reach-log")
-# Schema versions other than 1 (reap-plan 2: items carry the reviewed identity, uid and created).
-_VERSIONS = {"reap-plan": 2}
+# Schema versions other than 1 (reap-plan 2: items carry the reviewed identity, uid and
+# created; 3: the plan binds where its audit read the evidence).
+_VERSIONS = {"reap-plan": 3}
 
 
 def schema_id(name: str) -> str:

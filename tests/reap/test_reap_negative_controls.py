@@ -243,7 +243,49 @@ MUTATIONS = [
         ),
         reason="acted outside [reap] accounts",
     ),
+    Mutation(
+        name="the evidence the plan binds not compared",
+        module="reap/command.py",
+        original="    if named == dict(plan.evidence):\n",
+        broken="    if True:\n",
+        tests=(f"{AZURE}::test_apply_naming_other_evidence_than_the_plan_binds_is_refused",),
+        reason="the suspect was acted on",
+    ),
+    Mutation(
+        name="apply does not take the retry budget",
+        module="audit/options.py",
+        original="""        apply=Shown(
+            "Retry budget per read (429, 5xx, resets, timeouts); actions are never "
+            "retried (default: 10).",
+            "N",
+        ),
+""",
+        broken="",
+        tests=(
+            f"{AZURE}::test_apply_takes_the_sweeps_retry_budget",
+            f"{AWS}::test_apply_takes_the_sweeps_retry_budget",
+        ),
+        reason="the retry budget was not applied",
+    ),
     # -- the adapters' reapers ---------------------------------------------------------------
+    Mutation(
+        name="azure: the reaper ignores the retry budget",
+        module="adapter.py",
+        package=AZURE_PACKAGE,
+        original="        settings = self._retry or RetrySettings(total=request.retries)\n",
+        broken="        settings = self._retry or RetrySettings()\n",
+        tests=(f"{AZURE}::test_apply_takes_the_sweeps_retry_budget",),
+        reason="the retry budget was not applied",
+    ),
+    Mutation(
+        name="azure: no time budget per item",
+        module="adapter.py",
+        package=AZURE_PACKAGE,
+        original="        if request.item_budget is not None:  # reaping: the budget is per item\n",
+        broken="        if False:\n",
+        tests=(f"{AZURE}::test_an_item_past_its_time_budget_is_unreadable_and_named",),
+        reason="the budget did not stop the retries",
+    ),
     Mutation(
         name="azure: a NIC's attachment to a VM not read",
         module="network_dependents.py",
@@ -304,6 +346,15 @@ MUTATIONS = [
         broken="        if False:\n",
         tests=(f"{AWS}::test_credentials_of_another_account_are_unreadable_not_acted_on",),
         reason="acted with credentials of another account",
+    ),
+    Mutation(
+        name="aws: no time budget per item",
+        module="session.py",
+        package=AWS_PACKAGE,
+        original="            self._deadline = time.monotonic() + self.seconds\n",
+        broken="            pass\n",
+        tests=(f"{AWS}::test_an_item_past_its_time_budget_is_unreadable_and_named",),
+        reason="the budget did not stop it",
     ),
     Mutation(
         name="aws: the acting client retries",

@@ -25,7 +25,13 @@ from typing import Any
 from cloudguard.cloud.reaping import ActionError, Live, ReadError, ReaperUnavailable, Target
 from cloudguard.cloud.records import SweepRequest
 from cloudguard_aws.export import instances_of, jsonable, volume_resource
-from cloudguard_aws.session import default_session, describe_error, make_client, missing_credentials
+from cloudguard_aws.session import (
+    ItemBudget,
+    default_session,
+    describe_error,
+    make_client,
+    missing_credentials,
+)
 
 # Error codes meaning "no such resource" (as opposed to "cannot tell").
 _NOT_FOUND = {"InvalidInstanceID.NotFound", "InvalidVolume.NotFound"}
@@ -46,12 +52,16 @@ class AwsReaper:
         if refused := missing_credentials(self._session):
             raise ReaperUnavailable("aws credentials", refused)
         self._account: str | None = None
+        # `--item-budget`: each item's reads, retries and backoff included, end by then.
+        budget = request.item_budget.total_seconds() if request.item_budget else None
+        self._budget = ItemBudget(budget)
 
     def current(self, item: Target) -> Live | None:
         from botocore.exceptions import BotoCoreError, ClientError
 
         source = f"aws {item.kind} {item.id}"
         _check_address(item, ReadError)
+        self._budget.start()
         try:
             self._check_account(item)
             ec2 = self._ec2(item.region)
@@ -106,7 +116,7 @@ class AwsReaper:
 
     def _check_account(self, item: Target) -> None:
         if self._account is None:
-            sts = make_client(self._session, self._request, "sts", item.region)
+            sts = self._budget.bind(make_client(self._session, self._request, "sts", item.region))
             self._account = str(sts.get_caller_identity()["Account"])
         if item.account != self._account:
             raise ReadError(
@@ -141,7 +151,7 @@ class AwsReaper:
     def _ec2(self, region: str, *, acting: bool = False) -> Any:
         key = (region, acting)
         if key not in self._clients:
-            client = make_client(self._session, self._request, "ec2", region)
+            client = self._budget.bind(make_client(self._session, self._request, "ec2", region))
             if acting:
                 from botocore.config import Config
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import typer
 from aws_helpers import AMI, FAKE_KEYS, ec2
+from throttling_proxy import Throttling, throttling_proxy
 from typer.testing import CliRunner
 
 from cloudguard.audit.command import register_audit
@@ -385,6 +386,47 @@ def test_the_action_client_never_retries() -> None:
         assert reaper._ec2("us-east-1").meta.config.retries["total_max_attempts"] > 1
     finally:
         reaper.close()
+
+
+def _apply_through(fleet: Fleet, proxy: str, plan: Path, *extra: str) -> tuple[int, str, Any]:
+    log = fleet.work / "throttled.jsonl"
+    done = cli(
+        "reap", "apply", str(plan), "--credential", "moto", "--management-endpoint", proxy,
+        "--controller-home", str(fleet.home), "--grace", "0s", "--log", str(log),
+        "--yes", "--approve", digest(plan), *extra,
+    )  # fmt: skip
+    lines = log.read_text().splitlines() if log.exists() else []
+    return done.exit_code, done.output, [json.loads(line) for line in lines]
+
+
+def test_apply_takes_the_sweeps_retry_budget(fleet: Fleet) -> None:
+    plan = fleet.plan()
+    throttling = Throttling("DescribeInstances", first=1000)
+    with throttling_proxy(fleet.endpoint, throttling) as proxy:
+        code, out, records = _apply_through(fleet, proxy, plan, "--retries", "2")
+
+    sent = throttling.counts["DescribeInstances requests"]
+    assert sent == 3, f"the retry budget was not applied: {sent} reads for --retries 2"
+    assert code == 75, out
+    assert [e["event"] for e in records] == ["start", "unreadable", "end"]
+    assert state_of(fleet.endpoint, fleet.orphan) == "running"
+
+
+def test_an_item_past_its_time_budget_is_unreadable_and_named(fleet: Fleet) -> None:
+    plan = fleet.plan()
+    throttling = Throttling("DescribeInstances", first=1000)
+    with throttling_proxy(fleet.endpoint, throttling) as proxy:
+        code, out, records = _apply_through(
+            fleet, proxy, plan, "--retries", "8", "--item-budget", "1s"
+        )
+
+    sent = throttling.counts["DescribeInstances requests"]
+    assert sent < 9, f"the budget did not stop it: {sent} reads, every retry spent"
+    assert code == 75, out
+    (unreadable,) = [e for e in records if e["event"] == "unreadable"]
+    assert unreadable["id"] == fleet.orphan
+    assert "time budget of 1 s per item spent" in unreadable["detail"], unreadable
+    assert state_of(fleet.endpoint, fleet.orphan) == "running"
 
 
 def _session_for_config() -> Any:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -152,7 +152,15 @@ class AzureAdapter:
         client options (endpoint, CA bundle, retries, timeouts)."""
         from cloudguard_azure.reaper import AzureReaper
 
-        return AzureReaper(request, self._client_options(request), credential=self._credential)
+        # One clock for every client of the run, restarted for each item: its reads (and
+        # an action's polls) wait within the item's budget, never azure-core's minutes.
+        clock = Clock(self._settings(request), unit="item")
+        return AzureReaper(
+            request,
+            lambda: self._client_options(request, clock),
+            clock,
+            credential=self._credential,
+        )
 
     def _sweep_with(self, credential: Any, request: SweepRequest) -> SweepResult:
         subscriptions, failures = self._subscriptions(credential, request)
@@ -266,21 +274,20 @@ class AzureAdapter:
         return _SubscriptionSweep(subscription, tuple(r for x in listings for r in x.resources))
 
     def _settings(self, request: SweepRequest) -> RetrySettings:
-        if self._retry is not None:
-            return self._retry
-        return RetrySettings(total=request.retries)
+        settings = self._retry or RetrySettings(total=request.retries)
+        if request.item_budget is not None:  # reaping: the budget is per item
+            settings = replace(settings, time_budget=request.item_budget.total_seconds())
+        return settings
 
-    def _client_options(self, request: SweepRequest, clock: Clock | None = None) -> dict[str, Any]:
-        """For ONE client with `clock` (the sweep); without, a dict any number of clients
-        may share (the reaper): azure-core's own RetryPolicy, built by each client from
-        the same budget on all four of its counters, without jitter, pacing or deadline."""
-        timeouts = {
-            "connection_timeout": self._connection_timeout,
-            "read_timeout": self._read_timeout,
-        }
-        if clock is not None:
-            return client_options(request, clock, **timeouts)
-        return session.shared_client_options(request, self._settings(request), **timeouts)
+    def _client_options(self, request: SweepRequest, clock: Clock) -> dict[str, Any]:
+        """For ONE client: its policies are linked into its own pipeline, so each client
+        gets its own, all waiting on `clock` (one deadline, one account of the waits)."""
+        return client_options(
+            request,
+            clock,
+            connection_timeout=self._connection_timeout,
+            read_timeout=self._read_timeout,
+        )
 
 
 # -- helpers ---------------------------------------------------------------------------

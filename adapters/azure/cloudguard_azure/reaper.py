@@ -20,6 +20,7 @@ live inside the functions.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from cloudguard.cloud.reaping import (
@@ -33,6 +34,7 @@ from cloudguard.cloud.reaping import (
 )
 from cloudguard.cloud.records import SweepRequest
 from cloudguard_azure import network_dependents, normalise, session
+from cloudguard_azure.budget import Clock
 from cloudguard_azure.session import arm_code as _arm_code
 from cloudguard_azure.session import describe_error
 
@@ -62,12 +64,16 @@ class AzureReaper:
     def __init__(
         self,
         request: SweepRequest,
-        client_options: dict[str, Any],
+        client_options: Callable[[], dict[str, Any]],
+        clock: Clock,
         *,
         credential: Any | None = None,
         lro_timeout: float = DEFAULT_LRO_TIMEOUT,
     ) -> None:
-        self._options = {**client_options, "user_agent": "cloudguard-reap"}
+        """`client_options()`: one client's options, its retry policy waiting on `clock`,
+        which each item restarts (`--item-budget`: past it, the item is unreadable)."""
+        self._options = client_options
+        self._clock = clock
         self._lro_timeout = lro_timeout
         self._clients: dict[tuple[str, str], Any] = {}
         self._owned = credential is None
@@ -83,6 +89,7 @@ class AzureReaper:
         from azure.core.exceptions import ResourceNotFoundError
 
         sub, group, name = _address(item, ReadError)
+        self._clock.restart()
         if item.kind in network_dependents.NETWORK_KINDS:
             return self._network_current(item, sub, group, name)
         compute = self._client("compute", sub)
@@ -171,6 +178,7 @@ class AzureReaper:
 
     def act(self, item: Target, action: str) -> None:
         sub, group, name = _address(item, ActionError)
+        self._clock.restart()
         compute = self._client("compute", sub)
         source = f"azure {item.kind} {item.id}"
         try:
@@ -207,7 +215,8 @@ class AzureReaper:
     def _client(self, kind: str, subscription: str) -> Any:
         key = (kind, subscription.casefold())
         if key not in self._clients:
-            self._clients[key] = _CLIENTS[kind](self._credential, subscription, self._options)
+            options = {**self._options(), "user_agent": "cloudguard-reap"}
+            self._clients[key] = _CLIENTS[kind](self._credential, subscription, options)
         return self._clients[key]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
@@ -59,11 +60,12 @@ def test_the_retry_budget_reaches_every_azure_core_counter() -> None:
     )
 
 
-def test_the_reapers_shared_client_options_carry_the_budget_on_every_counter() -> None:
-    options = AzureAdapter()._client_options(request_for_endpoint(retries=12))
-    assert [options[f"retry_{k}"] for k in ("total", "status", "read", "connect")] == [12] * 4
-    # No policy objects: a pipeline links those into its own chain, so they cannot be shared.
-    assert "retry_policy" not in options and "per_retry_policies" not in options
+def test_the_reaper_retries_with_the_sweeps_budget_and_its_time_budget_is_per_item() -> None:
+    request = request_for_endpoint(retries=12, item_budget=timedelta(seconds=7))
+    settings = AzureAdapter()._settings(request)
+    assert (settings.total, settings.time_budget) == (12, 7.0)
+    # The sweep's own budget is per subscription: no item budget, the default deadline.
+    assert AzureAdapter()._settings(request_for_endpoint()).time_budget == 1800.0
 
 
 def request_for_endpoint(**overrides: Any) -> Any:

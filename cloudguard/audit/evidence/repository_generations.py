@@ -38,6 +38,7 @@ REPO = declare(
     apply=Shown("Git repository generations must be.", "PATH"),
     path=True,
     panel=EVIDENCE_PANEL,
+    locates=True,
 )
 
 
