@@ -18,6 +18,7 @@ from cloudguard.audit.cost import PriceTable
 from cloudguard.audit.evidence.interface import EvidenceRequest, Question
 from cloudguard.audit.evidence.registry import gather, locations
 from cloudguard.audit.inventories import Inventory
+from cloudguard.cloud.kinds import wanted
 from cloudguard.cloud.records import Resource, SourceFailure
 from cloudguard.cloud.registry import Clouds
 from cloudguard.documents.findings import AuditPolicy, AuditReport, Finding
@@ -42,7 +43,7 @@ def run_audit(
     for (tag-name case, ids, billing)."""
     clouds = prices.clouds
     failures: list[SourceFailure] = []
-    fleet = _Fleet(clouds)
+    fleet = _Fleet(clouds, wanted(policy.kinds))
     for done, inventory in enumerate(inventories):
         progress("inventories", done, len(inventories))
         result = inventory.read()
@@ -100,8 +101,9 @@ class _Fleet:
     the others are counted in a warning naming where they came from.
     """
 
-    def __init__(self, clouds: Clouds) -> None:
+    def __init__(self, clouds: Clouds, kinds: frozenset[str] | None = None) -> None:
         self._clouds = clouds
+        self._kinds = kinds  # None: every kind
         self.resources: list[Resource] = []
         self._seen: dict[tuple[str, str], str] = {}  # identity -> source of the first sighting
         self._duplicates: Counter[tuple[str, str]] = Counter()  # (first, again) sources
@@ -109,6 +111,8 @@ class _Fleet:
 
     def add(self, resources: Iterable[Resource]) -> None:
         for resource in resources:
+            if self._kinds is not None and resource.kind not in self._kinds:
+                continue  # `--kind` asked for others: not counted at all
             # Some clouds' ids are case-insensitive (ARM echoes whatever case the creator
             # used); EC2 ids are not: the cloud says which (`case_insensitive_names`).
             key = (resource.provider, self._clouds.cloud(resource.provider).id_key(resource.id))

@@ -17,6 +17,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from cloudguard.cloud.kinds import VM, Billing
 from cloudguard.cloud.records import Resource
 from cloudguard.cloud.registry import Clouds, installed_clouds
 from cloudguard.documents.findings import Cost, PriceTableInfo
@@ -94,17 +95,15 @@ def estimate(resource: Resource, prices: PriceTable, now: datetime) -> Cost:
 
 
 def _quote(resource: Resource, prices: PriceTable) -> Quote:
-    if resource.kind == "disk":
-        # Adapters report only disks attached to nothing: they bill storage with no VM.
-        size = resource.size or "size unknown"
-        return True, f"unattached disk ({size}): storage bills; not priced here", None
+    cloud = prices.clouds.cloud(resource.provider)
+    if cloud.adapter is None:
+        return None, f"no adapter for provider {resource.provider!r}: billing unknown", None
+    if resource.kind != VM:
+        return _kind_quote(resource, cloud.billing(resource.kind), prices)
     if resource.power_state == "unknown":
         # No power state (e.g. `az vm list` without -d): whether compute bills is
         # unknown, so the cost is unknown, never zero.
         return None, POWER_UNKNOWN, None
-    cloud = prices.clouds.cloud(resource.provider)
-    if cloud.adapter is None:
-        return None, f"no adapter for provider {resource.provider!r}: billing unknown", None
     if resource.power_state not in cloud.billable_power_states:
         if resource.power_state == "terminated":
             return False, "terminated: nothing bills", 0.0
@@ -114,3 +113,15 @@ def _quote(resource: Resource, prices: PriceTable) -> Quote:
     if hourly is None:
         note += f"; price unknown for size {resource.size or '(none)'}"
     return True, note, hourly
+
+
+def _kind_quote(resource: Resource, billing: Billing, prices: PriceTable) -> Quote:
+    """Any kind but a VM: it bills while it exists, never by itself, or unknown."""
+    if billing.idle is None:
+        return None, billing.when, None
+    if not billing.idle:
+        return False, billing.when, 0.0
+    hourly = prices.price(resource.provider, resource.size) if resource.size else None
+    detail = f" ({resource.size})" if resource.size else ""
+    unpriced = "" if hourly is not None else "; no hourly price known"
+    return True, f"{resource.kind}{detail}: {billing.when}{unpriced}", hourly

@@ -28,6 +28,7 @@ from cloudguard.audit import config as cfg
 from cloudguard.audit.evidence.registry import evidence_options
 from cloudguard.audit.formats import FORMATS
 from cloudguard.audit.option_spec import declarations, option
+from cloudguard.cloud.kinds import SHORT_KINDS, parse_kind
 from cloudguard.cloud.options import (
     LIVE_PANEL,
     Option,
@@ -128,6 +129,15 @@ class Settings:
         help="Limit to region (repeatable).",
         many=True,
         panel=LIVE_PANEL,
+    )
+    kind: tuple[str, ...] = option(
+        parse=parse_kind,
+        default=(),
+        metavar="KIND",
+        help="Audit only this kind of resource (repeatable): "
+        + ", ".join(SHORT_KINDS)
+        + ", or a cloud's own type (microsoft.web/sites, sqs:queue); default: every kind.",
+        many=True,
     )
     credential: str | None = option(
         parse=string,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from cloudguard.cloud.exports import ExportParser
+    from cloudguard.cloud.kinds import Billing
     from cloudguard.cloud.options import Option
     from cloudguard.cloud.reaping import Reaper
     from cloudguard.cloud.records import Resource, SweepRequest, SweepResult
@@ -60,6 +61,11 @@ class CloudAdapter(Protocol):
     # Hourly list prices by size for a cloud the bundled table does not price (same
     # currency and basis as the table); the bundled table wins for a cloud it lists.
     hourly_prices: Mapping[str, float]
+
+    # Kind (a shared name such as "disk", or the cloud's type) -> whether it bills while idle
+    # and when. A VM bills by its power state (above); a kind missing here is billed
+    # unknown, never zero.
+    kind_billing: Mapping[str, Billing]
 
     def price_key(self, size: str) -> str:
         """`size` as the price table spells it (Azure sizes come in any case)."""

@@ -9,8 +9,8 @@ whatever goes wrong has one answer:
   `ReaperUnavailable`, each naming why; its credential is not checked here
   (the sweep says why it did not run);
 - a rule the adapter does not state gets the strictest answer: exact tag
-  names, nothing known to bill, no reap action, ids that may be reused, no
-  export parser, no options of its own;
+  names, nothing known to bill, billing of a kind unknown (never zero), no
+  reap action, ids that may be reused, no export parser, no options of its own;
 - a sweep that raises or returns something else than a `SweepResult` is a
   `SourceFailure` (the audit did not run, 75), never an empty sweep.
 """
@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from cloudguard.cloud.kinds import Billing, unknown_billing
 from cloudguard.cloud.reaping import DESTRUCTIVE, ReaperError, ReaperUnavailable
 from cloudguard.cloud.records import (
     Resource,
@@ -57,6 +58,7 @@ class Cloud:
         self.billable_power_states = frozenset(_member(adapter, "billable_power_states", ()))
         self.power_notes: Mapping[str, str] = _member(adapter, "power_notes", _EMPTY)
         self.hourly_prices: Mapping[str, float] = _member(adapter, "hourly_prices", _EMPTY)
+        self.kind_billing: Mapping[str, Billing] = _member(adapter, "kind_billing", _EMPTY)
         self.reap_actions: Mapping[str, Mapping[str, str]] = _member(
             adapter, "reap_actions", _EMPTY
         )
@@ -79,6 +81,10 @@ class Cloud:
     def price_key(self, size: str) -> str:
         price_key = getattr(self.adapter, "price_key", None)
         return str(price_key(size)) if price_key is not None else size
+
+    def billing(self, kind: str) -> Billing:
+        """Whether `kind` bills while idle, and when; unknown when the adapter does not say."""
+        return self.kind_billing.get(kind) or unknown_billing(kind)
 
     def scope_of(self, resource: Resource) -> str:
         """Where it lives, in one short cell; the account when the adapter does not say."""

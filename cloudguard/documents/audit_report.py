@@ -16,12 +16,14 @@ reads.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from cloudguard.cloud.kinds import VM
 from cloudguard.cloud.records import Resource
 from cloudguard.documents.findings import (
     VERDICTS,
@@ -59,6 +61,7 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "grace_seconds": int(report.policy.grace.total_seconds()),
             "leaked_by": leaked_by_text(report.policy.leaked_by),
             "fail_on": report.policy.fail_on,
+            "kinds": list(report.policy.kinds),
         },
         "evidence": dict(report.evidence_checked),
         "evidence_sources": dict(report.evidence_sources),
@@ -77,7 +80,11 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "hourly": round(sum(f.cost.hourly or 0.0 for f in billable), 4),
             "accrued": round(sum(f.cost.accrued or 0.0 for f in billable), 2),
             "unpriced_billable": sum(1 for f in billable if f.cost.hourly is None),
-            "power_unknown": sum(1 for f in report.findings if f.cost.billable is None),
+            "power_unknown": sum(
+                1 for f in report.findings if f.cost.billable is None and f.resource.kind == VM
+            ),
+            "billing_unknown": sum(1 for f in report.findings if f.cost.billable is None),
+            "by_kind": dict(Counter(f.resource.kind for f in report.findings)),
         },
         "warnings": list(report.warnings),
     }

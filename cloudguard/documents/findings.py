@@ -89,6 +89,7 @@ class AuditPolicy:
     grace: timedelta = timedelta(hours=2)
     leaked_by: tuple[tuple[str, str], ...] = ()
     fail_on: str = ORPHAN  # "orphan" or "suspect"
+    kinds: tuple[str, ...] = ()  # the kinds audited (`--kind`); empty: every kind
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
+from cloudguard_aws import kinds
 from cloudguard_aws.export import DescribeInstancesExport, instances_of, jsonable, volume_resource
 from cloudguard_aws.options import ACCOUNTS_FROM, OPTIONS, check_values
 from cloudguard_aws.session import (
@@ -66,6 +67,7 @@ class AwsAdapter:
     billable_power_states = frozenset({"running"})
     power_notes: Mapping[str, str] = MappingProxyType({})
     hourly_prices: Mapping[str, float] = MappingProxyType({})  # in the bundled table
+    kind_billing = kinds.BILLING  # which kinds bill while idle, and when
     reap_actions: Mapping[str, Mapping[str, str]] = MappingProxyType(
         {
             "vm": MappingProxyType({REVERSIBLE: "stop", DESTRUCTIVE: "terminate"}),

@@ -29,9 +29,11 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from cloudguard.cloud import kinds as cloud_kinds
+from cloudguard.cloud.kinds import wanted as kinds_wanted
 from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
-from cloudguard_azure import credentials, normalise, resource_graph, session
+from cloudguard_azure import credentials, generic, kinds, normalise, resource_graph, session
 from cloudguard_azure.budget import Clock, RetrySettings
 from cloudguard_azure.export import AzCliExport
 from cloudguard_azure.options import ENGINE, OPTIONS
@@ -90,6 +92,7 @@ class AzureAdapter:
         {"stopped": "stopped but still allocated: compute bills until deallocated"}
     )
     hourly_prices: Mapping[str, float] = MappingProxyType({})  # in the bundled table
+    kind_billing = kinds.BILLING  # which kinds bill while idle, and when
     reap_actions: Mapping[str, Mapping[str, str]] = MappingProxyType(
         {
             "vm": MappingProxyType({REVERSIBLE: "deallocate", DESTRUCTIVE: "delete"}),
@@ -227,34 +230,26 @@ class AzureAdapter:
         self, credential: Any, request: SweepRequest, subscription: str
     ) -> _SubscriptionSweep:
         from azure.mgmt.compute import ComputeManagementClient
+        from azure.mgmt.resource.resources import ResourceManagementClient
 
         from cloudguard_azure import paging
 
-        keep = _filter(request)
-        source = f"azure:{subscription}"
+        listings = _listings(subscription, request, _filter(request), f"azure:{subscription}")
         clock = Clock(self._settings(request))
-
-        def vm(item: dict[str, Any]) -> Resource | None:
-            resource = normalise.vm_from_arm(item, subscription, source)
-            return resource if keep(resource) else None
-
-        def disk(item: dict[str, Any]) -> Resource | None:
-            if not normalise.is_unattached_arm(item):
-                return None
-            resource = normalise.disk_from_arm(item, subscription, source)
-            wanted = (
-                keep(resource) and resource.tag(request.task_tag, case_insensitive=True) is not None
-            )
-            return resource if wanted else None
-
-        listings = _listings(subscription, vm, disk)
         for attempt in range(1, ATTEMPTS_PER_SUBSCRIPTION + 1):
             try:
-                # A fresh client (and connection pool) per attempt; one clock for both.
-                options = self._client_options(request, clock)
-                with ComputeManagementClient(credential, subscription, **options) as compute:
+                # Fresh clients (and connection pools) per attempt; one clock for them all.
+                with (
+                    ComputeManagementClient(
+                        credential, subscription, **self._client_options(request, clock)
+                    ) as compute,
+                    ResourceManagementClient(
+                        credential, subscription, **self._client_options(request, clock)
+                    ) as resources,
+                ):
+                    clients = {"compute": compute, "resources": resources}
                     for listing in listings:
-                        listing.read(compute)
+                        listing.read(clients[listing.client])
                 break
             except Exception as exc:  # every SDK failure is named, never swallowed
                 stopped = next((x for x in listings if not x.done), listings[-1])
@@ -305,26 +300,69 @@ def _filter(request: SweepRequest) -> Callable[[Resource], bool]:
     return keep
 
 
+# Types that have listings of their own (with power state; with the disk's unique id and
+# attachment): `resources.list` leaves them to those.
+_OWN_LISTINGS = frozenset({"microsoft.compute/virtualmachines", "microsoft.compute/disks"})
+# What `resources.list` is asked to expand: ARM's creation time of every resource.
+_EXPAND = "createdTime,changedTime"
+
+
 def _listings(
-    subscription: str,
-    vm: Callable[[dict[str, Any]], Resource | None],
-    disk: Callable[[dict[str, Any]], Resource | None],
+    subscription: str, request: SweepRequest, keep: Callable[[Resource], bool], source: str
 ) -> list[Any]:
-    """Per subscription: ONE paged VM listing that carries power state, one disk listing.
-    The SDK's own request builders give the paths and api-versions it was generated for."""
+    """Per subscription, the listings the requested kinds need, each ONE paged request
+    sequence: VMs with their power state (`virtualMachines.list_all statusOnly=true`),
+    managed disks (`disks.list`), every other resource (`resources.list` with ARM's
+    creation time) and the resource groups (`resourceGroups.list`). The SDKs' own request
+    builders give the paths and api-versions they were generated for."""
     from azure.mgmt.compute.operations._operations import (
         build_disks_list_request,
         build_virtual_machines_list_all_request,
     )
+    from azure.mgmt.resource.resources.operations._operations import (
+        build_resource_groups_list_request,
+        build_resources_list_request,
+    )
 
     from cloudguard_azure.paging import Listing
 
-    vms = build_virtual_machines_list_all_request(subscription_id=subscription, status_only="true")
-    disks = build_disks_list_request(subscription_id=subscription)
-    return [
-        Listing("VMs (virtualMachines.list_all statusOnly=true)", vms.url, vm),
-        Listing("managed disks (disks.list)", disks.url, disk),
-    ]
+    wanted = kinds_wanted(request.kinds)
+
+    def asked(kind: str) -> bool:
+        return wanted is None or kind in wanted
+
+    def kept(resource: Resource) -> Resource | None:
+        return resource if asked(resource.kind) and keep(resource) else None
+
+    listings: list[Listing] = []
+    if asked(cloud_kinds.VM):
+        vms = build_virtual_machines_list_all_request(
+            subscription_id=subscription, status_only="true"
+        )
+        take_vm = lambda item: kept(normalise.vm_from_arm(item, subscription, source))  # noqa: E731
+        listings.append(Listing("VMs (virtualMachines.list_all statusOnly=true)", vms.url, take_vm))
+    if asked(cloud_kinds.DISK):
+        disks = build_disks_list_request(subscription_id=subscription)
+        take_disk = lambda item: kept(normalise.disk_from_arm(item, subscription, source))  # noqa: E731
+        listings.append(Listing("managed disks (disks.list)", disks.url, take_disk))
+    if wanted is None or wanted - {cloud_kinds.VM, cloud_kinds.DISK, cloud_kinds.RESOURCE_GROUP}:
+
+        def take_any(item: dict[str, Any]) -> Resource | None:
+            if str(item.get("type") or "").casefold() in _OWN_LISTINGS:
+                return None
+            return kept(generic.resource_from_arm(item, source))
+
+        every = build_resources_list_request(subscription_id=subscription, expand=_EXPAND)
+        listings.append(
+            Listing("resources (resources.list)", every.url, take_any, client="resources")
+        )
+    if asked(cloud_kinds.RESOURCE_GROUP):
+        groups = build_resource_groups_list_request(subscription_id=subscription)
+        take_group = lambda item: kept(generic.group_from_arm(item, source))  # noqa: E731
+        listings.append(
+            Listing("resource groups (resourceGroups.list)", groups.url, take_group, "resources")
+        )
+    return listings
 
 
 def _failed(source: str, reason: str) -> SweepResult:

@@ -53,6 +53,7 @@ class Incident:
     repo: Path
     shas: list[str]
     work: Path
+    kinds: tuple[str, ...] = ()  # `--kind` of the audit (default: every kind)
 
     @property
     def vm(self) -> VirtualMachine:
@@ -85,6 +86,7 @@ class Incident:
             str(self.home),
             "--repo",
             str(self.repo),
+            *(arg for kind in self.kinds for arg in ("--kind", kind)),
             "--format",
             "json",
             "--output",

@@ -321,10 +321,10 @@ def _options(arm: FakeArm, clock: Clock | None = None) -> dict[str, Any]:
 
 
 def _first_listing(compute: Any, *, keep_vms: bool = False) -> Listing:
+    """The sweep's VM listing of SUB_A (`compute`: the client that will read it)."""
     from cloudguard_azure.adapter import _listings
-    from cloudguard_azure.normalise import vm_from_arm
 
-    def vm(item: dict[str, Any]) -> Any:
-        return vm_from_arm(item, SUB_A, f"azure:{SUB_A}") if keep_vms else None
+    from cloudguard.cloud.records import SweepRequest
 
-    return _listings(SUB_A, vm, lambda item: None)[0]
+    request = SweepRequest(kinds=("vm",))
+    return _listings(SUB_A, request, lambda resource: keep_vms, f"azure:{SUB_A}")[0]

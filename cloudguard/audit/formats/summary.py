@@ -11,6 +11,7 @@ def headline(report: AuditReport) -> str:
     billable = [f for f in report.findings if f.cost.billable]
     hourly = sum(f.cost.hourly or 0.0 for f in billable)
     accrued = sum(f.cost.accrued or 0.0 for f in billable)
+    unpriced = sum(1 for f in billable if f.cost.hourly is None)
     unknown = sum(1 for f in report.findings if f.cost.billable is None)
     currency = report.prices.currency
     status = "DID NOT RUN COMPLETELY" if report.failures else f"exit {exit_code(report)}"
@@ -19,7 +20,8 @@ def headline(report: AuditReport) -> str:
         f"{report.untagged} without the {report.policy.task_tag!r} tag (not the fleet's); "
         f"{counts or 'no fleet resources'}. {len(billable)} billable: "
         f"~{money(hourly, currency)}/h, ~{money(accrued, currency)} accrued"
-        + (f"; {unknown} more of unknown cost (power state unknown)." if unknown else ".")
+        + (f" ({unpriced} of them unpriced, not in those sums)" if unpriced else "")
+        + (f"; {unknown} more of unknown billing." if unknown else ".")
     )
 
 

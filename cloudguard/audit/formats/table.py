@@ -24,6 +24,7 @@ from cloudguard.audit.formats.summary import (
     warning_lines,
 )
 from cloudguard.audit.formats.text import age, one_line
+from cloudguard.cloud.kinds import VM
 from cloudguard.cloud.registry import installed_clouds
 from cloudguard.documents.findings import AuditReport, Finding
 
@@ -128,7 +129,7 @@ def _write_plain(report: AuditReport, out: TextIO) -> None:
 
 def _terminal_columns(currency: str) -> tuple[str, ...]:
     return (
-        "verdict", "name", "where", "size", "power", f"{currency}/h", "accrued",
+        "verdict", "name", "kind", "where", "size", "power", f"{currency}/h", "accrued",
         "age", "task id", "generation", "reasons",
     )  # fmt: skip
 
@@ -139,9 +140,10 @@ def _terminal_cells(finding: Finding) -> list[str]:
     return [
         finding.verdict,
         one_line(r.name, 40),
+        one_line(r.kind, 32),
         one_line(scope, 48),
         one_line(r.size, 24),
-        r.power_state,
+        r.power_state if r.kind == VM else "-",
         _amount(cost.hourly, 4) if cost.billable is not False else "-",
         _amount(cost.accrued, 2) if cost.billable is not False else "-",
         age(finding.age),
@@ -154,11 +156,11 @@ def _terminal_cells(finding: Finding) -> list[str]:
 def _card(finding: Finding, currency: str) -> Text:
     from rich.text import Text
 
-    verdict, name, where, size, power, hourly, accrued, age_, task, generation, reasons = (
+    verdict, name, kind, where, size, power, hourly, accrued, age_, task, generation, reasons = (
         _terminal_cells(finding)
     )
     lines = [
-        f"{verdict:<8}{name}  ({where}, {size}, {power}, age {age_})",
+        f"{verdict:<8}{name}  ({kind}, {where}, {size}, {power}, age {age_})",
         f"{'':<8}cost {hourly} {currency}/h, {accrued} {currency} accrued"
         if finding.cost.billable
         else f"{'':<8}cost: {finding.cost.note}",
