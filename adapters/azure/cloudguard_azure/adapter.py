@@ -35,7 +35,7 @@ from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
 from cloudguard_azure import credentials, generic, kinds, normalise, resource_graph, session
 from cloudguard_azure.budget import Clock, RetrySettings
-from cloudguard_azure.export import AzCliExport
+from cloudguard_azure.export import AzCliExport, AzGraphQueryExport, AzResourceListExport
 from cloudguard_azure.options import ENGINE, OPTIONS
 from cloudguard_azure.session import (
     ARM_SCOPE,
@@ -85,7 +85,7 @@ class AzureAdapter:
     options = OPTIONS  # --engine
 
     # -- what the core asks of a cloud (cloudguard.cloud.adapter.CloudAdapter) --
-    export_parsers = (AzCliExport(),)
+    export_parsers = (AzCliExport(), AzResourceListExport(), AzGraphQueryExport())
     # Azure bills a VM shut down from inside the OS ("VM stopped") until it is deallocated.
     billable_power_states = frozenset({"running", "starting", "stopping", "stopped"})
     power_notes: Mapping[str, str] = MappingProxyType(

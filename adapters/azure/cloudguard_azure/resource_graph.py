@@ -37,14 +37,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
-from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from cloudguard.cloud import kinds
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
-from cloudguard_azure import generic, normalise
 from cloudguard_azure import kinds as azure_kinds
+from cloudguard_azure import normalise
+from cloudguard_azure.graph_rows import row_resource, vm_resource
 from cloudguard_azure.options import ENGINES
 
 # `--engine auto` (the default) switches to Resource Graph above this many subscriptions:
@@ -319,11 +318,7 @@ def _rows(client: Any, subscriptions: list[str], query: str) -> Iterator[dict[st
         )
 
 
-# -- rows -> Resource ---------------------------------------------------------------------
-
-
-class _Status(NamedTuple):
-    code: str  # an instance-view status code, e.g. PowerState/running
+# -- rows -> Resource (cloudguard_azure.graph_rows) -----------------------------------------
 
 
 def _account(row: Mapping[str, Any], by_key: Mapping[str, str]) -> str:
@@ -333,78 +328,3 @@ def _account(row: Mapping[str, Any], by_key: Mapping[str, str]) -> str:
     if account is None:
         raise IncompleteAnswer(f"Resource Graph returned a row of an unasked subscription {listed}")
     return account
-
-
-def _created(value: Any) -> datetime | None:
-    if not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(str(value))
-    except ValueError:
-        return None
-    return normalise.utc(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
-
-
-def _tags(value: Any) -> dict[str, str]:
-    return {str(k): str(v) for k, v in (value or {}).items()}
-
-
-def vm_resource(row: Mapping[str, Any], subscription: str) -> Resource:
-    arm_id = str(row["id"])
-    return Resource(
-        provider="azure",
-        account=subscription,
-        region=str(row.get("location") or ""),
-        group=normalise.group_of(arm_id),
-        id=arm_id,
-        name=str(row.get("name") or arm_id.rsplit("/", 1)[-1]),
-        kind="vm",
-        size=str(row.get("vmSize") or ""),
-        power_state=normalise.power_state((_Status(str(row.get("powerState") or "")),)),
-        created=_created(row.get("timeCreated")),
-        tags=_tags(row.get("tags")),
-        source=f"azure:{subscription}",
-        uid=str(row.get("vmId") or row.get("uniqueId") or ""),  # what `reap` binds an item to
-    )
-
-
-def row_resource(row: Mapping[str, Any], subscription: str) -> Resource:
-    """A row of the union query: a VM or a disk read as their own engines read them, a group
-    as a group, anything else alike."""
-    arm_type = str(row.get("type") or "")
-    kind = azure_kinds.kind_of(arm_type)
-    if kind == kinds.VM:
-        return vm_resource(row, subscription)
-    if kind == kinds.DISK:
-        return disk_resource(row, subscription)
-    source = f"azure:{subscription}"
-    if generic.is_group(arm_type):
-        return replace(generic.group_from_arm(row, source), account=subscription)
-    found = generic.resource_from_arm(
-        {**row, "sku": {"name": row.get("sku"), "tier": row.get("skuTier")}}, source
-    )
-    return replace(
-        found,
-        account=subscription,
-        created=_created(row.get("timeCreated")),
-        uid=str(row.get("uniqueId") or ""),
-    )
-
-
-def disk_resource(row: Mapping[str, Any], subscription: str) -> Resource:
-    arm_id = str(row["id"])
-    return Resource(
-        provider="azure",
-        account=subscription,
-        region=str(row.get("location") or ""),
-        group=normalise.group_of(arm_id),
-        id=arm_id,
-        name=str(row.get("name") or ""),
-        kind="disk",
-        size=str(row.get("sku") or ""),
-        power_state="unknown",  # a disk has no power state; it bills while it exists
-        created=_created(row.get("timeCreated")),
-        tags=_tags(row.get("tags")),
-        source=f"azure:{subscription}",
-        uid=str(row.get("uniqueId") or ""),
-    )
