@@ -29,6 +29,12 @@ def _checked(name: str, render: Callable[..., str]) -> Callable[..., str]:
 
 
 @pytest.fixture(autouse=True)
+def _own_price_cache(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's own price cache: an audit never reads the user's ~/.cache/cloudguard."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+
+@pytest.fixture(autouse=True)
 def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     from cloudguard.audit.formats import json_report
     from cloudguard.documents import plan, reap_log

@@ -18,6 +18,7 @@ from cloudguard.audit.cost import PriceTable
 from cloudguard.audit.evidence.interface import EvidenceRequest, Question
 from cloudguard.audit.evidence.registry import gather, locations
 from cloudguard.audit.inventories import Inventory
+from cloudguard.audit.price_lists import PriceLists
 from cloudguard.cloud.kinds import wanted
 from cloudguard.cloud.records import Resource, SourceFailure
 from cloudguard.cloud.registry import Clouds
@@ -38,9 +39,11 @@ def run_audit(
     prices: PriceTable,
     now: datetime,
     progress: Progress = _quiet,
+    price_lists: PriceLists | None = None,
 ) -> AuditReport:
     """The report of `inventories`, judged with the rules of the clouds `prices` was made
-    for (tag-name case, ids, billing)."""
+    for (tag-name case, ids, billing), priced from `price_lists` first when given (the
+    clouds' own lists, through the cache) and the bundled table otherwise."""
     clouds = prices.clouds
     failures: list[SourceFailure] = []
     fleet = _Fleet(clouds, wanted(policy.kinds))
@@ -52,6 +55,8 @@ def run_audit(
         del result  # each inventory's records are dropped once taken in
     progress("inventories", len(inventories), len(inventories))
     resources = fleet.resources
+    if price_lists is not None:
+        prices = prices.with_listed(price_lists.resolve(resources, clouds))
 
     task_ids: set[str] = set()
     generations: set[str] = set()
@@ -88,7 +93,11 @@ def run_audit(
         failures=tuple(failures),
         evidence_checked=checked,
         prices=prices.info,
-        warnings=(*fleet.warnings(), *_unknown_power_warnings(findings)),
+        warnings=(
+            *fleet.warnings(),
+            *_unknown_power_warnings(findings),
+            *(price_lists.warnings if price_lists is not None else ()),
+        ),
         evidence_sources=locations(request),
     )
 

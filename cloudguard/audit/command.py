@@ -72,6 +72,7 @@ def audit(*, settings: Settings) -> None:
             bundled_prices(clouds),
             datetime.now(UTC),
             progress,
+            _price_lists(settings, clouds),
         )
 
     from cloudguard.audit.formats.text import one_line
@@ -114,6 +115,24 @@ def audit(*, settings: Settings) -> None:
             err=True,
         )
     raise typer.Exit(code)
+
+
+def _price_lists(settings: Settings, clouds: Clouds) -> Any:
+    """How this audit prices (`--prices`): auto is live with a live sweep (the network is in
+    use already), the cache alone for files (an audit of files does not reach out)."""
+    from cloudguard.audit.price_lists import LIVE, PriceLists
+
+    mode = settings.prices
+    if mode == "auto":
+        mode = LIVE if settings.provider else "cache"
+    found: dict[str, Any] = {}
+    warnings: list[str] = []
+    for cloud in clouds.available() if mode == LIVE else ():
+        try:
+            found[cloud.name] = cloud.price_list(from_settings.sweep_request(settings, cloud))
+        except Exception as exc:  # a price list is never worth failing the audit
+            warnings.append(f"{cloud.name} price list not used: {exc!r}")
+    return PriceLists(mode, found, warnings=warnings)
 
 
 @contextmanager

@@ -44,6 +44,9 @@ from cloudguard.documents.findings import parse_leaked_by
 
 REPORT_PANEL = "Report"
 
+# Where prices come from (cloudguard.audit.price_lists).
+PRICE_MODES = ("auto", "live", "cache", "bundled")
+
 _GRACE = timedelta(hours=2)
 _MAX_AGE = timedelta(hours=24)
 # One item of `reap apply`: its live reads, retries and their waits included. azure-core's
@@ -245,6 +248,16 @@ class Settings:
         "(repeatable; the same findings as the main report, one sweep).",
         many=True,
         section=None,  # the command line only
+        panel=REPORT_PANEL,
+    )
+    prices: str = option(
+        parse=choice(PRICE_MODES),
+        default="auto",
+        metavar="MODE",
+        help="Where prices come from (auto|live|cache|bundled): the clouds' own price "
+        "lists, fetched when the dated cache has none younger than 7 days (live), the cache "
+        "alone (cache), or the bundled table alone (bundled); auto (default): live with "
+        "--provider, else cache. The bundled table prices only what no list did.",
         panel=REPORT_PANEL,
     )
     fail_on: str = option(

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from cloudguard.cloud.exports import ExportParser
     from cloudguard.cloud.kinds import Billing
     from cloudguard.cloud.options import Option
+    from cloudguard.cloud.pricing import PriceList, PriceQuery
     from cloudguard.cloud.reaping import Reaper
     from cloudguard.cloud.records import Resource, SweepRequest, SweepResult
 
@@ -66,6 +67,15 @@ class CloudAdapter(Protocol):
     # and when. A VM bills by its power state (above); a kind missing here is billed
     # unknown, never zero.
     kind_billing: Mapping[str, Billing]
+
+    def price_query(self, resource: Resource) -> PriceQuery | None:
+        """Which price of the cloud's own list `resource` needs (None: none known)."""
+        ...
+
+    def price_list(self, request: SweepRequest) -> PriceList | None:
+        """Its price list as `request` may reach it, or None (none; or the request's endpoint
+        is a fake with no price endpoint given: a test never reaches the real list)."""
+        ...
 
     def price_key(self, size: str) -> str:
         """`size` as the price table spells it (Azure sizes come in any case)."""

@@ -34,6 +34,7 @@ from cloudguard.cloud.records import (
 if TYPE_CHECKING:
     from cloudguard.cloud.exports import ExportParser
     from cloudguard.cloud.options import Option
+    from cloudguard.cloud.pricing import PriceList, PriceQuery
     from cloudguard.cloud.reaping import Reaper
 
 # Verbs that are destructive on every cloud, so an adapter that is missing now cannot make
@@ -85,6 +86,17 @@ class Cloud:
     def billing(self, kind: str) -> Billing:
         """Whether `kind` bills while idle, and when; unknown when the adapter does not say."""
         return self.kind_billing.get(kind) or unknown_billing(kind)
+
+    def price_query(self, resource: Resource) -> PriceQuery | None:
+        """Which price of the cloud's own list `resource` needs; None: none known."""
+        query = getattr(self.adapter, "price_query", None)
+        return query(resource) if query is not None else None
+
+    def price_list(self, request: SweepRequest) -> PriceList | None:
+        """The cloud's price list as `request` may reach it; None: it has none, or it may
+        not be reached from here (a faked endpoint with no price endpoint of its own)."""
+        make = getattr(self.adapter, "price_list", None)
+        return make(request) if make is not None else None
 
     def scope_of(self, resource: Resource) -> str:
         """Where it lives, in one short cell; the account when the adapter does not say."""

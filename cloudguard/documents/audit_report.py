@@ -70,6 +70,7 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "as_of": report.prices.as_of,
             "currency": report.prices.currency,
             "basis": report.prices.basis,
+            "sources": price_sources(report),
         },
         "summary": {
             "resources": report.resources_seen,
@@ -88,6 +89,11 @@ def report_head(report: AuditReport) -> dict[str, Any]:
         },
         "warnings": list(report.warnings),
     }
+
+
+def price_sources(report: AuditReport) -> dict[str, int]:
+    """Where the report's figures came from: each price source and how many it priced."""
+    return dict(Counter(f.cost.source for f in report.findings if f.cost.source))
 
 
 def finding_document(finding: Finding) -> dict[str, Any]:
@@ -125,6 +131,7 @@ def finding_document(finding: Finding) -> dict[str, Any]:
             "hourly": finding.cost.hourly,
             "accrued": finding.cost.accrued,
             "currency": finding.cost.currency,
+            "source": finding.cost.source,
         },
     }
 

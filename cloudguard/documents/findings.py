@@ -66,6 +66,9 @@ class Cost:
     hourly: float | None  # None: size not in the price table
     accrued: float | None  # hourly x hours since created; None when either is unknown
     currency: str
+    # Where the hourly price came from: "<price list>, <date fetched>", or the bundled table
+    # (the offline fallback); "" when there is no price.
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)

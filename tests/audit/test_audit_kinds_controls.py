@@ -17,8 +17,8 @@ MUTATIONS = [
     Mutation(
         name="a kind of unknown billing priced as not billable",
         module="audit/cost.py",
-        original="    if billing.idle is None:\n        return None, billing.when, None\n",
-        broken="    if billing.idle is None:\n        return False, billing.when, 0.0\n",
+        original='    if billing.idle is None:\n        return None, billing.when, None, ""\n',
+        broken='    if billing.idle is None:\n        return False, billing.when, 0.0, ""\n',
         tests=(f"{KINDS}::test_every_kind_is_billed_as_its_cloud_says_and_unknown_is_never_zero",),
         reason="a kind's billing was read wrong",
     ),

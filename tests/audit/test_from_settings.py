@@ -41,7 +41,8 @@ def test_the_audit_takes_every_option_it_shows(tmp_path: Path) -> None:
     azure = from_settings.sweep_request(settings, clouds.cloud("azure"))
     aws = from_settings.sweep_request(settings, clouds.cloud("aws"))
     assert (azure.retries, azure.credential, azure.regions) == (25, "cli", ("eastus",))
-    assert azure.settings == {"engine": "resource-graph"}  # each cloud gets its own, only
+    # each cloud gets its own, only
+    assert azure.settings == {"engine": "resource-graph", "retail_prices_endpoint": None}
     assert aws.settings == {"accounts_from": "organizations", "assume_role": "auditor"}
     policy = from_settings.audit_policy(settings)
     assert (policy.grace, policy.fail_on) == (timedelta(minutes=30), "suspect")

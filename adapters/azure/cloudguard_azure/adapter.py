@@ -31,9 +31,18 @@ from typing import TYPE_CHECKING, Any
 
 from cloudguard.cloud import kinds as cloud_kinds
 from cloudguard.cloud.kinds import wanted as kinds_wanted
+from cloudguard.cloud.pricing import PriceQuery
 from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
-from cloudguard_azure import credentials, generic, kinds, normalise, resource_graph, session
+from cloudguard_azure import (
+    credentials,
+    generic,
+    kinds,
+    normalise,
+    prices,
+    resource_graph,
+    session,
+)
 from cloudguard_azure.budget import Clock, RetrySettings
 from cloudguard_azure.export import AzCliExport, AzGraphQueryExport, AzResourceListExport
 from cloudguard_azure.options import ENGINE, OPTIONS
@@ -110,6 +119,12 @@ class AzureAdapter:
     def price_key(self, size: str) -> str:
         # ARM reports sizes in whatever case they were requested in.
         return size.casefold()
+
+    def price_query(self, resource: Resource) -> PriceQuery | None:
+        return prices.price_query(resource)
+
+    def price_list(self, request: SweepRequest) -> prices.RetailPrices | None:
+        return prices.price_list(request)
 
     def scope_of(self, resource: Resource) -> str:
         return resource.group  # a resource group names the workload; its subscription less so

@@ -8,7 +8,7 @@ from cloudguard.documents.findings import Finding
 
 COLUMNS = (
     "verdict", "name", "kind", "account / group", "region", "size", "power", "billable",
-    "per hour", "accrued", "age", "task id", "generation", "reasons",
+    "per hour", "accrued", "price from", "age", "task id", "generation", "reasons",
 )  # fmt: skip
 
 
@@ -35,6 +35,7 @@ def finding_cells(finding: Finding, currency: str) -> list[str]:
         billable,
         hourly,
         accrued,
+        one_line(cost.source, 60) or "-",
         age(finding.age),
         one_line(finding.task_id, 40),
         one_line(finding.generation, 16),

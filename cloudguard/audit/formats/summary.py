@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from cloudguard.audit.formats.text import money, one_line
 from cloudguard.documents.findings import VERDICTS, AuditReport, exit_code
 
@@ -38,5 +40,15 @@ def warning_lines(report: AuditReport) -> list[str]:
 
 
 def price_line(report: AuditReport) -> str:
+    """Where the figures came from: each price list with the date it answered, and the
+    bundled table, which only prices what no list did (the offline fallback)."""
     p = report.prices
-    return f"Prices: estimates in {p.currency} from the bundled table dated {p.as_of} ({p.basis})."
+    used = Counter(f.cost.source for f in report.findings if f.cost.source)
+    fallback = f"the bundled table dated {p.as_of} (the offline fallback: {p.basis})"
+    listed = [f"{count} from {one_line(source, 120)}" for source, count in used.items()]
+    if not listed:
+        return f"Prices: estimates in {p.currency} from {fallback}."
+    return (
+        f"Prices: estimates in {p.currency}: {'; '.join(listed)}. Figures from a price list "
+        f"say its date; {fallback} prices only what no list did."
+    )

@@ -130,7 +130,7 @@ def _write_plain(report: AuditReport, out: TextIO) -> None:
 def _terminal_columns(currency: str) -> tuple[str, ...]:
     return (
         "verdict", "name", "kind", "where", "size", "power", f"{currency}/h", "accrued",
-        "age", "task id", "generation", "reasons",
+        "price from", "age", "task id", "generation", "reasons",
     )  # fmt: skip
 
 
@@ -146,6 +146,7 @@ def _terminal_cells(finding: Finding) -> list[str]:
         r.power_state if r.kind == VM else "-",
         _amount(cost.hourly, 4) if cost.billable is not False else "-",
         _amount(cost.accrued, 2) if cost.billable is not False else "-",
+        _short(cost.source, 36) or "-",
         age(finding.age),
         one_line(finding.task_id, 40),
         _short(finding.generation, 12),
@@ -156,12 +157,11 @@ def _terminal_cells(finding: Finding) -> list[str]:
 def _card(finding: Finding, currency: str) -> Text:
     from rich.text import Text
 
-    verdict, name, kind, where, size, power, hourly, accrued, age_, task, generation, reasons = (
-        _terminal_cells(finding)
-    )
+    (verdict, name, kind, where, size, power, hourly, accrued, source, age_, task, generation,
+     reasons) = _terminal_cells(finding)  # fmt: skip
     lines = [
         f"{verdict:<8}{name}  ({kind}, {where}, {size}, {power}, age {age_})",
-        f"{'':<8}cost {hourly} {currency}/h, {accrued} {currency} accrued"
+        f"{'':<8}cost {hourly} {currency}/h, {accrued} {currency} accrued (prices: {source})"
         if finding.cost.billable
         else f"{'':<8}cost: {finding.cost.note}",
         f"{'':<8}task id {task} · generation {generation}",

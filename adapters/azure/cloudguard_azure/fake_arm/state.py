@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from cloudguard_azure.fake_arm import operations
 from cloudguard_azure.fake_arm.compute import models as compute
 from cloudguard_azure.fake_arm.resources import models as resources
+from cloudguard_azure.fake_arm.retailprices import models as retailprices
 
 if TYPE_CHECKING:
     from cloudguard_azure.fake_arm.authorization.models import ManagementLock
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from cloudguard_azure.fake_arm.network.models import NetworkInterface, PublicIp
     from cloudguard_azure.fake_arm.operations import Operation
     from cloudguard_azure.fake_arm.resources.models import GenericResource, Subscription
+    from cloudguard_azure.fake_arm.retailprices.models import Meter
 
 
 class ArmState:
@@ -37,6 +39,7 @@ class ArmState:
         self.public_ips: dict[str, PublicIp] = {}
         self.generic: dict[str, GenericResource] = {}  # any other type, by casefolded id
         self.locks: list[ManagementLock] = []  # Microsoft.Authorization/locks, any scope
+        self.retail_prices: list[Meter] = retailprices.catalogue()  # the public price list
         self.operations: dict[str, Operation] = {}
         # How many polls an LRO stays InProgress: 1 shows the SDK really polls.
         self.polls_until_done = 1
