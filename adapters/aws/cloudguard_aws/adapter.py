@@ -1,7 +1,12 @@
-"""Live AWS sweeps with boto3: EC2 instances and unattached fleet-tagged EBS volumes.
+"""Live AWS sweeps with boto3: every tagged resource of every service, instances richest.
 
-One `DescribeInstances` listing per region (paged, 1,000 per page), regions
-swept concurrently with a bound. Instances are normalised by the same code
+Per region: one `DescribeInstances` listing (paged, 1,000 per page: the
+instance's state decides whether it bills), one `DescribeVolumes` listing (a
+volume's size prices it), one `DescribeAddresses` (an Elastic IP bills whether
+or not it is associated, and the Tagging API is not where every tool lists
+them), and the Resource Groups Tagging API's `GetResources` for everything else
+(every service, 100 a page); `--kind` narrows which of these run. Regions
+are swept concurrently with a bound. Instances are normalised by the same code
 as `aws ec2 describe-instances` JSON files (cloudguard_aws.export), so the
 live and offline paths cannot disagree. boto3 is imported inside the sweep:
 importing this module stays cheap.
@@ -19,10 +24,20 @@ from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from cloudguard.cloud import kinds as cloud_kinds
+from cloudguard.cloud.kinds import wanted as kinds_wanted
 from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
 from cloudguard_aws import kinds
-from cloudguard_aws.export import DescribeInstancesExport, instances_of, jsonable, volume_resource
+from cloudguard_aws.export import (
+    DescribeInstancesExport,
+    TaggingExport,
+    address_resource,
+    instances_of,
+    jsonable,
+    tagged_resource,
+    volume_resource,
+)
 from cloudguard_aws.options import ACCOUNTS_FROM, OPTIONS, check_values
 from cloudguard_aws.session import (
     CREDENTIAL_CHAIN,
@@ -37,8 +52,11 @@ from cloudguard_aws.session import (
 if TYPE_CHECKING:
     from cloudguard_aws.reaper import AwsReaper
 
-# Volume states that bill with nothing attached.
-UNATTACHED_VOLUME_STATES = ("available",)
+# Instance states whose instance exists (a terminated one is gone and bills nothing).
+LIVE_INSTANCE_STATES = ("pending", "running", "stopping", "stopped")
+# Types with listings of their own (state, size, attachment): the Tagging API's answer
+# leaves them out.
+OWN_LISTINGS = frozenset({"ec2:instance", "ec2:volume", "ec2:elastic-ip"})
 
 
 # The session's and the export's names, importable from here as before.
@@ -62,7 +80,7 @@ class AwsAdapter:
     credential_names = None  # --credential is a profile name: boto3 says which exist
 
     # -- what the core asks of a cloud (cloudguard.cloud.adapter.CloudAdapter) --
-    export_parsers = (DescribeInstancesExport(),)
+    export_parsers = (DescribeInstancesExport(), TaggingExport())
     # EC2 bills only `running` (a stopped instance keeps its EBS volumes, which bill).
     billable_power_states = frozenset({"running"})
     power_notes: Mapping[str, str] = MappingProxyType({})
@@ -139,35 +157,55 @@ class AwsAdapter:
 def _region_resources(
     session: Any, request: SweepRequest, region: str, account: str
 ) -> tuple[Resource, ...]:
-    ec2 = make_client(session, request, "ec2", region)
+    """One region, the listings the requested kinds need: instances (DescribeInstances, with
+    their state: it decides billing), EBS volumes (DescribeVolumes, with their size), and
+    every other tagged resource of every service (the Tagging API's GetResources)."""
+    wanted = kinds_wanted(request.kinds)
     source = f"aws:{region}"
-    pages = ec2.get_paginator("describe_instances").paginate(
-        Filters=[
-            {"Name": "instance-state-name", "Values": ["pending", "running", "stopping", "stopped"]}
-        ],
-        PaginationConfig={"PageSize": 1000},
-    )
-    reservations = [r for page in pages for r in page.get("Reservations", [])]
-    instances = instances_of({"Reservations": jsonable(reservations)}, source)
-    volumes = _unattached_fleet_volumes(ec2, request.task_tag, region, account)
-    return (*instances, *volumes)
-
-
-def _unattached_fleet_volumes(
-    ec2: Any, task_tag: str, region: str, account: str
-) -> tuple[Resource, ...]:
-    """EBS volumes still tagged by the fleet but attached to nothing: they bill without a VM."""
-    pages = ec2.get_paginator("describe_volumes").paginate(
-        Filters=[
-            {"Name": "status", "Values": list(UNATTACHED_VOLUME_STATES)},
-            {"Name": "tag-key", "Values": [task_tag]},
+    found: list[Resource] = []
+    if wanted is None or cloud_kinds.VM in wanted:
+        ec2 = make_client(session, request, "ec2", region)
+        pages = ec2.get_paginator("describe_instances").paginate(
+            Filters=[{"Name": "instance-state-name", "Values": list(LIVE_INSTANCE_STATES)}],
+            PaginationConfig={"PageSize": 1000},
+        )
+        reservations = [r for page in pages for r in page.get("Reservations", [])]
+        found += instances_of({"Reservations": jsonable(reservations)}, source)
+    if wanted is None or cloud_kinds.DISK in wanted:
+        ec2 = make_client(session, request, "ec2", region)
+        pages = ec2.get_paginator("describe_volumes").paginate()
+        found += [
+            volume_resource(volume, region, account)
+            for page in pages
+            for volume in page.get("Volumes", [])
         ]
-    )
-    return tuple(
-        volume_resource(volume, region, account)
+    if wanted is None or cloud_kinds.PUBLIC_IP in wanted:
+        ec2 = make_client(session, request, "ec2", region)
+        found += [
+            address_resource(address, region, account)
+            for address in ec2.describe_addresses().get("Addresses", [])
+        ]
+    if wanted is None or wanted - {cloud_kinds.VM, cloud_kinds.DISK, cloud_kinds.PUBLIC_IP}:
+        found += tagged_in_region(session, request, region, account)
+    return tuple(found)
+
+
+def tagged_in_region(
+    session: Any, request: SweepRequest, region: str, account: str
+) -> list[Resource]:
+    """Every resource of the region that carries (or carried) a tag, whatever its service:
+    the Resource Groups Tagging API, paged. Instances and volumes have listings of their own
+    (their state and size), so theirs are left out here."""
+    tagging = make_client(session, request, "resourcegroupstaggingapi", region)
+    pages = tagging.get_paginator("get_resources").paginate(ResourcesPerPage=100)
+    return [
+        tagged_resource(
+            mapping["ResourceARN"], mapping.get("Tags"), f"aws:{region}", region, account
+        )
         for page in pages
-        for volume in page.get("Volumes", [])
-    )
+        for mapping in page.get("ResourceTagMappingList", [])
+        if kinds.resource_type(mapping["ResourceARN"]) not in OWN_LISTINGS
+    ]
 
 
 def _failed(source: str, reason: str) -> SweepResult:

@@ -27,7 +27,9 @@ def test_sized_backoff(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def sweep(endpoint: str, retries: int = 10) -> object:
-    request = SweepRequest(endpoint=endpoint, regions=("us-east-1",), retries=retries)
+    request = SweepRequest(
+        endpoint=endpoint, regions=("us-east-1",), retries=retries, kinds=("vm",)
+    )
     return AwsAdapter(session_factory=session).sweep(request)
 
 
