@@ -43,7 +43,13 @@ def test_the_audit_takes_every_option_it_shows(tmp_path: Path) -> None:
     assert (azure.retries, azure.credential, azure.regions) == (25, "cli", ("eastus",))
     # each cloud gets its own, only
     assert azure.settings == {"engine": "resource-graph", "retail_prices_endpoint": None}
-    assert aws.settings == {"accounts_from": "organizations", "assume_role": "auditor"}
+    assert aws.settings == {
+        "accounts_from": "organizations",
+        "assume_role": "auditor",
+        "aws_engine": "auto",
+        "resource_explorer_endpoint": None,
+        "price_list_endpoint": None,
+    }
     policy = from_settings.audit_policy(settings)
     assert (policy.grace, policy.fail_on) == (timedelta(minutes=30), "suspect")
     evidence = from_settings.evidence_request(settings)

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudguard.cloud import kinds as cloud_kinds
 from cloudguard.cloud.kinds import wanted as kinds_wanted
+from cloudguard.cloud.pricing import PriceQuery
 from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
-from cloudguard_aws import kinds
+from cloudguard_aws import kinds, prices
 from cloudguard_aws.export import (
     DescribeInstancesExport,
     TaggingExport,
@@ -57,6 +59,7 @@ LIVE_INSTANCE_STATES = ("pending", "running", "stopping", "stopped")
 # Types with listings of their own (state, size, attachment): the Tagging API's answer
 # leaves them out.
 OWN_LISTINGS = frozenset({"ec2:instance", "ec2:volume", "ec2:elastic-ip"})
+OWN_KINDS = frozenset({cloud_kinds.VM, cloud_kinds.DISK, cloud_kinds.PUBLIC_IP})
 
 
 # The session's and the export's names, importable from here as before.
@@ -98,6 +101,12 @@ class AwsAdapter:
     def price_key(self, size: str) -> str:
         return size  # instance types are lower case by definition
 
+    def price_query(self, resource: Resource) -> PriceQuery | None:
+        return prices.price_query(resource)
+
+    def price_list(self, request: SweepRequest) -> prices.PriceListQuery | None:
+        return prices.price_list(request, self._session_factory)
+
     def scope_of(self, resource: Resource) -> str:
         return resource.account
 
@@ -134,17 +143,25 @@ class AwsAdapter:
                 f"cannot identify the account or its regions: {describe_error(error)}",
             )
 
+        indexed = _explored(session, request, seed, account, regions)
+        tagged_here = indexed.resources is None  # no complete index: each region's own
+
         def sweep_region(region: str) -> SweepResult:
             try:
-                return SweepResult(resources=_region_resources(session, request, region, account))
+                return SweepResult(
+                    resources=_region_resources(session, request, region, account, tagged_here)
+                )
             except (ClientError, BotoCoreError) as error:
                 return _failed(f"aws region {region}", describe_error(error))
 
         with ThreadPoolExecutor(max_workers=max(1, request.concurrency)) as pool:
             results = list(pool.map(sweep_region, regions))
         return SweepResult(
-            resources=tuple(r for result in results for r in result.resources),
-            failures=tuple(f for result in results for f in result.failures),
+            resources=(
+                *(r for result in results for r in result.resources),
+                *(indexed.resources or ()),
+            ),
+            failures=(*indexed.failures, *(f for result in results for f in result.failures)),
         )
 
     def reaper(self, request: SweepRequest) -> AwsReaper:
@@ -154,8 +171,52 @@ class AwsAdapter:
         return AwsReaper(request, self._session_factory)
 
 
+@dataclass(frozen=True)
+class _Indexed:
+    resources: tuple[Resource, ...] | None = None  # None: no complete index was read
+    failures: tuple[SourceFailure, ...] = ()
+
+
+def _explored(
+    session: Any, request: SweepRequest, seed: str, account: str, regions: list[str]
+) -> _Indexed:
+    """Every tagged resource of the swept regions from Resource Explorer's aggregator index,
+    when the request allows it and one is set up (cloudguard_aws.explorer)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from cloudguard_aws import explorer
+
+    wanted = kinds_wanted(request.kinds)
+    if wanted is not None and not wanted - OWN_KINDS:
+        return _Indexed()  # only the kinds with listings of their own
+    try:
+        mode = explorer.wanted(request)
+        region = explorer.aggregator_region(session, request, seed) if mode else None
+        if region is None:
+            if mode == explorer.REQUIRED:
+                raise explorer.ExplorerUnavailable("no aggregator index is set up")
+            return _Indexed()
+        found = explorer.search(session, request, region, account)
+    except (ClientError, BotoCoreError, explorer.ExplorerUnavailable) as error:
+        if explorer.AWS_ENGINE.value_in(request.settings) != explorer.REQUIRED:
+            return _Indexed()  # auto: the Tagging API per region reads the same
+        unavailable = isinstance(error, explorer.ExplorerUnavailable)
+        reason = str(error) if unavailable else describe_error(error)
+        return _Indexed((), (SourceFailure("aws resource explorer", reason),))
+    if found is None:
+        return _Indexed()  # more than it counts: each region's Tagging API instead
+    swept = {r.casefold() for r in regions}
+    return _Indexed(
+        tuple(
+            r
+            for r in found
+            if r.kind not in OWN_KINDS and (not r.region or r.region.casefold() in swept)
+        )
+    )
+
+
 def _region_resources(
-    session: Any, request: SweepRequest, region: str, account: str
+    session: Any, request: SweepRequest, region: str, account: str, tagged: bool = True
 ) -> tuple[Resource, ...]:
     """One region, the listings the requested kinds need: instances (DescribeInstances, with
     their state: it decides billing), EBS volumes (DescribeVolumes, with their size), and
@@ -185,7 +246,7 @@ def _region_resources(
             address_resource(address, region, account)
             for address in ec2.describe_addresses().get("Addresses", [])
         ]
-    if wanted is None or wanted - {cloud_kinds.VM, cloud_kinds.DISK, cloud_kinds.PUBLIC_IP}:
+    if (wanted is None or wanted - OWN_KINDS) and tagged:
         found += tagged_in_region(session, request, region, account)
     return tuple(found)
 
