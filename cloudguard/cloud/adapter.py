@@ -84,6 +84,14 @@ class CloudAdapter(Protocol):
     # Reaping: kind -> the operator's request (deallocate, delete) -> the cloud's verb.
     # A kind or request missing here is never acted on.
     reap_actions: Mapping[str, Mapping[str, str]]
+    # What a request means for any kind `reap_actions` does not list (empty: never acted on).
+    any_kind_actions: Mapping[str, str]
+
+    def delete_command(self, resource: Resource) -> str | None:
+        """The exact CLI command a person would run to delete a resource cloudguard does not
+        reap (shown in the plan's `not_planned`); None: none known."""
+        ...
+
     # True when a resource id is never given to another resource (the id is the identity).
     ids_never_reused: bool
 

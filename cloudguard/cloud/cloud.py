@@ -63,6 +63,9 @@ class Cloud:
         self.reap_actions: Mapping[str, Mapping[str, str]] = _member(
             adapter, "reap_actions", _EMPTY
         )
+        # What a request means for a kind `reap_actions` does not list (Azure deletes any
+        # resource by id); empty: such a kind is never acted on.
+        self.any_kind_actions: Mapping[str, str] = _member(adapter, "any_kind_actions", _EMPTY)
         self.export_parsers: tuple[ExportParser, ...] = tuple(
             _member(adapter, "export_parsers", ())
         )
@@ -106,11 +109,19 @@ class Cloud:
     def action_for(self, kind: str, requested: str) -> str | None:
         """The cloud's verb for `requested` (deallocate, delete) on this kind of resource;
         None if there is none (a kind it does not reap, or no adapter)."""
-        return self.reap_actions.get(kind, {}).get(requested)
+        return self._verbs(kind).get(requested)
 
     def actions(self, kind: str) -> frozenset[str]:
         """Every verb the cloud may perform on this kind of resource."""
-        return frozenset(self.reap_actions.get(kind, {}).values())
+        return frozenset(self._verbs(kind).values())
+
+    def _verbs(self, kind: str) -> Mapping[str, str]:
+        return self.reap_actions.get(kind) or self.any_kind_actions
+
+    def delete_command(self, resource: Resource) -> str | None:
+        """The CLI command a person would run to delete what cloudguard does not reap."""
+        command = getattr(self.adapter, "delete_command", None)
+        return str(command(resource)) if command is not None else None
 
     def is_destructive(self, kind: str, action: str) -> bool:
         """`action` is what `delete` means there (Azure delete, EC2 terminate): never undone."""

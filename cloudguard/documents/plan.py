@@ -86,6 +86,10 @@ class PlanItem:
     # item whose live read named it. A disk has no reviewed identity of its own; a NIC or
     # public IP carries as `uid` the resourceGuid its parent's read saw it with.
     dependent_of: str = ""
+    # A resource group deleted whole: what it held when reviewed, each with its identity,
+    # tags and verdict. Apply deletes it only if everything in it now is one of these, each
+    # re-derived as reapable as it was.
+    members: tuple[PlanItem, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,13 @@ def plan_document(plan: Plan) -> dict[str, Any]:
 
 
 def item_document(item: PlanItem) -> dict[str, Any]:
+    document = _item_fields(item)
+    if item.members:
+        document["members"] = [_item_fields(member) for member in item.members]
+    return document
+
+
+def _item_fields(item: PlanItem) -> dict[str, Any]:
     return {
         "provider": item.provider,
         "account": item.account,
@@ -241,8 +252,16 @@ def load_plan(path: Path, data: bytes | None = None, clouds: Clouds | None = Non
     return plan
 
 
-def _load_item(doc: StrictReader, raw: Any, where: str) -> PlanItem:
+def _load_item(doc: StrictReader, raw: Any, where: str, nested: bool = False) -> PlanItem:
     item = doc.obj(raw, where)
+    members = (
+        ()
+        if nested
+        else tuple(
+            _load_item(doc, member, f"{where}.members[{i}]", nested=True)
+            for i, member in enumerate(doc.array(item.get("members", []), f"{where}.members"))
+        )
+    )
     return PlanItem(
         provider=doc.text(item, "provider", where),
         account=doc.text(item, "account", where),
@@ -261,6 +280,7 @@ def _load_item(doc: StrictReader, raw: Any, where: str) -> PlanItem:
         controller_record=doc.text(item, "controller_record", where),
         uid=doc.text(item, "uid", where),
         created=doc.optional_time(item, "created", where),
+        members=members,
     )
 
 
@@ -274,8 +294,13 @@ def _check_semantics(plan: Plan, source: str, clouds: Clouds) -> None:
     for verdict in plan.verdicts:
         if verdict not in REAPABLE_VERDICTS:
             raise PlanUsageError(f"bad plan {source}: verdict {verdict!r} is never reapable")
-    for index, item in enumerate(plan.items):
-        where = f"bad plan {source}: items[{index}] ({item.name})"
+    checked = [(f"items[{index}]", item) for index, item in enumerate(plan.items)] + [
+        (f"items[{index}].members[{m}]", member)
+        for index, item in enumerate(plan.items)
+        for m, member in enumerate(item.members)
+    ]
+    for at, item in checked:
+        where = f"bad plan {source}: {at} ({item.name})"
         cloud = clouds.cloud(item.provider)
         if not item.account.strip():
             raise PlanUsageError(f"{where}: no account (subscription / AWS account)")

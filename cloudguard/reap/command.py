@@ -90,6 +90,15 @@ def plan_command(
             "billing too, each re-derived live like any planned item.",
         ),
     ] = False,
+    by_kind: Annotated[
+        bool,
+        typer.Option(
+            "--by-kind",
+            help="With --action delete: delete what a resource group holds one by one, then "
+            "the group, rather than the group whole (it is deleted whole only when all it "
+            "holds is reaped anyway).",
+        ),
+    ] = False,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -124,6 +133,7 @@ def plan_command(
             now=datetime.now(UTC),
             with_dependents=with_dependents,
             clouds=clouds,
+            by_kind=by_kind,
         )
     except DocumentUsageError as exc:
         raise typer.BadParameter(str(exc)) from exc
@@ -460,6 +470,11 @@ def plan_table(plan: Plan, clouds: Clouds | None = None) -> str:
                 one_line(", ".join(item.reasons)) or "-",
             )
             table.add_row(*(Text(c) for c in cells))
+            for member in item.members:  # what deleting the group deletes with it
+                table.add_row(
+                    *(Text(c) for c in ("", member.verdict, f"  with its {member.kind}",
+                                        one_line(member.name), "", "", "", "", ""))
+                )  # fmt: skip
         console.print(table)
     for skipped in plan.not_planned:
         console.print(

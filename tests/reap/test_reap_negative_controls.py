@@ -23,6 +23,8 @@ AZURE_NIC_MOVED = (
     f"{AZURE_NETWORK}::test_a_nic_attached_to_another_vm_after_the_plan_is_skipped_not_deleted"
 )
 AWS = "adapters/aws/tests/test_aws_reaper.py"
+AZURE_KINDS = "adapters/azure/tests/test_azure_reap_kinds.py"
+AZURE_GROUPS = f"{AZURE_KINDS}::test_a_group_whose_members_changed_since_the_plan_is_left_whole"
 CORE = "tests/reap"
 AZURE_SKIP = f"{AZURE}::test_a_vm_that_changed_since_the_plan_is_skipped_and_left_alone"
 AZURE_PROTECTED = f"{AZURE}::test_protection_from_above_or_a_management_lock_skips_the_vm"
@@ -142,6 +144,34 @@ MUTATIONS = [
         broken="    if live is None:\n",
         tests=(f"{AWS}::test_an_instance_terminated_since_the_plan_is_gone_not_failed",),
         reason="expected skip 'gone'",
+    ),
+    Mutation(
+        name="a group's unreviewed member not noticed",
+        module="reap/verify.py",
+        original=(
+            "            skips.append(\n                Skip(\n                    GROUP_CHANGED,"
+        ),
+        broken="            (\n                Skip(\n                    GROUP_CHANGED,",
+        tests=(f"{AZURE_GROUPS}[raced-a-resource-in]",),
+        reason="the group was deleted (raced-a-resource-in)",
+    ),
+    Mutation(
+        name="a group's members not re-derived",
+        module="reap/verify.py",
+        original=(
+            "        skips += _members(item, live.members, member_findings or {}, policy, cloud)\n"
+        ),
+        broken="        skips += []\n",
+        tests=tuple(
+            f"{AZURE_GROUPS}[{attack}]"
+            for attack in (
+                "member-re-created",
+                "member-locked",
+                "member-protected",
+                "member-retagged",
+            )
+        ),
+        reason="the group was deleted",
     ),
     # -- the engine: dry run, locks, exit codes ----------------------------------------------
     Mutation(
@@ -315,6 +345,24 @@ MUTATIONS = [
         broken="begin_deallocate(group, name)",
         tests=(f"{AZURE}::test_an_action_whose_answer_is_lost_is_not_sent_again",),
         reason="times for one action",
+    ),
+    Mutation(
+        name="azure: a group's delete re-sent by the retry policy",
+        module="reaper.py",
+        package=AZURE_PACKAGE,
+        original="resource_groups.begin_delete(group, retry_total=0)",
+        broken="resource_groups.begin_delete(group)",
+        tests=(f"{AZURE_KINDS}::test_a_group_delete_whose_answer_is_lost_is_not_sent_again",),
+        reason="the group's DELETE was sent",
+    ),
+    Mutation(
+        name="azure: a resource deleted by id with an api-version its provider does not list",
+        module="reaper.py",
+        package=AZURE_PACKAGE,
+        original="            self._versions[key] = max(stable or versions)\n",
+        broken='            self._versions[key] = "2021-04-01"\n',
+        tests=(f"{AZURE_KINDS}::test_by_kind_deletes_each_resource_by_id_then_the_group",),
+        reason="NoRegisteredProviderFound",
     ),
     Mutation(
         name="azure: management locks not read",

@@ -106,11 +106,14 @@ class AzureAdapter:
         {
             "vm": MappingProxyType({REVERSIBLE: "deallocate", DESTRUCTIVE: "delete"}),
             "disk": MappingProxyType({DESTRUCTIVE: "delete"}),
-            # Dependents only (`--with-dependents`): what a VM's delete leaves billing.
             "nic": MappingProxyType({DESTRUCTIVE: "delete"}),
             "public-ip": MappingProxyType({DESTRUCTIVE: "delete"}),
+            # Whole, only when everything in it is reviewed and reapable (the reaper reads it).
+            "resource-group": MappingProxyType({DESTRUCTIVE: "delete"}),
         }
     )
+    # Any other kind is deleted by its id, with the api-version its provider lists.
+    any_kind_actions: Mapping[str, str] = MappingProxyType({DESTRUCTIVE: "delete"})
     # An ARM id is a name: a VM deleted and re-created under it has the same id.
     ids_never_reused = False
     # Tag names and ARM ids compare case-insensitively (ARM echoes the creator's case).
@@ -125,6 +128,11 @@ class AzureAdapter:
 
     def price_list(self, request: SweepRequest) -> prices.RetailPrices | None:
         return prices.price_list(request)
+
+    def delete_command(self, resource: Resource) -> str:
+        if resource.kind == cloud_kinds.RESOURCE_GROUP:
+            return f"az group delete --name {resource.name} --subscription {resource.account} --yes"
+        return f"az resource delete --ids {resource.id}"
 
     def scope_of(self, resource: Resource) -> str:
         return resource.group  # a resource group names the workload; its subscription less so

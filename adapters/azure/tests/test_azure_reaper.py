@@ -54,6 +54,7 @@ class Incident:
     shas: list[str]
     work: Path
     kinds: tuple[str, ...] = ()  # `--kind` of the audit (default: every kind)
+    audit_args: tuple[str, ...] = ()  # more of the audit's options (`--leaked-by ...`)
 
     @property
     def vm(self) -> VirtualMachine:
@@ -87,6 +88,7 @@ class Incident:
             "--repo",
             str(self.repo),
             *(arg for kind in self.kinds for arg in ("--kind", kind)),
+            *self.audit_args,
             "--format",
             "json",
             "--output",
