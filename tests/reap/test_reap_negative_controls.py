@@ -24,6 +24,8 @@ AZURE_NIC_MOVED = (
 )
 AWS = "adapters/aws/tests/test_aws_reaper.py"
 AZURE_KINDS = "adapters/azure/tests/test_azure_reap_kinds.py"
+AWS_KINDS = "adapters/aws/tests/test_aws_reap_kinds.py"
+AWS_CHANGED = f"{AWS_KINDS}::test_a_resource_that_changed_since_the_plan_is_left_alone"
 AZURE_GROUPS = f"{AZURE_KINDS}::test_a_group_whose_members_changed_since_the_plan_is_left_whole"
 CORE = "tests/reap"
 AZURE_SKIP = f"{AZURE}::test_a_vm_that_changed_since_the_plan_is_skipped_and_left_alone"
@@ -403,6 +405,33 @@ MUTATIONS = [
         broken="            pass\n",
         tests=(f"{AWS}::test_an_item_past_its_time_budget_is_unreadable_and_named",),
         reason="the budget did not stop it",
+    ),
+    Mutation(
+        name="aws: an Elastic IP's association not read",
+        module="reap_kinds.py",
+        package=AWS_PACKAGE,
+        original='    holder = address.get("AssociationId") or address.get("NetworkInterfaceId")\n',
+        broken="    holder = None\n",
+        tests=(f"{AWS_CHANGED}[address-associated]",),
+        reason="the address was deleted",
+    ),
+    Mutation(
+        name="aws: the images a snapshot serves not read",
+        module="reap_kinds.py",
+        package=AWS_PACKAGE,
+        original='            (m.get("Ebs") or {}).get("SnapshotId") == sid\n',
+        broken="            False\n",
+        tests=(f"{AWS_KINDS}::test_a_snapshot_an_image_uses_is_not_deleted",),
+        reason="the snapshot an image uses was deleted",
+    ),
+    Mutation(
+        name="aws: a load balancer's deletion protection not read",
+        module="reap_kinds.py",
+        package=AWS_PACKAGE,
+        original="    protected = any(\n",
+        broken="    protected = False and any(\n",
+        tests=(f"{AWS_CHANGED}[balancer-deletion-protection]",),
+        reason="the balancer was deleted",
     ),
     Mutation(
         name="aws: the acting client retries",

@@ -30,7 +30,7 @@ from cloudguard.cloud.kinds import wanted as kinds_wanted
 from cloudguard.cloud.pricing import PriceQuery
 from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
-from cloudguard_aws import kinds, prices
+from cloudguard_aws import kinds, prices, reap_kinds
 from cloudguard_aws.export import (
     DescribeInstancesExport,
     TaggingExport,
@@ -93,8 +93,12 @@ class AwsAdapter:
         {
             "vm": MappingProxyType({REVERSIBLE: "stop", DESTRUCTIVE: "terminate"}),
             "disk": MappingProxyType({DESTRUCTIVE: "delete"}),
+            # One clear delete each (cloudguard_aws.reap_kinds); any other kind is not
+            # reaped: the plan says what a person would run (`delete_command`).
+            **{kind: MappingProxyType({DESTRUCTIVE: "delete"}) for kind in reap_kinds.IDS},
         }
     )
+    any_kind_actions: Mapping[str, str] = MappingProxyType({})
     ids_never_reused = True  # an instance or volume id is never given to another resource
     case_insensitive_names = False  # EC2 tag keys and ids are exact
 
@@ -106,6 +110,9 @@ class AwsAdapter:
 
     def price_list(self, request: SweepRequest) -> prices.PriceListQuery | None:
         return prices.price_list(request, self._session_factory)
+
+    def delete_command(self, resource: Resource) -> str | None:
+        return reap_kinds.delete_command(resource)
 
     def scope_of(self, resource: Resource) -> str:
         return resource.account

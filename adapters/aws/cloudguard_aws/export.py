@@ -190,6 +190,8 @@ def tagged_resource(
     kind = kinds.kind_of(kinds.resource_type(arn))
     short = rest.rsplit("/", 1)[-1] if "/" in rest else rest.rsplit(":", 1)[-1]
     resource_id = short if service == "ec2" and "/" in rest else arn
+    if kind == kinds.kind_of("elasticloadbalancing:loadbalancer/app"):
+        short = rest.split("/")[2]  # loadbalancer/app/<name>/<id>: its name
     return Resource(
         provider="aws",
         account=interned(arn_account or account),

@@ -10,6 +10,7 @@ Stdlib only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -27,7 +28,11 @@ SHARED: Mapping[str, str] = MappingProxyType(
         "ec2:security-group": kinds.SECURITY_GROUP,
         "ec2:natgateway": kinds.NAT_GATEWAY,
         "ec2:vpc": kinds.VIRTUAL_NETWORK,
-        "elasticloadbalancing:loadbalancer": kinds.LOAD_BALANCER,
+        # Application, network and gateway load balancers (elbv2); a classic one keeps its
+        # own type, `elasticloadbalancing:loadbalancer`.
+        "elasticloadbalancing:loadbalancer/app": kinds.LOAD_BALANCER,
+        "elasticloadbalancing:loadbalancer/net": kinds.LOAD_BALANCER,
+        "elasticloadbalancing:loadbalancer/gwy": kinds.LOAD_BALANCER,
         "s3:bucket": kinds.BUCKET,
         "eks:cluster": kinds.KUBERNETES_CLUSTER,
         "rds:db": kinds.DATABASE,
@@ -40,11 +45,15 @@ _UNTYPED = {"s3": "bucket", "sqs": "queue", "sns": "topic"}
 
 def resource_type(arn: str) -> str:
     """`service:type` of an ARN: `arn:aws:ec2:us-east-1:123:volume/vol-1` -> `ec2:volume`,
-    `arn:aws:rds:us-east-1:123:db:main` -> `rds:db`, `arn:aws:s3:::bucket` -> `s3:bucket`."""
+    `arn:aws:rds:us-east-1:123:db:main` -> `rds:db`, `arn:aws:s3:::bucket` -> `s3:bucket`,
+    an application load balancer -> `elasticloadbalancing:loadbalancer/app`."""
     parts = arn.split(":", 5)
     if len(parts) < 6 or parts[0] != "arn":
         return ""
     service, resource = parts[2], parts[5]
+    balancer = re.match(r"^loadbalancer/(app|net|gwy)/", resource)
+    if service == "elasticloadbalancing" and balancer:  # as Resource Explorer types them
+        return f"elasticloadbalancing:loadbalancer/{balancer[1]}"
     for separator in ("/", ":"):
         if separator in resource:
             return f"{service}:{resource.split(separator, 1)[0]}".casefold()
