@@ -64,7 +64,16 @@ class PriceLists:
         """The prices the resources need, from the cache and (live) the lists."""
         if self.mode == BUNDLED:
             return {}
-        wanted = _queries(resources, clouds)
+        # Only clouds with a list to ask or a cache to read need their queries worked out:
+        # an audit of files with no cache (the 100,000-VM path) does no more than this.
+        priced = {
+            name
+            for name in clouds.names
+            if self._path(name).exists() or (self.mode == LIVE and self.lists.get(name))
+        }
+        if not priced:
+            return {}
+        wanted = _queries(resources, clouds, priced)
         listed: Listed = {}
         for provider, queries in wanted.items():
             entries = self._read(provider)
@@ -153,13 +162,15 @@ class PriceLists:
             self.warnings.append(f"price cache {path} not written: {exc}")
 
 
-def _queries(resources: Iterable[Resource], clouds: Clouds) -> dict[str, dict[str, PriceQuery]]:
+def _queries(
+    resources: Iterable[Resource], clouds: Clouds, providers: set[str]
+) -> dict[str, dict[str, PriceQuery]]:
     """provider -> key -> query, each distinct (provider, kind, size, region) asked once."""
     seen: set[tuple[str, str, str, str]] = set()
     wanted: dict[str, dict[str, PriceQuery]] = {}
     for resource in resources:
         combination = (resource.provider, resource.kind, resource.size, resource.region)
-        if combination in seen:
+        if combination in seen or resource.provider not in providers:
             continue
         seen.add(combination)
         query = clouds.cloud(resource.provider).price_query(resource)

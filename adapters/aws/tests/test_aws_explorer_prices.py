@@ -6,34 +6,26 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 from aws_helpers import FAKE_KEYS
-from aws_leaked_run import RUN, TAGS, AwsLeakedRun, leaked_run
+from aws_leaked_run import RUN, TAGS, AwsLeakedRun
 from fake_aws_services import FakeAwsServices, ebs_product, ec2_product, serve
-from test_aws_kinds import live
+from test_aws_kinds import live, run
 from test_aws_reaper import cli
 
 TODAY = datetime.now(UTC).date().isoformat()
 EKS = "arn:aws:eks:us-east-1:123456789012:cluster/eks-ci-77"
+
+__all__ = ["run"]  # the fixture, shared with test_aws_kinds
 
 
 @pytest.fixture
 def services() -> Iterator[FakeAwsServices]:
     with serve() as fake:
         yield fake
-
-
-@pytest.fixture
-def run(endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AwsLeakedRun:
-    monkeypatch.chdir(tmp_path)
-    credentials = tmp_path / "aws-credentials"
-    credentials.write_text("[moto]\n" + "".join(f"{k} = {v}\n" for k, v in FAKE_KEYS.items()))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
-    return leaked_run(endpoint)
 
 
 def index_everything(endpoint: str, services: FakeAwsServices) -> None:

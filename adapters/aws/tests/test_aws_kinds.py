@@ -10,7 +10,7 @@ from typing import Any
 
 import boto3
 import pytest
-from aws_helpers import FAKE_KEYS
+from aws_helpers import FAKE_KEYS, moto_profile
 from aws_leaked_run import RUN, AwsLeakedRun, leaked_run
 from test_aws_reaper import cli
 
@@ -18,9 +18,7 @@ from test_aws_reaper import cli
 @pytest.fixture
 def run(endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AwsLeakedRun:
     monkeypatch.chdir(tmp_path)
-    credentials = tmp_path / "aws-credentials"
-    credentials.write_text("[moto]\n" + "".join(f"{k} = {v}\n" for k, v in FAKE_KEYS.items()))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    moto_profile(tmp_path, monkeypatch)
     return leaked_run(endpoint)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import boto3
 import pytest
-from aws_helpers import AMI, FAKE_KEYS, ec2
+from aws_helpers import AMI, FAKE_KEYS, ec2, reap_workspace
 from aws_leaked_run import RUN, AwsLeakedRun, leaked_run
 from test_aws_reaper import cli, digest
 
@@ -21,18 +21,7 @@ LEAKED_BY = ("--leaked-by", f"ci-run={RUN}")
 
 @pytest.fixture
 def run(endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AwsLeakedRun:
-    work = tmp_path / "cwd"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    credentials = tmp_path / "aws-credentials"
-    credentials.write_text("[moto]\n" + "".join(f"{k} = {v}\n" for k, v in FAKE_KEYS.items()))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
-    (tmp_path / "run").mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    (work / "cloudguard.toml").write_text(f'[reap]\naccounts = ["{ACCOUNT}"]\n')
-    home = tmp_path / "controller"
-    for folder in ("state", "queue", "workers"):
-        (home / folder).mkdir(parents=True)
+    reap_workspace(tmp_path, monkeypatch, ACCOUNT)
     return leaked_run(endpoint)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import typer
-from aws_helpers import AMI, FAKE_KEYS, ec2
+from aws_helpers import AMI, FAKE_KEYS, ec2, reap_workspace
 from throttling_proxy import Throttling, throttling_proxy
 from typer.testing import CliRunner
 
@@ -143,20 +143,7 @@ class Fleet:
 
 @pytest.fixture
 def fleet(endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fleet:
-    work = tmp_path / "cwd"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    credentials = tmp_path / "aws-credentials"
-    credentials.write_text(
-        "[moto]\n" + "".join(f"{key} = {value}\n" for key, value in FAKE_KEYS.items())
-    )
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
-    (tmp_path / "run").mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    (work / "cloudguard.toml").write_text(f'[reap]\naccounts = ["{ACCOUNT}"]\n')
-    home = tmp_path / "controller"
-    for folder in ("state", "queue", "workers"):
-        (home / folder).mkdir(parents=True)
+    work, home = reap_workspace(tmp_path, monkeypatch, ACCOUNT)
     (home / "state" / f"{KNOWN_TASK}.meta").write_text("phase=running\n")
     orphan = launch(endpoint, {"task-id": ORPHAN_TASK, "Name": "wkr-01"})
     healthy = launch(endpoint, {"task-id": KNOWN_TASK, "Name": "wkr-02"})

@@ -39,14 +39,18 @@ class Listed:
 
 def resources_in(state: ArmState, subscription: str, group: str | None = None) -> list[Listed]:
     """Every resource of the subscription (or of one group), in id order."""
-    wanted_sub, wanted_group = subscription.casefold(), (group or "").casefold()
+    wanted_group = (group or "").casefold()
+    return [
+        listed
+        for listed in resources_of(state, {subscription.casefold()})
+        if group is None or listed.group.casefold() == wanted_group
+    ]
+
+
+def resources_of(state: ArmState, subscriptions: set[str]) -> list[Listed]:
+    """Every resource of these subscriptions (casefolded ids), in id order, in one pass."""
     with state.lock:
-        found = [
-            listed
-            for listed in _everything(state)
-            if listed.subscription.casefold() == wanted_sub
-            and (group is None or listed.group.casefold() == wanted_group)
-        ]
+        found = [r for r in _everything(state) if r.subscription.casefold() in subscriptions]
     return sorted(found, key=lambda listed: listed.id.casefold())
 
 
@@ -86,4 +90,4 @@ def _everything(state: ArmState) -> list[Listed]:
     return listed
 
 
-__all__ = ["EPOCH", "Listed", "resources_in"]
+__all__ = ["EPOCH", "Listed", "resources_in", "resources_of"]

@@ -61,8 +61,7 @@ def _everything(ctx: Context, subs: set[str]) -> list[Any]:
     for sub in _subscriptions(ctx, subs):
         found.append(sub)
         found += [(sub, group) for group in sub.groups.values()]
-        found += inventory.resources_in(ctx.state, sub.id)
-    return found
+    return found + inventory.resources_of(ctx.state, subs)
 
 
 def _id_of(record: Any) -> str:
