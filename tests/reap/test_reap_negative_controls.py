@@ -241,6 +241,7 @@ MUTATIONS = [
             f"{CORE}/test_reap_log_faults.py::"
             "test_a_log_that_fills_up_mid_run_is_75_and_nothing_is_acted_on_after_it",
             f"{AZURE}::test_a_reap_log_hitting_a_size_limit_mid_run_is_75_and_nothing_is_sent",
+            f"{AZURE_KINDS}::test_a_reap_log_that_cannot_take_the_groups_intent_deletes_nothing",
         ),
         reason="a log that cannot be written",
     ),

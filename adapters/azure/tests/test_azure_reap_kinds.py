@@ -14,7 +14,14 @@ import pytest
 from cloudguard_azure import demo
 from cloudguard_azure.fake_arm.authorization.models import add_lock
 from leaked_run import RUN, LeakedRun, leaked_run
-from test_azure_reaper import Incident, digest, events, incident, writes
+from test_azure_reaper import (
+    Incident,
+    digest,
+    events,
+    incident,
+    log_limit_stops_before_acting,
+    writes,
+)
 
 __all__ = ["incident"]  # the fixture, shared with test_azure_reaper
 
@@ -196,3 +203,12 @@ def test_a_dry_run_reads_the_group_and_deletes_nothing(incident: Incident, run: 
     )
     assert incident.arm.faults.requests["GET resources_list_by_group"] >= 1
     assert digest(plan) in out
+
+
+def test_a_reap_log_that_cannot_take_the_groups_intent_deletes_nothing(
+    incident: Incident, run: LeakedRun, tmp_path: Path
+) -> None:
+    """A disk full under the log (RLIMIT_FSIZE on a real child): the group's DELETE is never
+    sent without its intent on disk; the next run deletes it, once."""
+    log_limit_stops_before_acting(incident, plan_leaked(incident), tmp_path, *LEAKED_BY)
+    assert group_gone(incident, run)

@@ -806,10 +806,17 @@ def test_a_reap_log_hitting_a_size_limit_mid_run_is_75_and_nothing_is_sent(
     """A real `cloudguard reap apply` child under RLIMIT_FSIZE: its log can take the start
     line but not the whole intent. It must stop with 75 before the deallocate, and the
     torn intent must not be continued by the next run's first record."""
-    plan = incident.plan()
+    log_limit_stops_before_acting(incident, incident.plan(), tmp_path)
+
+
+def log_limit_stops_before_acting(
+    incident: Incident, plan: Path, tmp_path: Path, *extra: str
+) -> None:
+    """`plan`'s one action is never sent when its intent cannot be written (`extra`: more
+    of apply's options, the same in every run)."""
     command = [
         sys.executable, "-m", "cloudguard", "reap", "apply", str(plan), *incident.live(),
-        "--controller-home", str(incident.home), "--repo", str(incident.repo),
+        "--controller-home", str(incident.home), "--repo", str(incident.repo), *extra,
     ]  # fmt: skip
     # How long this plan's start line is: a dry run's, less the 2 letters "dry-run" has
     # over "apply" (every other field has a fixed length).
@@ -840,7 +847,7 @@ def test_a_reap_log_hitting_a_size_limit_mid_run_is_75_and_nothing_is_sent(
     data = log.read_bytes()
     assert len(data) == limit and not data.endswith(b"\n")  # the intent, torn
 
-    code, out, _ = incident.apply(plan, "--yes", log=log)
+    code, out, _ = incident.apply(plan, "--yes", *extra, log=log)
 
     assert code == 0, out
     lines = log.read_bytes().split(b"\n")
