@@ -79,7 +79,8 @@ def plan_command(
         typer.Option(
             metavar="deallocate|delete",
             help="deallocate (Azure VM deallocate, EC2 stop: reversible) or delete "
-            "(Azure VM/disk delete, EC2 terminate, EBS delete).",
+            "(every kind the cloud reaps: Azure resources by id and groups whole, EC2 "
+            "terminate, EBS volumes, snapshots, ...; the rest is listed with its command).",
         ),
     ] = REVERSIBLE,
     with_dependents: Annotated[
