@@ -6,6 +6,10 @@ the reap plan, each reap-log line and each reach-log line. A test that makes
 cloudguard write a document its schema refuses fails there, naming the field.
 Files written by child processes are checked by the tests that read them
 (tests/cloudguard_schemas.py).
+
+Every test has a trust store of its own (`XDG_STATE_HOME`, inherited by the
+commands it runs): what one test trusts (tests/trusted_config.py) is nobody
+else's, and the user's own store is never read or written.
 """
 
 from __future__ import annotations
@@ -32,6 +36,13 @@ def _checked(name: str, render: Callable[..., str]) -> Callable[..., str]:
 def _own_price_cache(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test's own price cache: an audit never reads the user's ~/.cache/cloudguard."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+
+@pytest.fixture(autouse=True)
+def _own_trust_store(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 
 
 @pytest.fixture(autouse=True)
@@ -70,6 +81,16 @@ def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[No
 
     monkeypatch.setattr(reach, "record_line", reach_line)
     yield
+
+
+@pytest.fixture(autouse=True)
+def _a_history_store_of_its_own(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `cloudguard audit` and `reap apply` remember each run in the user's state directory
+    # by default: each test gets its own, so neither another test's runs nor the
+    # developer's own history change what a report says is new.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -9,6 +9,13 @@ GitHub's files from GITHUB_STEP_SUMMARY, GITHUB_OUTPUT and RUNNER_TEMP.
 Exit: the audit's own code (0 clean, 1 findings, 2 usage, 75 did not run, 97
 invalid config), except that findings exit 0 when fail-on-findings is false.
 A run that did not complete (75) always fails: "nothing found" is not known.
+
+Trust: the action runs in a checkout, whose cloudguard.toml a pull request
+may have written. The audit gets a trust store of its own, empty
+(XDG_STATE_HOME under RUNNER_TEMP): no earlier step of the job (the PR's own
+code, say) can have trusted the file for it. The workflow trusts the file by
+its digest (`trusted-config-sha256`, the file it reviewed; anything else is
+97) or names a file of its own in `args` (`--config`).
 """
 
 from __future__ import annotations
@@ -33,6 +40,12 @@ def audit_command(cloudguard: str, args: list[str], summary: Path, sarif: Path) 
     ]  # fmt: skip
 
 
+def trust_pinned(cloudguard: str, sha256: str, env: Mapping[str, str]) -> int:
+    """Trust the checkout's cloudguard.toml for this audit only if it is the reviewed one."""
+    print(f"+ cloudguard trust --sha256 {sha256}", flush=True)
+    return subprocess.call([cloudguard, "trust", "--sha256", sha256], env=env)
+
+
 def main(environ: Mapping[str, str]) -> int:
     args = shlex.split(environ.get("INPUT_ARGS", ""))
     owned = [a for a in args if a.split("=")[0] in OWNED]
@@ -51,8 +64,12 @@ def main(environ: Mapping[str, str]) -> int:
         Path(sys.executable).parent / "cloudguard"
     )
 
-    print("+ " + shlex.join(audit_command("cloudguard", args, summary, sarif)), flush=True)
-    code = subprocess.call(audit_command(cloudguard, args, summary, sarif))
+    env = dict(os.environ, XDG_STATE_HOME=tempfile.mkdtemp(prefix="cloudguard-trust-", dir=temp))
+    pinned = environ.get("INPUT_TRUSTED_CONFIG_SHA256", "").strip()
+    code = trust_pinned(cloudguard, pinned, env) if pinned else 0
+    if code == 0:
+        print("+ " + shlex.join(audit_command("cloudguard", args, summary, sarif)), flush=True)
+        code = subprocess.call(audit_command(cloudguard, args, summary, sarif), env=env)
 
     step_summary = environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:

@@ -2,11 +2,15 @@
 
 1. Start-up: median wall time of one refused-and-recorded shim call and one
    provider call, as a ratio to a bare `python3 -I -S -c pass` of the same
-   interpreter, measured interleaved in one run (target <= 1.5x).
-2. Reach log: 64 concurrent writer processes appending records; integrity
-   (every record present and parseable, none torn) and throughput.
+   interpreter, measured interleaved in one run (target <= 1.5x): the shims of
+   today, which hand their record to the run's record keeper and wait for its
+   answer, side by side with the previous mechanism's (each refuser appends to
+   the log itself and tells a watch socket), made by that commit's own code
+   (`--baseline`, default the commit before the keeper).
+2. Reach log: 64 concurrent writer processes appending records to a log armed
+   by hand (no keeper: the fallback path); integrity and throughput.
 
-    .venv/bin/python benchmarks/bench_guard.py [--rounds N]
+    .venv/bin/python benchmarks/bench_guard.py [--rounds N] [--baseline REV]
 """
 
 from __future__ import annotations
@@ -24,10 +28,24 @@ from pathlib import Path
 
 from cloudguard.documents import reach_log
 from cloudguard.guard import alarm, reach
+from cloudguard.guard.keeper import Keeper
 from cloudguard.guard.registry import load_registry
 from cloudguard.guard.seal import create_seal
 
 RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parents[1]
+# The last commit whose refusers appended to the log themselves (the log watch's datagram).
+BASELINE = "0fb6e6e"
+# Made by the baseline's own code, in a copy of its package: (seal bin dir, log) on stdout.
+BASELINE_SEAL = (
+    "import sys, tempfile\n"
+    "from cloudguard.guard.registry import load_registry\n"
+    "from cloudguard.guard.seal import create_seal\n"
+    "from cloudguard.guard import alarm\n"
+    "log = tempfile.mktemp(suffix='.jsonl')\n"
+    "alarm.arm(log, by='bench baseline')\n"
+    "print(create_seal(load_registry(), log=log).bin_dir, log)\n"
+)
 
 
 def wall(argv: list[str], env: dict[str, str]) -> float:
@@ -36,37 +54,67 @@ def wall(argv: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def startup(rounds: int) -> dict[str, float]:
-    seal = create_seal(load_registry())
+def baseline_package(revision: str, where: Path) -> Path:
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", revision, "cloudguard"],
+        capture_output=True,
+        check=True,
+    )
+    subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True)
+    return where
+
+
+def startup(rounds: int, baseline: str) -> dict[str, float]:
     log = tempfile.mktemp(suffix=".jsonl")
-    alarm.arm(log, by="bench")
+    start = alarm.arm(log, by="bench")
+    keeper = Keeper(log, start)
+    seal = create_seal(load_registry(), log=log, keepers=[keeper.address])
     env = {"PATH": "/usr/bin:/bin", reach.LOG_VARIABLE: log}
-    commands = {
-        "bare": [sys.executable, "-I", "-S", "-c", "pass"],
-        "shim": [str(seal.bin_dir / "az"), "vm", "list", "--resource-group", "pilot"],
-        "provider": [str(seal.provider), "spawn", "--size", "Standard_D4as_v6"],
-    }
-    times: dict[str, list[float]] = {name: [] for name in commands}
-    try:
-        for _ in range(5):  # warm the page cache
-            for argv in commands.values():
-                wall(argv, env)
-        for _ in range(rounds):  # interleaved: drift on a noisy machine hits all three alike
-            for name, argv in commands.items():
-                times[name].append(wall(argv, env))
-        recorded = len(reach_log.read(log).reaches)
-    finally:
-        seal.remove()
-        os.unlink(log)
+    with tempfile.TemporaryDirectory() as old:
+        made = subprocess.run(
+            [sys.executable, "-c", BASELINE_SEAL],
+            env={**env, "PYTHONPATH": str(baseline_package(baseline, Path(old)))},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        old_bin, old_log = made.stdout.split()
+        old_env = {**env, reach.LOG_VARIABLE: old_log}
+        commands = {
+            "bare": ([sys.executable, "-I", "-S", "-c", "pass"], env),
+            "shim": ([str(seal.bin_dir / "az"), "vm", "list", "--resource-group", "pilot"], env),
+            "provider": ([str(seal.provider), "spawn", "--size", "Standard_D4as_v6"], env),
+            "shim_before": ([f"{old_bin}/az", "vm", "list", "--resource-group", "pilot"], old_env),
+        }
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        try:
+            for _ in range(5):  # warm the page cache
+                for argv, environ in commands.values():
+                    wall(argv, environ)
+            for _ in range(rounds):  # interleaved: drift on a noisy machine hits all alike
+                for name, (argv, environ) in commands.items():
+                    times[name].append(wall(argv, environ))
+            keeper.close()
+            recorded = len(reach_log.read(log).reaches)
+            recorded_before = len(reach_log.read(old_log).reaches)
+        finally:
+            seal.remove()
+            for path in (log, old_log):
+                os.unlink(path)
+            subprocess.run(["rm", "-rf", str(Path(old_bin).parent)], check=False)
     medians = {name: statistics.median(values) for name, values in times.items()}
     return {
         "rounds": rounds,
+        "baseline": baseline,
         "bare_ms": medians["bare"] * 1000,
         "shim_ms": medians["shim"] * 1000,
         "provider_ms": medians["provider"] * 1000,
+        "shim_before_ms": medians["shim_before"] * 1000,
         "shim_ratio": medians["shim"] / medians["bare"],
         "provider_ratio": medians["provider"] / medians["bare"],
+        "shim_before_ratio": medians["shim_before"] / medians["bare"],
         "records_written": recorded,
+        "records_written_before": recorded_before,
     }
 
 
@@ -108,15 +156,29 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--per-writer", type=int, default=500)
+    parser.add_argument("--baseline", default=BASELINE)
     args = parser.parse_args()
-    start = startup(args.rounds)
+    start = startup(args.rounds, args.baseline)
     load = concurrent_writers(64, args.per_writer)
     print("| measure | median | ratio to bare python |")
     print("|---|---|---|")
     rows = [
         ("`python3 -I -S -c pass`", start["bare_ms"], 1.0),
-        ("refused + recorded `az` shim call", start["shim_ms"], start["shim_ratio"]),
-        ("refused + recorded provider call", start["provider_ms"], start["provider_ratio"]),
+        (
+            "refused + recorded `az` shim call (record keeper)",
+            start["shim_ms"],
+            start["shim_ratio"],
+        ),
+        (
+            "refused + recorded provider call (record keeper)",
+            start["provider_ms"],
+            start["provider_ratio"],
+        ),
+        (
+            f"refused + recorded `az` shim call ({start['baseline']}: log + watch datagram)",
+            start["shim_before_ms"],
+            start["shim_before_ratio"],
+        ),
     ]
     for label, milliseconds, ratio in rows:
         print(f"| {label} | {milliseconds:.1f} ms | {ratio:.2f}x |")
@@ -129,7 +191,9 @@ def main() -> int:
     )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "guard.json").write_text(json.dumps({"startup": start, "writers": load}, indent=2))
-    return 0 if load["intact"] and start["records_written"] == 2 * (args.rounds + 5) else 1
+    expected = 2 * (args.rounds + 5)
+    kept_all = start["records_written"] == expected
+    return 0 if load["intact"] and kept_all and start["records_written_before"] > 0 else 1
 
 
 if __name__ == "__main__":

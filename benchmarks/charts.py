@@ -50,6 +50,7 @@ def guard(r: dict[str, Any]) -> str:
             ("bare python3 -I -S -c pass", s["bare_ms"], BASELINE),
             ("az shim: refused + recorded", s["shim_ms"], SUBJECT),
             ("provider: refused + recorded", s["provider_ms"], SUBJECT),
+            (f"az shim, {s['baseline']} (log + watch)", s["shim_before_ms"], BASELINE),
         ],
         _ms,
         width=760,

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cloudguard import exit_codes
+from cloudguard import exit_codes, trust_command
 from cloudguard.guard import command as guard_command
 
 EXIT_CODES_HELP = (
@@ -106,6 +106,10 @@ def demo() -> None:
     raise typer.Exit(demo_main())
 
 
+def _register_trust() -> None:
+    trust_command.register(app)  # after audit and reap in --help: it configures them
+
+
 def _register_audit() -> None:
     from cloudguard.audit.command import register_audit
 
@@ -118,9 +122,17 @@ def _register_reap() -> None:
     app.add_typer(reap_app, name="reap")  # `reap plan`, `reap apply`; each lists its exit codes
 
 
+def _register_history() -> None:
+    from cloudguard.audit.history_command import register
+
+    register(app)  # `history runs|resource|cost|offenders|acks`, `ack`
+
+
 def main() -> None:
     _register_audit()
     _register_reap()
+    _register_trust()
+    _register_history()
     app()
 
 

@@ -5,7 +5,7 @@ the audit's `[audit]`, the reaper's `[reap]`): the file is read and parsed
 once, each known section is checked to be a table, and each section is
 handed to its owner, which validates its own keys. A configuration file
 decides where tokens go and which files are written, so it is looked for
-in a bounded set of places and trusted only when nobody else could have
+in a bounded set of places and read only when nobody else could have
 written it:
 
 - the starting directory and its parents up to the repository root (the
@@ -14,10 +14,18 @@ written it:
   `/srv/builds`) is never found;
 - then `$HOME`.
 
-A candidate that exists must be a regular file owned by the user running
-cloudguard and not writable by group or others; anything else is refused
-with an error naming it (the callers exit 97), never skipped: a file the
-project expects to be read must not silently stop counting.
+A discovered file is opened once, through its directory, and judged by what
+was opened (cloudguard.private_files): a regular file (never a link, never a
+FIFO waited on) owned by the user running cloudguard, not writable by group
+or others, in a directory nobody else can rename files in (the user's or
+root's, and not group/other-writable unless sticky). Anything else is
+refused with an error naming it (the callers exit 97), never skipped: a file
+the project expects to be read must not silently stop counting.
+
+A discovered file is still a repository's file, not the operator's consent:
+`ProjectDocument.trusted` says whether the operator trusted these very bytes
+(cloudguard.trust); the owners of the keys that need it ask. A file named on
+the command line is the operator's own act.
 
 Stdlib only.
 """
@@ -28,7 +36,10 @@ import os
 import stat
 import tomllib
 from collections.abc import Iterator, Mapping
+from functools import cached_property
 from pathlib import Path
+
+from cloudguard import private_files, trust
 
 PROJECT_FILE = "cloudguard.toml"
 
@@ -40,16 +51,9 @@ SECTIONS: dict[str, str] = {
     "hard": "cloudguard.guard.registry",
     "audit": "cloudguard.audit.settings_files",
     "reap": "cloudguard.audit.settings_files",
+    "history": "cloudguard.audit.settings_files",
+    "notify": "cloudguard.audit.settings_files",
 }
-
-
-class UntrustedFileError(Exception):
-    """A configuration file someone other than the caller could have written."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
 
 
 class ProjectFileError(Exception):
@@ -64,13 +68,38 @@ class ProjectFileError(Exception):
         self.message = message
 
 
+class UntrustedFileError(ProjectFileError):
+    """A configuration file someone other than the caller could have written."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(path, reason)
+        self.reason = reason
+
+
 class ProjectDocument:
     """One parsed cloudguard.toml (or registry file): read once, its sections handed out."""
 
-    def __init__(self, path: Path, text: str, data: Mapping[str, object]) -> None:
+    def __init__(
+        self, path: Path, text: str, data: Mapping[str, object], *, sha256: str, named: bool
+    ) -> None:
         self.path = path
         self.text = text
         self.data = data
+        self.sha256 = sha256  # of the bytes parsed: what `cloudguard trust` records
+        self.named = named  # named on the command line (--config, --registry): the operator's
+
+    @cached_property
+    def trusted(self) -> bool:
+        """Named by the operator, or these very bytes trusted (`cloudguard trust`); read from
+        the trust store only when a key that needs it is present. ProjectFileError (97) when
+        the store cannot be trusted itself."""
+        if self.named:
+            return True
+        try:
+            return trust.is_trusted(self.path, self.sha256)
+        except trust.TrustStoreError as error:
+            why = f"cannot tell whether it is trusted: {error}"
+            raise ProjectFileError(self.path, why) from None
 
     def section(self, name: str) -> dict[str, object]:
         """The `[name]` table (empty when absent); ProjectFileError when it is not a table."""
@@ -83,26 +112,77 @@ class ProjectDocument:
         return table
 
 
+def untrusted_message(path: Path, keys: Mapping[str, trust.NeedsTrust]) -> str:
+    """Why keys of an untrusted file do not count, and the operator's way to consent."""
+    what = "; ".join(f"{key} ({need.why})" for key, need in keys.items())
+    return (
+        f"not trusted (never trusted, or edited since) and it sets {what}: review it, then "
+        f"run `cloudguard trust {path}` (or name it on the command line)"
+    )
+
+
 def _assigns(line: str, key: str) -> bool:
     """True for a top-level `key = ...` line (bare or quoted key)."""
     head = line.split("=", 1)[0].strip().strip("\"'")
     return "=" in line and head == key
 
 
-def read_project_file(path: Path) -> ProjectDocument:
-    """Read and parse `path` once; every known section present must be a table."""
+def read_project_file(path: Path, *, discovered: bool = False) -> ProjectDocument:
+    """Read and parse `path` once; every known section present must be a table.
+
+    `discovered`: found by `find_project_file`, not named by the operator: opened
+    through its directory and refused (UntrustedFileError) unless it is theirs alone.
+    """
+    raw = _read_discovered(path) if discovered else _read_named(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
         raise ProjectFileError(path, f"cannot be read: {error}") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ProjectFileError(path, f"invalid TOML: {error}") from None
-    document = ProjectDocument(path, text, data)
+    document = ProjectDocument(path, text, data, sha256=trust.digest(raw), named=not discovered)
     for name in SECTIONS:
         document.section(name)
     return document
+
+
+def _read_named(path: Path) -> bytes:
+    """A file the operator named: followed if a link, but never a FIFO waited on."""
+    try:
+        with open(private_files.open_regular(path, follow=True), "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise ProjectFileError(path, f"cannot be read: {error.strerror or error}") from None
+
+
+def _read_discovered(path: Path) -> bytes:
+    """One open of the file through its directory, then checks on what was opened."""
+    try:
+        directory = os.open(
+            path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        )
+    except OSError as error:
+        why = f"its directory cannot be opened: {error.strerror}"
+        raise UntrustedFileError(path, why) from None
+    try:
+        check_directory(path, os.fstat(directory))
+        try:
+            fd = private_files.open_regular(path.name, dir_fd=directory)
+        except private_files.UnsafePathError as error:
+            if "symbolic link" in str(error):
+                raise UntrustedFileError(
+                    path, "a symbolic link: refused (a link can be planted)"
+                ) from None
+            raise UntrustedFileError(path, "not a regular file: refused") from None
+        except OSError as error:
+            raise UntrustedFileError(path, f"cannot be opened: {error.strerror}") from None
+    finally:
+        os.close(directory)
+    with open(fd, "rb") as handle:
+        check_trusted(path, os.fstat(handle.fileno()))
+        return handle.read()
 
 
 def search_directories(start: Path, environ: Mapping[str, str] | None = None) -> Iterator[Path]:
@@ -131,22 +211,43 @@ def repository_root(start: Path) -> Path | None:
 
 
 def find_project_file(start: Path, environ: Mapping[str, str] | None = None) -> Path | None:
-    """The nearest trusted cloudguard.toml, or None; UntrustedFileError for an untrusted one."""
+    """The nearest cloudguard.toml, or None. Only a name: what it is is judged when it is
+    opened (`read_project_file(..., discovered=True)`); UntrustedFileError when a
+    candidate cannot even be looked at."""
     for directory in search_directories(start, environ):
         candidate = directory / PROJECT_FILE
         try:
-            status = os.lstat(candidate)
+            os.lstat(candidate)
         except FileNotFoundError:
             continue
         except OSError as error:
             raise UntrustedFileError(candidate, f"cannot be examined: {error.strerror}") from None
-        check_trusted(candidate, status)
         return candidate
     return None
 
 
+def check_directory(path: Path, status: os.stat_result) -> None:
+    """Refuse a directory where another user could swap the file between two of our reads:
+    one owned by someone else (root excepted), or group/other-writable without the sticky bit."""
+    where = path.parent
+    if status.st_uid not in (os.geteuid(), 0):
+        raise UntrustedFileError(
+            path,
+            f"its directory {where} is owned by uid {status.st_uid}: refused (its owner "
+            "could replace the file)",
+        )
+    writable = status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if writable and not status.st_mode & stat.S_ISVTX:
+        raise UntrustedFileError(
+            path,
+            f"its directory {where} is writable by group or others without the sticky bit "
+            f"(mode {stat.S_IMODE(status.st_mode):o}): refused (another user could swap the "
+            f"file; chmod go-w {where})",
+        )
+
+
 def check_trusted(path: Path, status: os.stat_result) -> None:
-    """Refuse a file that is a link, not regular, another user's, or group/other-writable."""
+    """Refuse a file that is not regular, another user's, or group/other-writable."""
     if stat.S_ISLNK(status.st_mode):
         raise UntrustedFileError(path, "a symbolic link: refused (a link can be planted)")
     if not stat.S_ISREG(status.st_mode):

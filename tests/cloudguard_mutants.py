@@ -37,6 +37,9 @@ class Mutation:
     # gives each test its own.
     reason: str | tuple[str, ...] | Mapping[str, str | tuple[str, ...]]
     package: Path = PACKAGE  # the package mutated: the core, or an adapter's
+    # Further edits of the same mutation, (module, original, broken) each: one promise whose
+    # code stands in more than one place (a pid namespace is entered here, its /proc there).
+    also: tuple[tuple[str, str, str], ...] = ()
 
     def reasons_for(self, test: str) -> tuple[str, ...]:
         reason = self.reason[test] if isinstance(self.reason, Mapping) else self.reason
@@ -50,10 +53,12 @@ def copy_package(root: Path, package: Path = PACKAGE) -> Path:
 
 def mutant(tmp_path: Path, mutation: Mutation) -> Path:
     root = copy_package(tmp_path / "mutant", mutation.package)
-    target = root / mutation.package.name / mutation.module
-    source = target.read_text()
-    assert source.count(mutation.original) == 1, f"mutation {mutation.name!r} no longer applies"
-    target.write_text(source.replace(mutation.original, mutation.broken))
+    for module, original, broken in ((mutation.module, mutation.original, mutation.broken),
+                                     *mutation.also):  # fmt: skip
+        target = root / mutation.package.name / module
+        source = target.read_text()
+        assert source.count(original) == 1, f"mutation {mutation.name!r} no longer applies"
+        target.write_text(source.replace(original, broken))
     return root
 
 

@@ -27,10 +27,12 @@ from typing import Any
 from cloudguard.audit import config as cfg
 from cloudguard.audit.evidence.registry import evidence_options
 from cloudguard.audit.formats import FORMATS
+from cloudguard.audit.history_options import non_empty, postgresql_url, variable_name, webhook
 from cloudguard.audit.option_spec import declarations, option
 from cloudguard.cloud.kinds import SHORT_KINDS, parse_kind
 from cloudguard.cloud.options import (
     LIVE_PANEL,
+    NeedsTrust,
     Option,
     Shown,
     boolean,
@@ -41,8 +43,11 @@ from cloudguard.cloud.options import (
 from cloudguard.cloud.records import SweepRequest
 from cloudguard.cloud.registry import Clouds, installed_clouds
 from cloudguard.documents.findings import parse_leaked_by
+from cloudguard.history.sqlite import DEFAULT_BUSY_TIMEOUT
+from cloudguard.notify.send import Webhook
 
 REPORT_PANEL = "Report"
+HISTORY_PANEL = "History and notifications"
 
 # Where prices come from (cloudguard.audit.price_lists).
 PRICE_MODES = ("auto", "live", "cache", "bundled")
@@ -90,6 +95,7 @@ class Settings:
         path=True,
     )
     provider: tuple[str, ...] = option(
+        trust=NeedsTrust("sweeps these clouds live with your credentials"),
         parse=string,
         default=(),
         flags=("--provider", "-p"),
@@ -100,6 +106,7 @@ class Settings:
         panel=LIVE_PANEL,
     )
     subscription: tuple[str, ...] = option(
+        trust=NeedsTrust("chooses what your credentials read"),
         parse=string,
         default=(),
         flags=("--subscription", "-s"),
@@ -109,6 +116,7 @@ class Settings:
         panel=LIVE_PANEL,
     )
     all_subscriptions: bool = option(
+        trust=NeedsTrust("reads every subscription your credentials can list"),
         parse=boolean,
         default=False,
         flags=("--all-subscriptions/--listed-subscriptions",),
@@ -143,6 +151,7 @@ class Settings:
         many=True,
     )
     credential: str | None = option(
+        trust=NeedsTrust("chooses which of your identities is used"),
         parse=string,
         default=None,
         metavar="NAME",
@@ -175,6 +184,7 @@ class Settings:
         panel=LIVE_PANEL,
     )
     management_endpoint: str | None = option(
+        trust=NeedsTrust("chooses where your credentials are sent"),
         parse=string,
         default=None,
         metavar="URL",
@@ -183,6 +193,7 @@ class Settings:
         panel=LIVE_PANEL,
     )
     ca_bundle: str | None = option(
+        trust=NeedsTrust("chooses which certificate authorities vouch for the endpoint"),
         parse=string,
         default=None,
         metavar="FILE",
@@ -231,6 +242,8 @@ class Settings:
         panel=REPORT_PANEL,
     )
     output: str | None = option(
+        # Ignored while untrusted: the report goes to stdout, the same report elsewhere.
+        trust=NeedsTrust("chooses which of your files the report overwrites", ignored=True),
         parse=string,
         default=None,
         flags=("--output", "-o"),
@@ -263,12 +276,109 @@ class Settings:
     fail_on: str = option(
         parse=choice(cfg.FAIL_ON),
         default="orphan",
-        metavar="orphan|suspect",
-        help="Exit 1 on orphans/leaked (orphan) or also on suspects (default: orphan).",
+        metavar="orphan|suspect|new",
+        help="Exit 1 on orphans/leaked (orphan), also on suspects (suspect), or only on "
+        "orphans/leaked that are new since the last audit (new; needs the history) "
+        "(default: orphan). Acknowledged findings never fail the audit.",
         panel=REPORT_PANEL,
+    )
+    # -- what the audit remembers and tells (docs/history.md) --
+    history: bool = option(
+        parse=boolean,
+        default=True,
+        flags=("--history/--no-history",),
+        help="Record this audit in the history store ([history]) and say what changed since "
+        "the last audit of the same scope (default: on).",
+        apply=Shown("Record what this apply did in the history store (default: on).", None),
+        cli_type=bool,
+        panel=HISTORY_PANEL,
+        show_default=False,
+    )
+    acks: tuple[str, ...] = option(
+        parse=string,
+        default=(),
+        flags=("--acks",),
+        metavar="FILE",
+        help="A reviewed file of acknowledgements ([[ack]] id, owner, reason, until; "
+        "repeatable); those made with `cloudguard ack` are in the history store.",
+        many=True,
+        path=True,
+        trust=NeedsTrust("acknowledges findings: they fail nothing until their date"),
+        panel=HISTORY_PANEL,
+    )
+    notify: bool = option(
+        parse=boolean,
+        default=True,
+        flags=("--notify/--no-notify",),
+        help="Send the [notify] webhooks what is new and which acknowledgements expired "
+        "(default: on, when [notify] names webhooks).",
+        cli_type=bool,
+        panel=HISTORY_PANEL,
+        show_default=False,
+    )
+    # -- [history]: where the history lives. cloudguard.toml only: a URL may carry a
+    # password, and a command line is visible to every user of the machine. --
+    url: str | None = option(
+        parse=postgresql_url,
+        default=None,
+        audit=False,
+        trust=NeedsTrust("sends every finding to this database"),
+        section="history",
+        on_command_line=False,
+    )
+    url_env: str | None = option(
+        parse=variable_name,
+        default=None,
+        audit=False,
+        trust=NeedsTrust("sends every finding to the database this variable names"),
+        section="history",
+        on_command_line=False,
+    )
+    path: str | None = option(
+        parse=string,
+        default=None,
+        audit=False,
+        trust=NeedsTrust("chooses which history the audit is compared with and writes to"),
+        path=True,
+        section="history",
+        on_command_line=False,
+    )
+    scope: str | None = option(
+        parse=non_empty,
+        default=None,
+        audit=False,
+        section="history",
+        on_command_line=False,
+    )
+    busy_timeout: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
+        parse=cfg.parse_positive_duration,
+        default=timedelta(seconds=DEFAULT_BUSY_TIMEOUT),
+        audit=False,
+        section="history",
+        on_command_line=False,
+    )
+    # -- [notify]: the webhooks told about new findings and expired acknowledgements --
+    webhook: tuple[Webhook, ...] = option(
+        parse=webhook,
+        default=(),
+        audit=False,
+        trust=NeedsTrust("sends what is new to these addresses", ignored=True),
+        many=True,
+        list_only=True,
+        section="notify",
+        on_command_line=False,
+    )
+    fatal: bool = option(
+        parse=boolean,
+        default=False,
+        audit=False,
+        section="notify",
+        on_command_line=False,
     )
     # -- [reap]: what only `reap apply` reads --
     max_age: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
+        # Ignored while untrusted: the default (24h) is the stricter.
+        trust=NeedsTrust("accepts older plans", ignored=True),
         parse=cfg.parse_duration,
         default=_MAX_AGE,
         audit=False,
@@ -292,6 +402,7 @@ class Settings:
     )
     # Subscriptions / AWS accounts reaping may act in; required for `reap apply --yes`.
     accounts: tuple[str, ...] | None = option(
+        trust=NeedsTrust("chooses the subscriptions and accounts reaping may act in"),
         parse=string,
         default=None,
         audit=False,

@@ -19,11 +19,17 @@ from cloudguard import exit_codes, project_file
 from cloudguard.audit import config as cfg
 from cloudguard.audit.option_spec import from_command_line, from_config, given_on_command_line
 from cloudguard.audit.options import OPTIONS, Settings, every_option
-from cloudguard.cloud.options import AUDIT, REAP_APPLY, OptionValueError
+from cloudguard.cloud.options import AUDIT, REAP_APPLY, Option, OptionValueError
 from cloudguard.cloud.registry import Clouds
 
+# `cloudguard history` and `cloudguard ack`: they read where the history lives, no more.
+HISTORY = "history"
 # Which cloudguard.toml tables each command reads.
-SECTIONS = {AUDIT: ("audit",), REAP_APPLY: ("audit", "reap")}
+SECTIONS = {
+    AUDIT: ("audit", "history", "notify"),
+    REAP_APPLY: ("audit", "reap", "history"),
+    HISTORY: ("history",),
+}
 
 _CORE = {o.name for o in OPTIONS}
 
@@ -57,25 +63,66 @@ def resolve(
 
 
 def read_config(command: str, explicit: Path | None, clouds: Clouds | None) -> dict[str, Any]:
-    """The validated tables `command` reads, of `explicit` or the nearest cloudguard.toml."""
+    """The validated tables `command` reads, of `explicit` or the nearest cloudguard.toml.
+
+    A discovered file the operator has not trusted (cloudguard.trust) sets no key
+    that needs trust: a key whose absence would change the result is refused (97
+    naming `cloudguard trust`), one without which cloudguard is only stricter is
+    ignored, and said so."""
     label = command.split()[0]
     try:
         path = explicit if explicit is not None else cfg.find_config(Path.cwd())
         if path is None:
             return {}
-        if explicit is not None and not explicit.is_file():
+        if explicit is not None and not explicit.exists():
             raise cfg.ConfigError(str(explicit), "--config file does not exist")
         try:
-            document = project_file.read_project_file(path)
+            document = project_file.read_project_file(path, discovered=explicit is None)
         except project_file.ProjectFileError as exc:
             raise cfg.ConfigError(str(exc.path), exc.message) from exc
         values: dict[str, Any] = {}
         for section in SECTIONS[command]:
             values.update(section_values(document, section, clouds))
+        for ignored in _untrusted(document, SECTIONS[command], clouds):
+            del values[ignored.name]
         return values
     except cfg.ConfigError as exc:
         typer.echo(f"cloudguard {label}: invalid config: {exc}", err=True)
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
+    except UntrustedKeys as exc:
+        typer.echo(f"cloudguard {label}: refused: {exc}", err=True)
+        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
+
+
+class UntrustedKeys(Exception):
+    """A discovered file sets keys that need the operator's trust, which it does not have."""
+
+
+def _untrusted(
+    document: project_file.ProjectDocument, sections: tuple[str, ...], clouds: Clouds | None
+) -> list[Option]:
+    """The options of `document` to ignore; UntrustedKeys when one must be refused instead."""
+    known = {(o.section, o.key): o for o, _ in every_option(clouds) if o.trust is not None}
+    needing = {
+        f"{section}.{key}": known[section, key]
+        for section in sections
+        for key in document.section(section)
+        if (section, key) in known
+    }
+    try:
+        if not needing or document.trusted:
+            return []
+    except project_file.ProjectFileError as exc:
+        raise cfg.ConfigError(str(exc.path), exc.message) from exc
+    why = {key: option.trust for key, option in needing.items() if option.trust}
+    refused = {key: need for key, need in why.items() if not need.ignored}
+    if refused:
+        message = project_file.untrusted_message(document.path, refused)
+        raise UntrustedKeys(f"{document.path}: {message}")
+    for key, need in why.items():
+        message = project_file.untrusted_message(document.path, {key: need})
+        typer.echo(f"cloudguard: {document.path}: ignored {key}: {message}", err=True)
+    return list(needing.values())
 
 
 def section_values(

@@ -15,6 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+# What a discovered cloudguard.toml may not set until the operator trusted it: an owner
+# declares it on the option (`trust=NeedsTrust(...)`), as it declares everything else.
+from cloudguard.trust import NeedsTrust as NeedsTrust
+
 # The commands that take options.
 AUDIT = "audit"
 REAP_APPLY = "reap apply"
@@ -62,6 +66,9 @@ class Option:
     # Its value says where evidence is read from (a controller home, a repository): a reap
     # plan binds the audit's value, and `reap apply` must name the same.
     locates: bool = False
+    # Runs a program, sends credentials, widens what is read, acted in or written: from a
+    # discovered cloudguard.toml only once the operator trusted it (docs/reference.md).
+    trust: NeedsTrust | None = None
 
     @property
     def key(self) -> str:

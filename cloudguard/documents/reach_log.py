@@ -20,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import json
 
+from cloudguard import private_files
 from cloudguard.guard.reach import SCHEMA
 
 TYPE_CHECKING = False
@@ -59,7 +60,9 @@ def read(path: str, *, start: int = 0) -> ReachLog:
     malformed or ends in a torn line.
     """
     try:
-        with open(path, "rb") as handle:
+        # One open that never waits (a FIFO named as the log would hang the check), checked
+        # to be a regular file before the first read.
+        with open(private_files.open_regular(path, follow=True), "rb") as handle:
             # Writers append under an exclusive flock: a shared one means no half-written
             # line from a live writer is mistaken for a torn one.
             fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
@@ -67,7 +70,8 @@ def read(path: str, *, start: int = 0) -> ReachLog:
     except FileNotFoundError:
         raise ReachLogError(f"reach log {path} does not exist (deleted, or never armed)") from None
     except OSError as error:
-        raise ReachLogError(f"reach log {path} cannot be read: {error.strerror}") from None
+        why = error.strerror or str(error)  # UnsafePathError says what the file is
+        raise ReachLogError(f"reach log {path} cannot be read: {why}") from None
     if not data:
         raise ReachLogError(f"reach log {path} is empty: it was never armed")
     lines = data.split(b"\n")

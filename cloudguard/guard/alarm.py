@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import fcntl
 import os
-import socket
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -130,12 +129,13 @@ def arm_log(requested: str | None, *, by: str) -> ArmedLog:
 
 
 class LogWatch:
-    """The arming process's hold on its log: a replaced, deleted or shrunk log is caught.
+    """The hold on a log of a process that reads it without keeping it (a joined session):
+    a log replaced, deleted or shrunk since it was last seen is caught.
 
-    Keeps the log open (its inode) and a high-water mark: the largest size ever
-    seen, and the largest record end any writer reported on the watch socket.
-    `verify` is cheap (two stats and a non-blocking receive) and is called
-    before every look at the log.
+    Keeps the log open (its inode) and a high-water mark, the largest size seen;
+    `verify` (two stats) is called before every look. The verdict itself never rests
+    on this: it is the record keeper's (`cloudguard.guard.keeper`), which holds every
+    record in memory whatever happens to the file.
     """
 
     def __init__(self, path: str) -> None:
@@ -147,33 +147,9 @@ class LogWatch:
         status = os.fstat(self._fd)
         self._identity = (status.st_dev, status.st_ino)
         self.high_water = status.st_size
-        self._socket = self._listen(status)
-
-    @staticmethod
-    def _listen(status: os.stat_result) -> socket.socket | None:
-        """The watch socket, or None when another process already watches this log.
-
-        The first process to arm or continue a log watches it (`cloudguard run`); a
-        pytest session inside that run keeps its own inode and high-water mark, and
-        the run's watcher catches what the session cannot.
-        """
-        receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        try:
-            receiver.bind(reach.watch_address(status))
-        except OSError:
-            receiver.close()
-            return None
-        receiver.setblocking(False)
-        return receiver
-
-    @property
-    def witnessed(self) -> bool:
-        """Whether writers report to this watch (it owns the log's watch socket)."""
-        return self._socket is not None
 
     def verify(self) -> int:
         """The log's current size. Raises ReachLogError when it was replaced or shrunk."""
-        self._drain()
         try:
             at_path = os.lstat(self.path)
         except FileNotFoundError:
@@ -191,22 +167,7 @@ class LogWatch:
         self.high_water = size
         return size
 
-    def _drain(self) -> None:
-        if self._socket is None:
-            return
-        receive = self._socket.recv
-        while True:
-            try:
-                message = receive(64)
-            except (BlockingIOError, InterruptedError):
-                return
-            if message.isdigit():
-                self.high_water = max(self.high_water, int(message))
-
     def close(self) -> None:
-        if self._socket is not None:
-            self._socket.close()
-            self._socket = None
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
@@ -268,10 +229,22 @@ def check(path: str, start: int, err: TextIO, *, watch: LogWatch | None = None) 
     except ReachLogError as error:
         err.write(unreadable(error) + "\n")
         return exit_codes.REFUSED_ADMISSION
-    if not records:
-        return exit_codes.CLEAN
-    shown = one_line(path, 2000)
-    err.write(f"cloudguard: {len(records)} cloud reach(es) refused and recorded in {shown}:\n")
-    for record in records:
-        err.write("  " + describe(record).replace("\n", "\n  ") + "\n")
-    return exit_codes.REACH_REFUSED
+    return judge(records, path, err)
+
+
+def judge(
+    records: tuple[Record, ...], path: str, err: TextIO, *, tampering: Sequence[str] = ()
+) -> int:
+    """98 naming every reach; else 97 when the record keeper saw tampering; else 0."""
+    for what in tampering:
+        err.write(f"cloudguard: tampering: {one_line(what, 2000)}\n")
+    if records:
+        shown = one_line(path, 2000)
+        err.write(f"cloudguard: {len(records)} cloud reach(es) refused and recorded in {shown}:\n")
+        for record in records:
+            err.write("  " + describe(record).replace("\n", "\n  ") + "\n")
+        return exit_codes.REACH_REFUSED
+    if tampering:
+        err.write("cloudguard: the record keeper saw tampering: failing closed\n")
+        return exit_codes.REFUSED_ADMISSION
+    return exit_codes.CLEAN

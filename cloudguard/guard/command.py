@@ -102,9 +102,10 @@ def run(
     if forward and not hard:
         typer.echo("cloudguard: --forward needs --hard", err=True)
         raise typer.Exit(exit_codes.USAGE)
-    raise typer.Exit(
-        runner.run(command, registry=_registry(registry), log=log, hard=hard, forward=forward or ())
-    )
+    rules = _registry(registry)
+    for ignored in rules.ignored if hard else ():  # untrusted keys only --hard would use
+        typer.echo(f"cloudguard: {ignored}", err=True)
+    raise typer.Exit(runner.run(command, registry=rules, log=log, hard=hard, forward=forward or ()))
 
 
 def check(

@@ -48,7 +48,7 @@ from cloudguard.guard.redaction import redact_argv
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
 SCHEMA = 1  # what each line says it is, and what the reader admits
 # cloudguard/schemas/reach-log.schema.json (its $id; a literal, so no import here).
@@ -164,16 +164,110 @@ def append(path: str, record: Mapping[str, object]) -> None:
         written = os.write(fd, line)
         if written != len(line):
             raise OSError(f"short write to reach log ({written} of {len(line)} bytes)")
-        _tell_watcher(status, size + written)
     finally:
         os.close(fd)  # closing releases the lock
 
 
-def record_status(log: str, record: Mapping[str, object]) -> str:
-    """Append `record` to `log` if one is armed; say, for the refusal message, what happened.
+# -- delivery to the record keeper ---------------------------------------------------------
 
-    Never raises: a refuser that cannot record still refuses, and says so.
+KEEPER_VARIABLE = "CLOUDGUARD_KEEPER"
+# How long a refuser waits for a keeper to take its record: a loaded host answers in
+# milliseconds; only a stopped or flooded keeper takes this long, and that is tampering.
+DELIVERY_TIMEOUT = 20.0
+# Keepers living in this process, by address: (the pid they live in, their `keep`). A forked
+# child inherits the table but not the keeper's thread; it delivers over the socket instead.
+_local: dict[str, tuple[int, Callable[[Mapping[str, object]], None]]] = {}
+
+
+def keeper_name(pid_to_signal: int) -> str:
+    """A fresh keeper's name: `cloudguard-keeper-PIDNS-PID-RANDOM`.
+
+    A refuser that cannot deliver signals PID (0: never) when it runs in the keeper's
+    own pid namespace (PIDNS): inside the hard seal the same number names another process.
     """
+    return f"cloudguard-keeper-{_pid_namespace()}-{pid_to_signal}-{os.urandom(12).hex()}"
+
+
+def _pid_namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid").removeprefix("pid:[").removesuffix("]")
+    except OSError:
+        return "0"
+
+
+def register_local(address: str, keep: Callable[[Mapping[str, object]], None]) -> None:
+    _local[address] = (os.getpid(), keep)
+
+
+def unregister_local(address: str) -> None:
+    _local.pop(address, None)
+
+
+def deliver(address: str, record: Mapping[str, object]) -> str | None:
+    """Hand `record` to the keeper at `address` (`@name`); None once it holds it, else why not.
+
+    One SOCK_SEQPACKET message and one answer, sent only after the keeper holds the
+    record in memory and wrote it to its log. `_socket`, not `socket`: the C module is
+    cheap to import and is not the class the in-process socket guard wraps.
+    """
+    local = _local.get(address)
+    if local is not None and local[0] == os.getpid():
+        local[1](record)
+        return None
+    import _socket
+
+    connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET | _socket.SOCK_CLOEXEC)
+    try:
+        connection.settimeout(DELIVERY_TIMEOUT)
+        connection.connect(b"\0" + address.removeprefix("@").encode("ascii", "replace"))
+        connection.send(record_line(record))
+        if connection.recv(16) != b"ok":
+            return "the record keeper did not confirm it"
+    except TimeoutError:
+        return f"the record keeper did not answer within {DELIVERY_TIMEOUT:.0f} s"
+    except OSError as error:
+        return f"the record keeper cannot be reached ({error.strerror or error})"
+    finally:
+        connection.close()
+    return None
+
+
+def _report_undelivered(address: str) -> None:
+    """Tell a run's keeper that a record could not reach it: the run cannot end green."""
+    _, _, rest = address.partition("cloudguard-keeper-")
+    namespace, _, rest = rest.partition("-")
+    pid = rest.partition("-")[0]
+    if pid.isdigit() and int(pid) and namespace == _pid_namespace():
+        import _signal
+
+        try:
+            os.kill(int(pid), _signal.SIGUSR1)
+        except OSError:
+            return  # the keeper is gone: so is the run, and its exit status says how
+
+
+def keepers(baked: Sequence[str], environ: Mapping[str, str]) -> list[str]:
+    """Where to deliver: the keepers baked into a refuser when the seal was made (a child
+    that scrubs its environment cannot lose them), and the environment's when it names
+    another (a pytest session's own keeper, a nested run's)."""
+    return list(dict.fromkeys((*baked, *environ.get(KEEPER_VARIABLE, "").split())))
+
+
+def record_status(
+    record: Mapping[str, object], *, keepers: Sequence[str] = (), log: str = ""
+) -> str:
+    """Deliver `record` to every keeper (else append it to `log`); say, for the refusal
+    message, what happened. Never raises: a refuser that cannot record still refuses."""
+    if keepers:
+        failed = []
+        for address in keepers:
+            problem = deliver(address, record)
+            if problem:
+                _report_undelivered(address)
+                failed.append(problem)
+        if not failed:
+            return f"recorded in {log}" if log else "recorded by the run's record keeper"
+        return "NOT recorded: " + "; ".join(failed) + " (the run is marked red)"
     if not log:
         return f"NOT recorded: {LOG_VARIABLE} is not set (no reach log armed)"
     try:
@@ -181,28 +275,3 @@ def record_status(log: str, record: Mapping[str, object]) -> str:
     except OSError as error:
         return f"NOT recorded: cannot write reach log {log}: {error.strerror or error}"
     return f"recorded in {log}"
-
-
-def watch_address(status: os.stat_result) -> bytes:
-    """The watcher's socket for one log: named by the log's inode (Linux abstract namespace)."""
-    return b"\0cloudguard-reach-%d-%d" % (status.st_dev, status.st_ino)
-
-
-def _tell_watcher(status: os.stat_result, end: int) -> None:
-    """Tell whoever armed the log where our record ends; nobody listening is fine.
-
-    `_socket`, not `socket`: the C module alone is cheap to import and is not the
-    class the in-process socket guard wraps (this is a local datagram, not a reach).
-    """
-    try:
-        import _socket
-
-        sender = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM | _socket.SOCK_CLOEXEC)
-    except (ImportError, AttributeError, OSError):
-        return  # no AF_UNIX here: the watcher still has the inode and its own high-water mark
-    try:
-        sender.sendto(b"%d" % end, _socket.MSG_DONTWAIT, watch_address(status))
-    except OSError:
-        pass  # no watcher (a log continued across runs), or its queue is full
-    finally:
-        sender.close()

@@ -99,12 +99,6 @@ def _hint(via: str, tool: str, policy: Policy) -> str:
     return f"{status}\n  To make the test hermetic:\n    {advice}"
 
 
-def _logs(baked: str | None, environ: Mapping[str, str]) -> list[str]:
-    """Where to record: the log baked in when the seal was made (a child that scrubs its
-    environment cannot lose it), and the environment's when it names another (a nested run)."""
-    return list(dict.fromkeys(log for log in (baked, environ.get(reach.LOG_VARIABLE)) if log))
-
-
 def main(
     *,
     via: str,
@@ -112,6 +106,7 @@ def main(
     policy: Policy,
     argv: Sequence[str] | None = None,
     log: str | None = None,
+    keepers: Sequence[str] = (),
 ) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     environ = os.environ
@@ -124,7 +119,11 @@ def main(
     from cloudguard.escape import one_line  # argv and the test name come from outside
 
     shown = one_line(" ".join(record["argv"]), 2000)  # type: ignore[arg-type]
-    status = "; ".join(reach.record_status(path, record) for path in _logs(log, environ) or [""])
+    status = reach.record_status(
+        record,
+        keepers=reach.keepers(keepers, environ),
+        log=log or environ.get(reach.LOG_VARIABLE, ""),
+    )
     test = one_line(str(record["test"]), 300) if record["test"] else ""
     sys.stderr.write(
         f"cloudguard: refused `{shown}` ({via}): {_hint(via, tool, policy)}\n"

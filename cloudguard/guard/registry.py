@@ -10,7 +10,14 @@ A project file adds to the shipped registry and can never take anything away
 from it or from the seal: no exemption of a shipped entry, no provider
 variable that would rebind what the seal drops, redirects or sets
 (`cloudguard.guard.seal` builds the seal from a `Registry`).
-See docs/guard.md.
+
+Every key but one only adds to what is sealed, refused or masked, so any
+project file may set it. `[hard] forward` opens the hard seal, so a
+discovered file that the operator has not trusted (cloudguard.trust) gets
+no forwarded port: the key is ignored, and `Registry.ignored` says so for
+the command to tell (a closed door is the stricter seal; refusing instead
+would stop every sealed run of the project, which never use it, until the
+file is trusted). See docs/guard.md and docs/reference.md.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from pathlib import Path
 
 from cloudguard import project_file
 from cloudguard.guard.seal import REDIRECTED, RUNNER_PREFIX
+from cloudguard.trust import NeedsTrust
 
 PROJECT_FILE = project_file.PROJECT_FILE
 DEFAULT_REGISTRY = Path(__file__).with_name("registry.toml")
@@ -32,6 +40,12 @@ _TOP_LEVEL = set(project_file.SECTIONS)  # [audit], [reap]: cloudguard.audit.con
 _SEAL_KEYS = {"names", "prefixes", "exempt_prefixes"}
 _PROVIDER_KEYS = {"variables"}
 _HARD_KEYS = {"masked_homes", "forward"}
+# The registry keys a discovered file may set only once the operator trusted it.
+NEEDS_TRUST = {
+    "hard.forward": NeedsTrust(
+        "opens the hard seal: relays these host ports into its namespaces", ignored=True
+    ),
+}
 # A masked credential home: under the invoking user's HOME, no `..`, no trailing slash.
 _HOME_ENTRY = re.compile(r"^~/(?!\.\.?(/|$))[A-Za-z0-9._-]+(/(?!\.\.?(/|$))[A-Za-z0-9._-]+)*$")
 
@@ -50,6 +64,7 @@ class Registry:
     files: tuple[str, ...] = ()
     masked_homes: tuple[str, ...] = ()  # [hard.masked_homes]: empty and read-only under --hard
     forward_ports: tuple[int, ...] = ()  # [hard] forward: host-loopback ports --hard relays
+    ignored: tuple[str, ...] = ()  # keys of an untrusted discovered file, and why (to tell)
 
     def covers(self, name: str) -> bool:
         """True when `name` is sealed: listed or under a prefix, and not exempt."""
@@ -70,10 +85,12 @@ class _Declared:
     shims: dict[str, int] = field(default_factory=dict)
     masked_homes: dict[str, int] = field(default_factory=dict)
     forward_ports: dict[int, int] = field(default_factory=dict)
+    ignored: tuple[str, ...] = ()
 
 
 def find_project_file(start: Path) -> Path | None:
-    """The nearest trusted cloudguard.toml (cloudguard.project_file); RegistryError if not."""
+    """The nearest cloudguard.toml (cloudguard.project_file); RegistryError if it cannot be
+    looked at."""
     try:
         return project_file.find_project_file(start)
     except project_file.UntrustedFileError as error:
@@ -82,12 +99,13 @@ def find_project_file(start: Path) -> Path | None:
 
 def load_registry(project_file: Path | None = None, *, search_from: Path | None = None) -> Registry:
     """The shipped registry plus `project_file` (or the nearest cloudguard.toml)."""
+    discovered = project_file is None and search_from is not None
     if project_file is None and search_from is not None:
         project_file = find_project_file(search_from)
     default = _parse(DEFAULT_REGISTRY)
     files = [default]
     if project_file is not None:
-        project = _parse(project_file)
+        project = _parse(project_file, discovered=discovered)
         _check_exemptions(project, default)
         _check_provider_variables(project, default)
         files.append(project)
@@ -100,15 +118,22 @@ def load_registry(project_file: Path | None = None, *, search_from: Path | None 
         files=tuple(f.path for f in files),
         masked_homes=tuple(dict.fromkeys(h for f in files for h in f.masked_homes)),
         forward_ports=tuple(dict.fromkeys(p for f in files for p in f.forward_ports)),
+        ignored=tuple(i for f in files for i in f.ignored),
     )
 
 
-def _parse(path: Path) -> _Declared:
+def _parse(path: Path, *, discovered: bool = False) -> _Declared:
     try:  # read and parsed once, for every section, by cloudguard.project_file
-        document = project_file.read_project_file(path)
+        document = project_file.read_project_file(path, discovered=discovered)
+        declared = _RegistryFile(str(path), document.text.splitlines()).declarations(document.data)
+        if declared.forward_ports and not document.trusted:
+            declared.forward_ports = {}  # ignored: a closed door (see the module's docstring)
+            forward = {"hard.forward": NEEDS_TRUST["hard.forward"]}
+            why = project_file.untrusted_message(path, forward)
+            declared.ignored = (f"{path}: ignored hard.forward: {why}",)
     except project_file.ProjectFileError as error:
         raise RegistryError(f"registry {error}") from None
-    return _RegistryFile(str(path), document.text.splitlines()).declarations(document.data)
+    return declared
 
 
 class _RegistryFile:

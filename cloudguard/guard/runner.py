@@ -4,6 +4,12 @@ The steps are the session's (`cloudguard.guard.session.GuardSession`, shared
 with the pytest plugin); this module runs the command between them, in the
 hard seal's namespaces with `--hard`, and forwards signals to it.
 
+The run is the record keeper (the verdict comes from its memory, not from the
+log file) and keeps itself out of the command's reach: it is non-dumpable (a
+process of the same user cannot ptrace it, read its memory or write its /proc
+files) and the subreaper of everything the command starts, so whatever the
+command leaves behind is killed and named before the verdict.
+
 The exit code is the command's own when nothing reached, 98 when anything
 did (the command's code is printed), 97 when the log cannot be trusted,
 127/126 when the command cannot be started.
@@ -21,7 +27,9 @@ from typing import TextIO
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
-from cloudguard.guard import alarm, reach
+from cloudguard.guard import alarm, stragglers
+from cloudguard.guard.hard import launch
+from cloudguard.guard.keeper import Keeper
 from cloudguard.guard.registry import Registry
 from cloudguard.guard.session import GuardSession
 
@@ -42,8 +50,6 @@ def run(
     forward: Sequence[int] = (),
 ) -> int:
     if hard:  # before anything is armed or made: a host that cannot seal hard runs nothing
-        from cloudguard.guard.hard import launch
-
         try:
             launch.check_requirements()
         except launch.HardSealError as error:
@@ -51,37 +57,44 @@ def run(
             return error.exit_code
     ports = tuple(dict.fromkeys((*registry.forward_ports, *forward)))
     try:
-        # No --log inside another run: the outer run's log, so both checks see the reach.
-        armed = alarm.arm_log(log or os.environ.get(reach.LOG_VARIABLE), by="cloudguard run")
+        armed = alarm.arm_log(log, by="cloudguard run")
     except (reach_log.ReachLogError, OSError) as error:
         err.write(f"cloudguard: cannot arm the reach log: {one_line(str(error), 2000)}\n")
         return exit_codes.REFUSED_ADMISSION
-    session = GuardSession.start(registry, armed)
+    # Inside another run, its keeper is written into this seal's refusers too: both see it.
+    session = GuardSession.start(registry, armed, signalled=True)
+    keeper = session.keeper
+    assert keeper is not None  # a session that starts keeps its own records
+    stragglers.keep_out_of_reach()
+    stragglers.become_subreaper()
     keep_log = True  # a temporary log is removed only when the run ends clean, or never ran
     try:
         env = session.sealed_environment(os.environ)
         err.write(session.seal_line() + (launch.seal_line_suffix(ports) if hard else "") + "\n")
         err.flush()
-        if hard:
-            try:
+        try:
+            if hard:
                 code = launch.run_inside(
                     command,
                     env,
                     seal_root=session.seal.root,
-                    log=armed.path,
+                    keeper=keeper,
+                    keepers=session.keepers,
                     masked_homes=registry.masked_homes,
                     ports=ports,
                     spawn=_spawn,
                 )
-            except launch.HardSealError as error:
-                err.write(f"cloudguard: --hard: {error}\n")
-                if error.exit_code == exit_codes.DID_NOT_RUN:
-                    keep_log = False  # nothing ran: no evidence to keep
-                else:
-                    session.check(err)  # what was recorded before the sink failed is still shown
-                return error.exit_code
-        else:
-            code = _spawn(command, env, err)
+            else:
+                code = _spawn(command, env, err)
+        except launch.HardSealError as error:
+            _stop_stragglers(err, keeper)
+            err.write(f"cloudguard: --hard: {error}\n")
+            if error.exit_code == exit_codes.DID_NOT_RUN:
+                keep_log = False  # nothing ran: no evidence to keep
+            else:
+                session.check(err)  # what was recorded before the sink failed is still shown
+            return error.exit_code
+        _stop_stragglers(err, keeper)  # before the verdict, whatever ended the command
         verdict = session.check(err)
         keep_log = verdict == exit_codes.REACH_REFUSED
     finally:
@@ -116,3 +129,18 @@ def _spawn(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 128 - returncode if returncode < 0 else returncode
+
+
+def _stop_stragglers(err: TextIO, keeper: Keeper) -> None:
+    """Kill what the command left running (it would outlive the verdict), and name it."""
+    try:
+        left = stragglers.stop_all()
+    except OSError as error:
+        keeper.tamper(f"the processes the command left running could not be looked for ({error})")
+        return
+    if left:
+        err.write(
+            f"cloudguard: stopped {len(left)} process(es) the command left running: "
+            + "; ".join(left)
+            + "\n"
+        )

@@ -29,7 +29,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 # The runner's own contract (CLOUDGUARD_REACH_LOG, CLOUDGUARD_TEST, ...): never sealed.
 RUNNER_PREFIX = "CLOUDGUARD_"
 SEAL_DIR_VARIABLE = "CLOUDGUARD_SEAL_DIR"
+KEPT_VARIABLE = "CLOUDGUARD_KEPT"
 PROVIDER_SHIM = "cloudguard-refusing-provider"
 SEAL_LINE_PREFIX = "CLOUDGUARD_AMBIENT_SEAL"
 # First on PYTHONPATH in a sealed environment: its sitecustomize installs the in-process
@@ -89,23 +90,6 @@ class Seal:
         """
         return dict(SENTINELS)
 
-    @property
-    def kept_file(self) -> Path:
-        return self.root / "kept"
-
-    def keep(self, names: Iterable[str]) -> None:
-        """Record the sealed names a pytest session's suite declared itself (pytest-env,
-        conftest), so its xdist workers, which inherit them, verify the seal all the same."""
-        private_files.write_private(self.kept_file, "".join(f"{name}\n" for name in names))
-
-    def kept(self) -> frozenset[str]:
-        try:
-            fd = private_files.open_own(self.kept_file, os.O_RDONLY)
-        except FileNotFoundError:
-            return frozenset()
-        with os.fdopen(fd, encoding="utf-8") as names:
-            return frozenset(line.strip() for line in names if line.strip())
-
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -123,11 +107,17 @@ SENTINELS = {
 }
 
 
-def create_seal(registry: Registry, *, python: str | None = None, log: str | None = None) -> Seal:
+def create_seal(
+    registry: Registry,
+    *,
+    python: str | None = None,
+    log: str | None = None,
+    keepers: Sequence[str] = (),
+) -> Seal:
     """Make a seal directory with the refusing shims, the provider and empty stores.
 
-    `log`, when given, is written into every refuser: a child that scrubs its
-    environment still records there.
+    `log` and `keepers` (the record keepers' addresses), when given, are written
+    into every refuser: a child that scrubs its environment still records there.
     """
     seal = Seal(Path(tempfile.mkdtemp(prefix="cloudguard-seal-")))
     for store in ("bin", "azure", "aws", "gcloud"):
@@ -137,9 +127,23 @@ def create_seal(registry: Registry, *, python: str | None = None, log: str | Non
     rules = policy(registry, seal)
     for tool in registry.shims:
         _write_refuser(
-            seal.bin_dir / tool, python, via=f"{tool}-shim", tool=tool, policy=rules, log=log
+            seal.bin_dir / tool,
+            python,
+            via=f"{tool}-shim",
+            tool=tool,
+            policy=rules,
+            log=log,
+            keepers=keepers,
         )
-    _write_refuser(seal.provider, python, via="provider", tool="provider", policy=rules, log=log)
+    _write_refuser(
+        seal.provider,
+        python,
+        via="provider",
+        tool="provider",
+        policy=rules,
+        log=log,
+        keepers=keepers,
+    )
     return seal
 
 
@@ -155,7 +159,14 @@ def policy(registry: Registry, seal: Seal) -> Policy:
 
 
 def _write_refuser(
-    path: Path, python: str | None, *, via: str, tool: str, policy: Policy, log: str | None = None
+    path: Path,
+    python: str | None,
+    *,
+    via: str,
+    tool: str,
+    policy: Policy,
+    log: str | None = None,
+    keepers: Sequence[str] = (),
 ) -> None:
     package_parent = str(Path(__file__).resolve().parents[2])
     # -I -S: no site, no user site, no PYTHON* variables; starts about as fast as bare python.
@@ -167,7 +178,8 @@ def _write_refuser(
         "import sys\n"
         f"sys.path.append({package_parent!r})\n"
         "from cloudguard.guard.refuse import Policy, main\n"
-        f"main(via={via!r}, tool={tool!r}, policy={policy!r}, log={_absolute(log)!r})\n"
+        f"main(via={via!r}, tool={tool!r}, policy={policy!r}, log={_absolute(log)!r}, "
+        f"keepers={list(keepers)!r})\n"
     )
     path.write_text(script, encoding="utf-8")
     path.chmod(0o755)
@@ -178,7 +190,11 @@ def _absolute(log: str | None) -> str | None:
 
 
 def sealed_environment(
-    environ: Mapping[str, str], registry: Registry, seal: Seal, log: str
+    environ: Mapping[str, str],
+    registry: Registry,
+    seal: Seal,
+    log: str,
+    keepers: Sequence[str] = (),
 ) -> tuple[dict[str, str], list[str]]:
     """The environment to run under, and the sorted names that were dropped."""
     dropped = sorted(name for name in environ if registry.covers(name))
@@ -187,12 +203,28 @@ def sealed_environment(
     for variable in registry.provider_variables:
         env[variable] = str(seal.provider)
     env[reach.LOG_VARIABLE] = log
+    if keepers:
+        env[reach.KEEPER_VARIABLE] = " ".join(keepers)
     env[SEAL_DIR_VARIABLE] = str(seal.root)
     env["PATH"] = guard_first(seal, environ.get("PATH", ""))
     env["PYTHONPATH"] = guards_first(environ.get("PYTHONPATH", ""))
     env.update(seal.sentinels())
     env.update(seal.redirections())  # last: nothing above may rebind a credential store
     return env, dropped
+
+
+def declared_by_the_suite(environ: Mapping[str, str]) -> frozenset[str]:
+    """The sealed names a pytest session's suite set itself (pytest-env, conftest.py): its
+    own fakes, which every process it starts inherits and still runs under the seal."""
+    return frozenset(name for name in environ.get(KEPT_VARIABLE, "").split(",") if name)
+
+
+def keep_declared(environ: MutableMapping[str, str], names: Iterable[str]) -> None:
+    """Name `names` as the suite's own for the processes it starts (xdist workers, nested
+    sessions), which verify the seal they inherit against them."""
+    kept = sorted(declared_by_the_suite(environ) | set(names))
+    if kept:
+        environ[KEPT_VARIABLE] = ",".join(kept)
 
 
 def inherited_seal(environ: Mapping[str, str], registry: Registry) -> Seal | None:
@@ -232,10 +264,7 @@ def inherited_seal_problems(environ: Mapping[str, str], registry: Registry) -> l
         problems.append(f"seal dir {root} is not a directory of the caller's")
     if environ.get("PATH", "").split(os.pathsep)[0] != str(seal.bin_dir):
         problems.append(f"the guard bin {seal.bin_dir} is not first on PATH")
-    try:  # a suite's own declared settings, kept by the session that made this seal
-        kept = seal.kept()
-    except OSError as error:
-        return [f"seal dir {root}: kept names unreadable: {error}"]
+    kept = declared_by_the_suite(environ)  # the suite's own fakes (pytest-env, conftest.py)
     identity = [n for n in policy(registry, seal).identity_vars(environ) if n not in kept]
     if identity:
         problems.append(f"identity variables are set: {', '.join(identity)}")

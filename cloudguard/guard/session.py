@@ -8,20 +8,26 @@
     session.check(err) / session.records()      # 0 / 98 / 97, or the records to judge
     session.close(keep_log=red)                 # the seal removed, a clean temporary log too
 
-A process that already runs under a verified seal (an xdist worker, a pytest
-session under `cloudguard run`) joins it instead (`GuardSession.join`): it
-makes nothing and removes nothing, and judges the log from where it joined.
+A session that starts keeps its records itself (`cloudguard.guard.keeper`): every
+refuser under its seal delivers to its keeper, which writes the log and gives
+the verdict from memory; the log is the report. A process that already runs
+under a verified seal (an xdist worker, a pytest session under `cloudguard run`)
+joins it instead (`GuardSession.join`): it makes nothing and removes nothing,
+delivers to the keepers its environment names, and reads the log (the keeper's
+report) from where it joined for its own tests.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from cloudguard.documents import reach_log
 from cloudguard.guard import alarm, reach
 from cloudguard.guard import seal as sealing
+from cloudguard.guard.keeper import Keeper
 from cloudguard.guard.refuse import Policy
 from cloudguard.guard.registry import Registry
 
@@ -32,24 +38,47 @@ class GuardSession:
     """A reach log armed (or joined) for one run or test session, and the seal it runs under."""
 
     def __init__(
-        self, registry: Registry, log: alarm.ArmedLog, seal: sealing.Seal, *, made: bool
+        self,
+        registry: Registry,
+        log: alarm.ArmedLog,
+        seal: sealing.Seal,
+        *,
+        made: bool,
+        keeper: Keeper | None = None,
+        keepers: Sequence[str] = (),
     ) -> None:
         self.registry = registry
         self.log = log
         self.seal = seal
         self.made = made  # this session made the seal: it removes it when it closes
+        self.keeper = keeper  # this session's own record keeper (None: it joined another's)
+        self.keepers = tuple(keepers)  # every keeper its refusers deliver to, its own first
         self.dropped: list[str] = []  # the names its sealed environment dropped
 
     @classmethod
-    def start(cls, registry: Registry, log: alarm.ArmedLog) -> GuardSession:
-        """Make a seal whose refusers record to `log` (written into each: a child that scrubs
-        its environment still records there)."""
+    def start(
+        cls,
+        registry: Registry,
+        log: alarm.ArmedLog,
+        *,
+        environ: Mapping[str, str] = os.environ,
+        signalled: bool = False,
+    ) -> GuardSession:
+        """Start a keeper for `log` and make a seal whose refusers deliver to it, and to the
+        keepers of whatever run this one is inside (`environ`): written into each refuser,
+        so a child that scrubs its environment still records. `signalled`: a refuser that
+        cannot deliver may signal this process (see `Keeper`)."""
+        keeper = None
         try:
-            seal = sealing.create_seal(registry, log=log.path)
+            keeper = Keeper(log.path, log.start, signalled=signalled)
+            keepers = reach.keepers([keeper.address], environ)
+            seal = sealing.create_seal(registry, log=log.path, keepers=keepers)
         except BaseException:
+            if keeper is not None:
+                keeper.close()
             log.close()
             raise
-        return cls(registry, log, seal, made=True)
+        return cls(registry, log, seal, made=True, keeper=keeper, keepers=keepers)
 
     @classmethod
     def join(
@@ -63,13 +92,13 @@ class GuardSession:
         path = environ[reach.LOG_VARIABLE]
         start = reach_log.read(path).end
         log = alarm.ArmedLog(path, start, owned=False, watch=alarm.LogWatch(path))
-        return cls(registry, log, seal, made=False)
+        return cls(registry, log, seal, made=False, keepers=reach.keepers((), environ))
 
     def sealed_environment(self, environ: Mapping[str, str]) -> dict[str, str]:
         """`environ` sealed: registry matches dropped (remembered for the seal line), stores
         redirected, the log armed, the provider bound, the guards first on PATH and PYTHONPATH."""
         env, self.dropped = sealing.sealed_environment(
-            environ, self.registry, self.seal, self.log.path
+            environ, self.registry, self.seal, self.log.path, self.keepers
         )
         return env
 
@@ -81,20 +110,60 @@ class GuardSession:
         """The seal's rules, as the refusers and the in-process guards apply them."""
         return sealing.policy(self.registry, self.seal)
 
-    def records(self, *, since: int | None = None) -> tuple[Record, ...]:
-        """The reaches recorded since the session began (or `since`); ReachLogError when the
-        log was replaced, shrunk or cannot be read."""
-        return self.log.records(since=since)
+    def records(self) -> tuple[Record, ...]:
+        """The reaches recorded since the session began: its keeper's, or (joined) the log's
+        from where it joined; ReachLogError when that log was replaced, shrunk or unreadable."""
+        if self.keeper is not None:
+            return tuple(self.keeper.records)
+        return self.log.records()
+
+    def cursor(self) -> int:
+        """Where the records stand now: what `since` takes to return only later ones."""
+        if self.keeper is not None:
+            return len(self.keeper.records)
+        return _size(self.log.path)
+
+    def since(self, cursor: int) -> tuple[tuple[Record, ...], int]:
+        """The records after `cursor`, and the cursor after them. From the keeper's memory; a
+        joined session reads the log (one stat when nothing was appended)."""
+        if self.keeper is not None:
+            self.keeper.report_intact()  # an altered report is the keeper's tampering entry
+            records = tuple(self.keeper.records[cursor:])
+            return records, cursor + len(records)
+        if self.log.watch.verify() == cursor:
+            return (), cursor
+        read = reach_log.read(self.log.path, start=cursor)
+        return read.reaches, read.end
+
+    def tampering(self) -> list[str]:
+        """What this session's keeper saw done to its channel or its log ([] when joined)."""
+        return list(self.keeper.tampering) if self.keeper is not None else []
 
     def check(self, err: TextIO) -> int:
-        """0 when clean; 98 naming every reach; 97 when the log cannot be read."""
-        return alarm.check(self.log.path, self.log.start, err, watch=self.log.watch)
+        """0 when clean; 98 naming every reach; 97 when the log cannot be read or the keeper
+        saw tampering. The keeper stops taking records first: call it once, at the end."""
+        if self.keeper is None:
+            return alarm.check(self.log.path, self.log.start, err, watch=self.log.watch)
+        self.keeper.close()
+        return alarm.judge(
+            tuple(self.keeper.records), self.log.path, err, tampering=self.keeper.tampering
+        )
 
     def close(self, *, keep_log: bool) -> None:
-        """Remove the seal this session made and stop watching; a temporary log this session
-        armed is removed too unless `keep_log` (a red session keeps its evidence)."""
+        """Stop the keeper, remove the seal this session made and stop watching; a temporary
+        log this session armed is removed too unless `keep_log` (a red session keeps its
+        evidence)."""
+        if self.keeper is not None:
+            self.keeper.close()
         if self.made:
             self.seal.remove()
         self.log.close()
         if self.log.owned and not keep_log:
             Path(self.log.path).unlink(missing_ok=True)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1  # deleted: differs from any offset, so the next read names the problem

@@ -6,6 +6,7 @@ temporary files, against a local `az vm list` export and controller home.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -115,3 +116,47 @@ def test_args_may_not_redirect_the_reports(export: Path) -> None:
     code, outputs, summary = run_action(export, f"--inventory {export / 'az.json'} -f json")
     assert code == 2
     assert outputs == {} and summary == ""
+
+
+def _pr_config(export: Path, marker: Path) -> Path:
+    """A cloudguard.toml a pull request committed: its command would run in the job."""
+    script = f"open({str(marker)!r}, 'w').close()"
+    config = export / "cloudguard.toml"
+    config.write_text(
+        f"[audit]\nowned-ids-command = [{json.dumps(sys.executable)}, '-c', {json.dumps(script)}]\n"
+    )
+    config.chmod(0o644)
+    return config
+
+
+def test_a_pull_requests_config_cannot_widen_trust_in_the_action(export: Path) -> None:
+    marker = export / "the-command-ran"
+    config = _pr_config(export, marker)
+    # An earlier step of the job (the PR's own code) trusts its file in the runner's store.
+    runner_state = export / "runner" / ".local" / "state"
+    subprocess.run(
+        [sys.executable, "-m", "cloudguard", "trust", str(config)],
+        env={"PATH": "/usr/bin:/bin", "XDG_STATE_HOME": str(runner_state)},
+        check=True, capture_output=True,
+    )  # fmt: skip
+
+    args = f"--inventory {export / 'az.json'} --controller-home {export / 'home'}"
+    code, outputs, _ = run_action(export, args)
+
+    assert not marker.exists(), "the pull request's command ran in the action"
+    assert code == 97 and outputs["exit-code"] == "97"
+
+
+def test_the_workflow_trusts_the_reviewed_config_by_its_digest(export: Path) -> None:
+    marker = export / "the-command-ran"
+    config = _pr_config(export, marker)
+    reviewed = hashlib.sha256(config.read_bytes()).hexdigest()
+    args = f"--inventory {export / 'az.json'} --controller-home {export / 'home'}"
+
+    code, _, _ = run_action(export, args, trusted_config_sha256=reviewed)
+    assert marker.exists(), f"the reviewed file's command did not run (exit {code})"
+
+    marker.unlink()
+    config.write_text(config.read_text() + "# changed by the pull request\n")
+    code, _, _ = run_action(export, args, trusted_config_sha256=reviewed)
+    assert code == 97 and not marker.exists(), "a changed file was trusted by an old digest"

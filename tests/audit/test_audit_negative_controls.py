@@ -18,6 +18,7 @@ EVIDENCE = "tests/audit/test_audit_evidence.py"
 INVENTORY = "tests/audit/test_audit_inventory.py"
 CONFIG_97 = "tests/audit/test_audit_config.py::test_invalid_config_is_97_naming_the_key"
 OPTIONS_97 = "tests/audit/test_audit_options.py::test_every_audit_key_is_validated_97_naming_it"
+INERT = "tests/audit/test_audit_inert_cells.py"
 
 MUTATIONS = [
     Mutation(
@@ -78,6 +79,36 @@ MUTATIONS = [
             "tests/audit/test_audit_formats.py::test_output_is_never_written_through_a_planted_symlink",
         ),
         reason="the report was written through a planted symlink",
+    ),
+    Mutation(
+        name="an address in a markdown cell is not split",
+        module="audit/formats/markdown.py",
+        original='| {"@": "\\\\@<!-- -->"}',
+        broken="",
+        tests=(f"{INERT}::test_the_markdown_report_makes_no_link",),
+        reason="a value became a link in the markdown report",
+    ),
+    Mutation(
+        name="markdown cells escape only link syntax",
+        module="audit/formats/markdown.py",
+        original='_ACTIVE = "\\\\`*_~|[]()!<>&:."',
+        broken='_ACTIVE = "\\\\`*_~|[]()!<>&"',
+        tests=(f"{INERT}::test_the_markdown_report_makes_no_link",),
+        reason="a value became a link in the markdown report",
+    ),
+    Mutation(
+        name="plain-text messages are not defanged",
+        module="audit/formats/text.py",
+        original="    for fang, defanged in _FANGS:\n",
+        broken="    for fang, defanged in ():\n",
+        tests=(
+            f"{INERT}::test_sarif_messages_make_no_link",
+            f"{INERT}::test_junit_messages_make_no_link",
+        ),
+        reason={
+            f"{INERT}::test_sarif_messages_make_no_link": "a value became a link in SARIF text",
+            f"{INERT}::test_junit_messages_make_no_link": "a value became a link in JUnit",
+        },
     ),
 ]
 

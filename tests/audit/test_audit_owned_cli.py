@@ -24,6 +24,7 @@ from audit_helpers import (
     run_audit_cli,
     write_json,
 )
+from trusted_config import write_trusted
 from typer.testing import CliRunner
 
 from cloudguard.audit import config as cfg
@@ -175,14 +176,15 @@ def test_an_unreadable_owned_id_source_is_75_and_calls_nothing_an_orphan(fleet, 
 
 
 def test_owned_id_sources_live_in_config_too(fleet, tmp_path, monkeypatch):
-    (tmp_path / "cloudguard.toml").write_text(
+    write_trusted(
+        tmp_path / "cloudguard.toml",
         "[audit]\n"
         'inventory = "vms.json"\n'
         'controller-home = "home"\n'
         f"terraform-state = [{json.dumps(fleet['state'])}]\n"
         f'owned-ids-command = [{json.dumps(sys.executable)}, "-c", "print(\'\\"i-0x\\"\')"]\n'
         'owned-ids-timeout = "30s"\n'
-        'format = "json"\n'
+        'format = "json"\n',
     )
     monkeypatch.chdir(tmp_path)
     result = run_audit_cli()

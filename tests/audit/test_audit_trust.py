@@ -19,8 +19,8 @@ def test_a_markdown_cell_escapes_link_and_image_syntax() -> None:
 
     assert "![" not in escaped and "](" not in escaped, f"link syntax survived: {escaped}"
     assert escaped == (
-        "\\!\\[pixel\\]\\(https://attacker.example/t.png\\) "
-        "\\[click\\]\\(https://attacker.example/phish\\)"
+        "\\!\\[pixel\\]\\(https\\://attacker\\.example/t\\.png\\) "
+        "\\[click\\]\\(https\\://attacker\\.example/phish\\)"
     )
 
 

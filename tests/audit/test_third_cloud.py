@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from audit_helpers import CLOUDGUARD, by_name, controller_home, write_json
+from trusted_config import write_trusted
 
 from cloudguard.audit.auditor import run_audit
 from cloudguard.audit.cost import bundled_prices
@@ -120,7 +121,7 @@ def test_a_third_cloud_sweeps_shows_its_scope_and_reaps_with_its_own_verbs(
         ("m-paused", "scrap"),
     ]
 
-    (tmp_path / "cloudguard.toml").write_text(f'[reap]\naccounts = ["{TENANT}"]\n')
+    write_trusted(tmp_path / "cloudguard.toml", f'[reap]\naccounts = ["{TENANT}"]\n')
     digest = "sha256:" + hashlib.sha256(plan.read_bytes()).hexdigest()
     applied = cloudguard(
         "reap", "apply", str(plan), *live[2:], "--controller-home", str(home),

@@ -25,15 +25,22 @@ REACH_RUN = "tests/guard/test_run.py::test_a_reach_makes_the_run_red_and_names_w
 CHECK = "tests/guard/test_run.py::test_check_reports_clean_red_and_unreadable_logs"
 SHIMS = "tests/guard/test_refusers.py::test_every_shipped_shim_records_then_refuses_with_98"
 TRUNCATED_RUN = (
-    "tests/guard/test_reach_trust.py::"
-    "test_a_reach_then_a_truncation_back_to_the_start_is_97_not_green"
+    "tests/guard/test_reach_trust.py::test_a_reach_then_a_truncation_back_to_the_start_is_still_red"
 )
-WATCH_TOLD = "tests/guard/test_reach_trust.py::test_the_watch_is_told_by_writers_in_other_processes"
 TRUNCATED_TEST = (
     "tests/guard/test_plugin_log_trust.py::"
-    "test_a_test_that_tampers_with_the_log_fails_and_the_session_is_97[truncate]"
+    "test_a_test_that_tampers_with_the_log_fails_naming_both_and_the_session_is_98[truncate]"
 )
-REPLACED_RUN = "tests/guard/test_reach_trust.py::test_a_log_replaced_while_armed_is_97"
+REPLACED_UNDER_RUN = (
+    "tests/guard/test_plugin_log_trust.py::"
+    "test_under_run_a_test_that_replaces_the_log_fails_and_the_run_is_98"
+)
+SCRUBBED_RUN = (
+    "tests/guard/test_run.py::"
+    "test_a_shim_run_with_a_scrubbed_environment_still_reaches_the_runs_keeper"
+)
+INTEGRITY = "tests/guard/test_verdict_integrity.py::"
+PADDED = f"{INTEGRITY}test_rewriting_the_log_in_place_after_a_reach_is_still_red"
 SYMLINKED = "tests/guard/test_reach_trust.py::test_a_symlink_to_an_armed_log_is_not_followed"
 THEIRS = "tests/guard/test_reach_trust.py::test_another_users_armed_log_is_not_continued"
 PROVIDER = "tests/guard/test_run.py::test_the_refusing_provider_is_bound_and_refuses_loudly"
@@ -72,8 +79,8 @@ MUTATIONS = [
     Mutation(
         name="check sees nothing",
         module="guard/alarm.py",
-        original="    if not records:\n",
-        broken="    if True:\n",
+        original="    if records:\n",
+        broken="    if False:\n",
         tests=(
             REACH_RUN,
             CHECK,
@@ -84,70 +91,102 @@ MUTATIONS = [
         },
     ),
     Mutation(
-        name="refuser records nothing",
+        name="refuser records nothing",  # with no keeper: a log armed by hand
         module="guard/reach.py",
         original="        append(log, record)\n",
         broken="        pass\n",
-        tests=(
-            SHIMS,
-            REACH_RUN,
-        ),
-        reason={
-            SHIMS: "refusals were not recorded: []",
-            REACH_RUN: "run did not go red on a reach",
-        },
+        tests=(SHIMS,),
+        reason="refusals were not recorded: []",
+    ),
+    Mutation(
+        name="the keeper keeps nothing",
+        module="guard/keeper.py",
+        original="            self.records.append(dict(record))\n",
+        broken="            pass\n",
+        tests=(REACH_RUN,),
+        reason="run did not go red on a reach",
     ),
     Mutation(
         name="shims do not know their log",
         module="guard/seal.py",
-        original="log={_absolute(log)!r})",
-        broken="log=None)",
+        original='f"main(via={via!r}, tool={tool!r}, policy={policy!r}, log={_absolute(log)!r}, "',
+        broken='f"main(via={via!r}, tool={tool!r}, policy={policy!r}, log=None, "',
         tests=(
             "tests/guard/test_refusers.py::test_a_shim_made_for_a_log_records_there_with_a_scrubbed_environment",
         ),
         reason="NOT recorded",
     ),
+    Mutation(
+        name="shims do not know their keepers",
+        module="guard/seal.py",
+        original='f"keepers={list(keepers)!r})\\n"',
+        broken='"keepers=[])\\n"',
+        tests=(SCRUBBED_RUN,),
+        reason="a scrubbed shim's reach was not kept",
+    ),
 ]
 
 
-# The reach log's trust (docs/guard.md): each rule broken, its tests red with their own message.
-SHRINK_UNSEEN = {
-    TRUNCATED_RUN: "a truncated log was not refused",
-    TRUNCATED_TEST: "the tampering test passed (truncate)",
-    WATCH_TOLD: "DID NOT RAISE",
-}
+# The verdict's integrity (docs/guard.md): each rule broken, its tests red with their own message.
 MUTATIONS += [
     Mutation(
-        name="writers do not tell the watch",
-        module="guard/reach.py",
-        original="        _tell_watcher(status, size + written)\n",
-        broken="        pass\n",
-        tests=tuple(SHRINK_UNSEEN),
-        reason=SHRINK_UNSEEN,
+        name="the verdict is read from the log file",
+        module="guard/session.py",
+        original="        if self.keeper is None:\n            return alarm.check(",
+        broken="        if True:\n            return alarm.check(",
+        tests=(TRUNCATED_RUN, PADDED),
+        reason={
+            TRUNCATED_RUN: "the reach was not judged",
+            PADDED: "the reach was silenced",
+        },
     ),
     Mutation(
-        name="the watch ignores a shrunk log",
-        module="guard/alarm.py",
-        original="        if size < self.high_water:\n",
+        name="the keeper never checks its report",
+        module="guard/keeper.py",
+        original="        if not self._report_holds_every_line():\n",
         broken="        if False:\n",
-        tests=tuple(SHRINK_UNSEEN),
-        reason=SHRINK_UNSEEN,
+        tests=(TRUNCATED_RUN, PADDED),
+        reason={
+            TRUNCATED_RUN: "the alteration was not named",
+            PADDED: "the alteration was not named",
+        },
     ),
     Mutation(
         name="the watch ignores a replaced log",
         module="guard/alarm.py",
         original="        if (at_path.st_dev, at_path.st_ino) != self._identity:\n",
         broken="        if False:\n",
-        tests=(REPLACED_RUN,),
-        reason="a replaced log was not refused",
+        tests=(REPLACED_UNDER_RUN,),
+        reason="the test that replaced the log was not failed for it",
     ),
     Mutation(
         name="an own file is opened through a link",
         module="private_files.py",
-        original="fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC)",
-        broken="fd = os.open(path, flags | os.O_CLOEXEC)",
+        original="extra = 0 if follow else os.O_NOFOLLOW",
+        broken="extra = 0",
         tests=(SYMLINKED,),
         reason="not refused as a symbolic link",
+    ),
+]
+ONE_VERDICT = "tests/pytest_plugin/test_plugin_one_verdict.py::test_one_verdict_in_every_mode"
+MUTATIONS += [
+    Mutation(
+        name="a session under a run does not name the suite's own settings for its workers",
+        module="guard/pytest/early.py",
+        original="declared_since(self.inherited, self.registry))\n",
+        broken="[])\n",
+        tests=(f"{ONE_VERDICT}[run-xdist-declared-settings]",),
+        reason="a session did not trust its seal",
+    ),
+    Mutation(
+        name="the hard seal answers a refuser before the run holds its record",
+        module="guard/hard/relay.py",
+        original='                if os.read(self.answers, 1) != b"k":\n',
+        broken="                if False:\n",
+        tests=(
+            "tests/hard/test_hard_relay.py::test_the_relay_returns_only_after_the_host_answered",
+        ),
+        reason="the relay answered the refuser before the run held the record",
     ),
 ]
 STALE_SEAL = (
@@ -267,8 +306,8 @@ MUTATIONS += [
     Mutation(
         name="markdown cells keep link syntax",
         module="audit/formats/markdown.py",
-        original='_MARKDOWN_PUNCTUATION = ("\\\\", "|", "`", "[", "]", "(", ")", "!")',
-        broken='_MARKDOWN_PUNCTUATION = ("\\\\", "|", "`")',
+        original='_ACTIVE = "\\\\`*_~|[]()!<>&:."',
+        broken='_ACTIVE = "\\\\|`"',
         tests=(AUDIT_TRUST + "test_a_markdown_cell_escapes_link_and_image_syntax",),
         reason="link syntax survived: ![pixel](https://attacker.example/t.png)",
     ),
@@ -315,12 +354,20 @@ MUTATIONS += [
         },
     ),
     Mutation(
-        name="the plugin looks at the size only",
+        name="the plugin never names the keeper's tampering",
         module="guard/pytest/session_guard.py",
-        original="        if self.watch.verify() == window.checked:\n",
-        broken="        if _size(self.log) == window.checked:\n",
+        original="        self.tampering_reported = len(tampering)\n",
+        broken="        self.tampering_reported = len(tampering)\n        del problems[1:]\n",
         tests=(TRUNCATED_TEST,),
-        reason="the tampering test passed (truncate)",
+        reason="the tampering was not named (truncate)",
+    ),
+    Mutation(
+        name="a joined session looks at the size only",
+        module="guard/session.py",
+        original="        if self.log.watch.verify() == cursor:\n",
+        broken="        if _size(self.log.path) == cursor:\n",
+        tests=(REPLACED_UNDER_RUN,),
+        reason="the test that replaced the log was not failed for it",
     ),
 ]
 if os.geteuid() == 0:  # only root can make a file of another user's for the test

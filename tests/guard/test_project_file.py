@@ -12,9 +12,16 @@ from pathlib import Path
 import pytest
 from guard_helpers import cloudguard, minimal_env
 
-from cloudguard.project_file import UntrustedFileError, find_project_file
+from cloudguard.project_file import UntrustedFileError, find_project_file, read_project_file
 
 BODY = '[seal.names]\nVAULT_TOKEN = "secret store"\n'
+
+
+def discover(start: Path) -> None:
+    """Find and read the nearest file as the commands do (what was opened is what is judged)."""
+    found = find_project_file(start, {})
+    assert found is not None
+    read_project_file(found, discovered=True)
 
 
 def plant(directory: Path, body: str = BODY) -> Path:
@@ -78,7 +85,7 @@ def test_a_group_or_other_writable_file_is_refused_naming_it(tmp_path: Path) -> 
     path.chmod(0o664)
 
     with pytest.raises(UntrustedFileError, match="writable by group or others"):
-        find_project_file(tmp_path, {})
+        discover(tmp_path)
 
 
 def test_a_symlink_is_refused(tmp_path: Path) -> None:
@@ -86,7 +93,7 @@ def test_a_symlink_is_refused(tmp_path: Path) -> None:
     (tmp_path / "cloudguard.toml").symlink_to(target)
 
     with pytest.raises(UntrustedFileError, match="symbolic link"):
-        find_project_file(tmp_path, {})
+        discover(tmp_path)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="making another user's file needs root")
@@ -95,7 +102,7 @@ def test_another_users_file_is_refused_naming_it(tmp_path: Path) -> None:
     os.chown(path, 65534, 65534)
 
     with pytest.raises(UntrustedFileError, match="owned by uid 65534"):
-        find_project_file(tmp_path, {})
+        discover(tmp_path)
 
 
 @pytest.mark.parametrize(

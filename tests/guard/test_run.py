@@ -213,3 +213,17 @@ def test_check_without_a_log_refuses_admission(tmp_path: Path) -> None:
     result = cloudguard("check", env=minimal_env(tmp_path))
     assert result.returncode == 97
     assert "no reach log" in result.stderr
+
+
+def test_a_shim_run_with_a_scrubbed_environment_still_reaches_the_runs_keeper(
+    tmp_path: Path,
+) -> None:
+    # `env -i` drops CLOUDGUARD_KEEPER and the log: the shim knows its keeper by heart.
+    result = cloudguard(
+        "run", "--log", str(tmp_path / "reach.jsonl"), "--",
+        "sh", "-c", 'env -i "$CLOUDGUARD_SEAL_DIR/bin/az" account show; exit 0',
+        env=minimal_env(tmp_path),
+    )  # fmt: skip
+
+    assert result.returncode == 98, f"a scrubbed shim's reach was not kept: {result.stderr}"
+    assert "az-shim reached `az account show`" in result.stderr

@@ -15,6 +15,13 @@ CORPUS = (
 RUNNING_TEST = (
     "tests/hard/test_hard_corpus.py::test_under_pytest_a_record_names_the_test_that_was_running"
 )
+FAIL_CLOSED = "tests/hard/test_hard_fail_closed.py::"
+AGREE = f"{FAIL_CLOSED}test_what_the_supervisor_relayed_and_the_run_received_must_agree"
+KILLED = f"{FAIL_CLOSED}test_a_supervisor_killed_from_outside_before_the_command_ends_is_97"
+INTEGRITY = "tests/guard/test_verdict_integrity.py::"
+UNSTOPPABLE = f"{INTEGRITY}test_under_hard_the_command_cannot_stop_or_kill_its_supervisor"
+OWN_PROCESSES = f"{INTEGRITY}test_under_hard_the_command_sees_only_its_own_processes"
+UNREADABLE_INIT = f"{INTEGRITY}test_under_hard_the_commands_init_cannot_be_read"
 XDIST_RUNNING_TEST = (
     "tests/hard/test_hard_corpus.py::test_under_xdist_each_record_names_its_own_workers_test"
 )
@@ -23,7 +30,7 @@ MUTATIONS = [
     Mutation(
         name="the sink records nothing",
         module="guard/hard/sink.py",
-        original="            reach.append(self.log, entry)\n",
+        original="        self.relay.record(entry)\n",
         broken="            pass\n",
         tests=(f"{CORPUS}[curl]", f"{CORPUS}[getent-lookup]", f"{CORPUS}[python-isolated-imds]"),
         reason="the run did not go red",  # nothing recorded: the check sees a clean run
@@ -81,24 +88,54 @@ MUTATIONS = [
         reason="the cause was not named",
     ),
     Mutation(
-        name="a record the sink could not write is not reported",
+        name="a record the sink could not relay is not reported",
         module="guard/hard/launch.py",
         original='    if merged.get("lost"):\n',
         broken="    if False:\n",
-        tests=(
-            "tests/hard/test_hard_fail_closed.py::test_a_reach_the_sink_cannot_record_fails_the_run_closed",
-        ),
-        reason="assert 'the sink could not record a reach' in",
+        tests=(AGREE,),
+        reason="a record the sink could not relay passed",
+    ),
+    Mutation(
+        name="the relayed count is not checked",
+        module="guard/hard/launch.py",
+        original='    if str(merged.get("recorded")) != str(received):\n',
+        broken="    if False:\n",
+        tests=(AGREE,),
+        reason="a record lost between the seal and the run passed",
     ),
     Mutation(
         name="a dead sink is not noticed",
         module="guard/hard/launch.py",
         original='    if "code" not in merged:\n',
         broken='    if "code" not in merged:\n        return code\n    if False:\n',
-        tests=(
-            "tests/hard/test_hard_fail_closed.py::test_a_sink_killed_before_the_command_ends_is_97",
+        tests=(KILLED,),
+        reason="assert 137 == 97",  # the killed supervisor's own code instead of 97
+    ),
+    Mutation(
+        name="the command shares the supervisor's pid namespace",
+        module="guard/hard/supervisor.py",
+        original="        linux.unshare(linux.CLONE_NEWPID)\n",
+        broken="        pass\n",
+        also=(
+            (
+                "guard/hard/supervisor.py",
+                '        linux.mount("proc", "/proc", "proc", linux.MS_NOSUID',
+                '        (lambda *a: None)("proc", "/proc", "proc", linux.MS_NOSUID',
+            ),
         ),
-        reason="exit 137",  # the killed supervisor's own code instead of 97
+        tests=(UNSTOPPABLE, OWN_PROCESSES),
+        reason={
+            UNSTOPPABLE: "the attack on the supervisor cost a record",
+            OWN_PROCESSES: "the command saw processes outside its run",
+        },
+    ),
+    Mutation(
+        name="the command's init can be traced and read",
+        module="guard/hard/supervisor.py",
+        original="        linux.set_dumpable(False)  # after the id maps",
+        broken="        linux.set_dumpable(True)  # after the id maps",
+        tests=(UNREADABLE_INIT,),
+        reason="the command read its init's descriptors",
     ),
 ]
 

@@ -30,7 +30,13 @@ def fenced(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest
     guards' sitecustomize, so the inner processes start with the fence beneath
     everything and no outer guard (a negative control's package copy stays on it).
     """
-    for name in (reach.LOG_VARIABLE, seal.SEAL_DIR_VARIABLE, reach.TEST_VARIABLE):
+    for name in (
+        reach.LOG_VARIABLE,
+        reach.KEEPER_VARIABLE,
+        seal.SEAL_DIR_VARIABLE,
+        seal.KEPT_VARIABLE,
+        reach.TEST_VARIABLE,
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from inner_runs import SEAL_LINE
@@ -12,6 +14,7 @@ from inner_runs import SEAL_LINE
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
 from cloudguard.guard import alarm, reach, seal
+from cloudguard.guard.keeper import Keeper
 from cloudguard.guard.registry import load_registry
 
 REACHING_MODULE = """
@@ -175,44 +178,50 @@ import os
 from cloudguard.guard import reach
 
 def test_a_sibling_of_the_outer_session_reaches_meanwhile():
-    # What another worker of the outer session writes to the shared log meanwhile.
+    # What another worker of the outer session delivers to the outer keeper meanwhile.
     record = reach.reach_record(
         via="socket", argv=[], target="sts.amazonaws.com:443",
         environ={"CLOUDGUARD_TEST": "outer.py::test_sibling"},
     )
-    reach.append(os.environ["CLOUDGUARD_REACH_LOG"], record)
+    assert reach.deliver(os.environ["CLOUDGUARD_KEEPER"], record) is None
 """
 
 
-def _inside_an_outer_sessions_test(monkeypatch, log: Path) -> seal.Seal:
-    """Make this process look like a test of an outer sealed session, logging to `log`."""
+@contextlib.contextmanager
+def _inside_an_outer_sessions_test(monkeypatch, log: Path) -> Iterator[None]:
+    """Make this process look like a test of an outer sealed session: its seal, and its
+    record keeper writing to `log` (instead of this suite's own)."""
     registry = load_registry()
-    outer_seal = seal.create_seal(registry)
     alarm.arm(str(log), by="outer session")
+    outer_keeper = Keeper(str(log), log.stat().st_size)
+    outer_seal = seal.create_seal(registry, log=str(log), keepers=[outer_keeper.address])
     # What a nested session really inherits: the outer session's sealed environment (an
     # inherited seal is verified, not assumed). The fence stays first on PYTHONPATH.
-    env, dropped = seal.sealed_environment(os.environ, registry, outer_seal, str(log))
+    env, dropped = seal.sealed_environment(
+        os.environ, registry, outer_seal, str(log), [outer_keeper.address]
+    )
     env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     for name in dropped:
         monkeypatch.delenv(name)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv(reach.TEST_VARIABLE, "outer.py::test_runs_a_nested_pytest")
-    return outer_seal
+    try:
+        yield
+    finally:
+        outer_keeper.close()
+        outer_seal.remove()
 
 
 def test_a_session_nested_in_another_sessions_test_judges_only_its_own_tests(
     fenced, monkeypatch, tmp_path
 ):
     log = tmp_path / "outer.jsonl"
-    outer_seal = _inside_an_outer_sessions_test(monkeypatch, log)
-    try:
+    with _inside_an_outer_sessions_test(monkeypatch, log):
         fenced.makepyfile(test_sibling=SIBLING_MODULE)
         quiet = fenced.runpytest_subprocess("-p", "no:cacheprovider", "test_sibling.py")
         fenced.makepyfile(test_mod=REACHING_MODULE)
         red = fenced.runpytest_subprocess("-p", "no:cacheprovider", "test_mod.py")
-    finally:
-        outer_seal.remove()
 
     # The sibling's record is the outer session's to judge, not the nested one's...
     assert quiet.ret == exit_codes.CLEAN, quiet.stdout.str()
@@ -226,14 +235,11 @@ def test_a_session_nested_in_another_sessions_test_judges_only_its_own_tests(
 def test_a_nested_xdist_controller_judges_the_tests_its_workers_ran(fenced, monkeypatch, tmp_path):
     # The controller runs no test itself: its own tests are those its workers report.
     log = tmp_path / "outer.jsonl"
-    outer_seal = _inside_an_outer_sessions_test(monkeypatch, log)
-    try:
+    with _inside_an_outer_sessions_test(monkeypatch, log):
         fenced.makepyfile(test_sibling=SIBLING_MODULE)
         quiet = fenced.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "test_sibling.py")
         fenced.makepyfile(test_mod=REACHING_MODULE)
         red = fenced.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "test_mod.py")
-    finally:
-        outer_seal.remove()
 
     assert quiet.ret == exit_codes.CLEAN, quiet.stdout.str()
     red.assert_outcomes(failed=1, passed=1)

@@ -68,10 +68,10 @@ seal.sealed_environment = sealed_environment
 
 
 def test_the_record_not_the_raise_fails_a_swallowing_test(fenced):
-    # Refusals still raise, but nothing is written: every in-process swallowed reach passes.
+    # Refusals still raise, but nothing is kept: every in-process swallowed reach passes.
     conftest = """
 from cloudguard.guard import reach
-reach.append = lambda path, record: None
+reach.deliver = lambda address, record: None
 """
     run = run_inner(fenced, "reaches", "--cloudguard", conftest=conftest)
 

@@ -55,8 +55,8 @@ MUTATIONS = [
     Mutation(
         name="sealed late, after pytest-env and the conftest",
         module="guard/pytest/early.py",
-        original="            return EarlySeal.make(config, rules)\n",
-        broken="            return None  # sealed at pytest_configure instead\n",
+        original="        return EarlySeal.make(config, rules)\n",
+        broken="        return None  # sealed at pytest_configure instead\n",
         tests=(
             "tests/pytest_plugin/test_plugin_declared.py::"
             "test_the_suites_declared_settings_survive_and_are_listed_as_kept[serial]",

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import reap_fake_adapter
 from reap_helpers import SUB
+from trusted_config import write_trusted
 
 
 @pytest.fixture(autouse=True)
@@ -20,6 +21,6 @@ def _own_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
     (tmp_path / "run").mkdir(mode=0o700)
     # The accounts `apply --yes` may act in: the fleet's.
-    (work / "cloudguard.toml").write_text(f'[reap]\naccounts = ["{SUB}", "123456789012"]\n')
+    write_trusted(work / "cloudguard.toml", f'[reap]\naccounts = ["{SUB}", "123456789012"]\n')
     reap_fake_adapter.reset()
     return work

@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cloudguard.cloud import kinds as cloud_kinds
+from cloudguard.cloud.endpoints import EndpointRefused
 from cloudguard.cloud.kinds import wanted as kinds_wanted
 from cloudguard.cloud.pricing import PriceQuery
 from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
@@ -48,6 +49,7 @@ from cloudguard_aws.session import (
     enabled_regions,
     make_client,
     missing_credentials,
+    open_session,
     retry_config,
 )
 
@@ -129,7 +131,10 @@ class AwsAdapter:
     def sweep(self, request: SweepRequest) -> SweepResult:
         from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
-        session = self._session_factory(request)
+        try:
+            session = open_session(request, self._session_factory)
+        except EndpointRefused as refused:
+            return _failed("aws credentials", str(refused))
         if ACCOUNTS_FROM.value_in(request.settings) == "organizations":
             from cloudguard_aws import organizations
 
@@ -204,6 +209,9 @@ def _explored(
                 raise explorer.ExplorerUnavailable("no aggregator index is set up")
             return _Indexed()
         found = explorer.search(session, request, region, account)
+    except EndpointRefused as refused:  # named whatever the engine; nothing was sent there,
+        # and the Tagging API still reads each region
+        return _Indexed(None, (SourceFailure("aws resource explorer", str(refused)),))
     except (ClientError, BotoCoreError, explorer.ExplorerUnavailable) as error:
         if explorer.AWS_ENGINE.value_in(request.settings) != explorer.REQUIRED:
             return _Indexed()  # auto: the Tagging API per region reads the same

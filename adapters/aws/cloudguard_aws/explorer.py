@@ -12,7 +12,10 @@ and reads the Tagging API otherwise, including when Resource Explorer cannot
 be asked (not set up, not allowed); `resource-explorer` requires it (a failure
 is named: exit 75); `tagging` never asks. With `--management-endpoint` (a
 fake, a VPC endpoint) Resource Explorer is asked only at
-`--resource-explorer-endpoint`. boto3 is imported by the session's clients.
+`--resource-explorer-endpoint`, which the endpoint rule judges as it judges
+`--management-endpoint` (cloudguard.cloud.endpoints): the sweep's credential goes
+there only if it may (else EndpointRefused, nothing sent). boto3 is imported by the
+session's clients.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from cloudguard.cloud.endpoints import credential_for
 from cloudguard.cloud.records import Resource, SweepRequest
 from cloudguard_aws.export import tagged_resource
 from cloudguard_aws.options import AWS_ENGINE, RESOURCE_EXPLORER_ENDPOINT
-from cloudguard_aws.session import make_client
+from cloudguard_aws.session import ENDPOINTS, make_client
 
 SERVICE = "resource-explorer-2"
 AUTO, REQUIRED = "auto", "resource-explorer"
@@ -82,5 +86,10 @@ def search(session: Any, request: SweepRequest, region: str, account: str) -> li
 
 
 def _addressed(request: SweepRequest) -> SweepRequest:
+    """The request at Resource Explorer's endpoint; EndpointRefused (nothing sent) when the
+    sweep's credential may not go there."""
     endpoint = RESOURCE_EXPLORER_ENDPOINT.value_in(request.settings)
-    return replace(request, endpoint=endpoint) if endpoint else request
+    if not endpoint:
+        return request
+    credential_for(ENDPOINTS, endpoint, request.credential)
+    return replace(request, endpoint=endpoint)

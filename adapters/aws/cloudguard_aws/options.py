@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cloudguard.cloud.options import LIVE_PANEL, OptionValueError, choice, declare, string
+from cloudguard.cloud.options import (
+    LIVE_PANEL,
+    NeedsTrust,
+    OptionValueError,
+    choice,
+    declare,
+    string,
+)
 
 ACCOUNTS_FROM_CHOICES = ("organizations",)  # where the sweep finds more accounts
 
@@ -20,6 +27,7 @@ ACCOUNTS_FROM = declare(
     metavar="organizations",
     help="AWS: sweep every active account of the organization (needs --assume-role).",
     panel=LIVE_PANEL,
+    trust=NeedsTrust("reads every account of the organization with your credentials"),
 )
 ASSUME_ROLE = declare(
     "assume_role",
@@ -28,6 +36,7 @@ ASSUME_ROLE = declare(
     metavar="NAME",
     help="AWS: role assumed in each member account (arn:aws:iam::<id>:role/NAME).",
     panel=LIVE_PANEL,
+    trust=NeedsTrust("chooses the role your credentials assume in each account"),
 )
 
 AWS_ENGINES = ("auto", "tagging", "resource-explorer")  # where resources other than EC2's come from
@@ -50,6 +59,7 @@ RESOURCE_EXPLORER_ENDPOINT = declare(
     help="AWS: Resource Explorer's endpoint (not used when --management-endpoint is given "
     "and this is not).",
     panel=LIVE_PANEL,
+    trust=NeedsTrust("chooses where your credentials are sent"),
 )
 PRICE_LIST_ENDPOINT = declare(
     "price_list_endpoint",
@@ -59,6 +69,7 @@ PRICE_LIST_ENDPOINT = declare(
     help="AWS: the Price List Query API's endpoint (not used when --management-endpoint is "
     "given and this is not).",
     panel=LIVE_PANEL,
+    trust=NeedsTrust("chooses where your credentials are sent"),
 )
 
 OPTIONS = (ACCOUNTS_FROM, ASSUME_ROLE, AWS_ENGINE, RESOURCE_EXPLORER_ENDPOINT, PRICE_LIST_ENDPOINT)

@@ -14,7 +14,8 @@ Where it is read: `--price-list-endpoint URL` (the adapter's option), else
 AWS's own endpoint, but never when `--management-endpoint` names another
 endpoint and no price endpoint was given: a sweep of moto (or through a VPC
 endpoint) does not send its questions to AWS on its own. The session is the
-sweep's (`--credential`), made only when a price is asked for.
+sweep's (`--credential`), made only when a price is asked for, and only where the
+endpoint rule lets it go (cloudguard.cloud.endpoints: EndpointRefused, nothing sent).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from cloudguard.cloud import kinds
 from cloudguard.cloud.pricing import HOURS_PER_MONTH, ListedPrice, PriceListError, PriceQuery
 from cloudguard.cloud.records import Resource, SweepRequest
 from cloudguard_aws.options import PRICE_LIST_ENDPOINT
-from cloudguard_aws.session import make_client
+from cloudguard_aws.session import make_client, open_session
 
 SOURCE = "AWS Price List Query API"
 PRICING_REGION = "us-east-1"
@@ -72,9 +73,8 @@ class PriceListQuery:
 
         fetched = datetime.now(UTC).date().isoformat()
         try:
-            client = make_client(
-                self.session_factory(self.request), self.request, "pricing", PRICING_REGION
-            )
+            session = open_session(self.request, self.session_factory)
+            client = make_client(session, self.request, "pricing", PRICING_REGION)
             return {query.key: self._price(client, query, fetched) for query in queries}
         except (BotoCoreError, ClientError, KeyError, ValueError) as exc:
             raise PriceListError(str(exc)) from exc

@@ -22,16 +22,17 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from cloudguard.cloud.endpoints import EndpointRefused
 from cloudguard.cloud.reaping import ActionError, Live, ReadError, ReaperUnavailable, Target
 from cloudguard.cloud.records import SweepRequest
 from cloudguard_aws import reap_kinds
 from cloudguard_aws.export import instances_of, jsonable, volume_resource
 from cloudguard_aws.session import (
     ItemBudget,
-    default_session,
     describe_error,
     make_client,
     missing_credentials,
+    open_session,
 )
 
 # Error codes meaning "no such resource" (as opposed to "cannot tell").
@@ -52,7 +53,10 @@ class AwsReaper:
         self, request: SweepRequest, session_factory: Callable[[SweepRequest], Any] | None = None
     ) -> None:
         self._request = request
-        self._session = (session_factory or default_session)(request)
+        try:
+            self._session = open_session(request, session_factory)
+        except EndpointRefused as wrong_endpoint:
+            raise ReaperUnavailable("aws credentials", str(wrong_endpoint)) from None
         self._clients: dict[tuple[str, str, bool], Any] = {}
         if refused := missing_credentials(self._session):
             raise ReaperUnavailable("aws credentials", refused)

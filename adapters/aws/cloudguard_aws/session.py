@@ -1,7 +1,9 @@
 """One AWS session: what the sweep, the organization sweep and the reaper all need.
 
-The boto3 session (`--credential PROFILE`, or boto3's own chain), the check
-that it has credentials at all (one failure naming the chain tried), the
+The boto3 session (`--credential PROFILE`, or boto3's own chain; for a
+loopback endpoint only the fake's fixed keys, by the kernel's one rule of
+where credentials may go: cloudguard.cloud.endpoints), the check that it has
+credentials at all (one failure naming the chain tried), the
 client options (`--management-endpoint`, `--ca-bundle`, the retry budget),
 the enabled regions (the default scope) and the one-line description of a
 botocore error. The sweep (cloudguard_aws.adapter, organizations) and the
@@ -11,13 +13,39 @@ functions.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+from cloudguard.cloud.endpoints import CloudEndpoints, credential_for
 from cloudguard.cloud.records import SweepRequest
+
+# Where real AWS keys may go: the endpoints of the services the sweep and the reaper call
+# (EC2, STS, Organizations, the Resource Groups Tagging API, Resource Explorer, Elastic
+# Load Balancing, the Price List Query API), in every partition, FIPS and dual-stack, and
+# their VPC interface endpoints. Not any *.amazonaws.com: anyone's load balancer, API
+# Gateway or instance answers under it, and would see the session token.
+SERVICES = (
+    "ec2", "sts", "organizations", "tagging", "resource-explorer-2", "elasticloadbalancing",
+    "api\\.pricing",
+)  # fmt: skip
+ENDPOINTS = CloudEndpoints(
+    cloud="AWS",
+    fake_credential="fake",
+    hosts=re.compile(
+        rf"(?:vpce-[a-z0-9-]+\.)?(?:{'|'.join(SERVICES)})(?:-fips)?"
+        r"(?:\.[a-z]{2}(?:-[a-z]+)+-\d+)?(?:\.vpce)?\.(?:amazonaws\.com(?:\.cn)?|api\.aws)"
+    ),
+    described="<ec2|sts|organizations|tagging|resource-explorer-2|elasticloadbalancing|"
+    "api.pricing>[-fips].<region>.amazonaws.com[.cn], <service>.<region>.api.aws, their VPC "
+    "interface endpoints",
+)
+# The fake's fixed keys: what a loopback endpoint (moto, LocalStack) gets, never the
+# operator's. Good nowhere else.
+FAKE_KEYS = {"aws_access_key_id": "cloudguard-fake", "aws_secret_access_key": "cloudguard-fake"}
 
 CREDENTIAL_CHAIN = (
     "environment variables, shared credentials/config files (profiles, SSO, "
@@ -36,6 +64,19 @@ def default_session(request: SweepRequest) -> Any:
     import boto3
 
     return boto3.Session(profile_name=request.credential) if request.credential else boto3.Session()
+
+
+def open_session(
+    request: SweepRequest, factory: Callable[[SweepRequest], Any] | None = None
+) -> Any:
+    """The session a sweep or a reaper uses: the fake's fixed keys for a loopback endpoint
+    (`--credential fake`), else `factory`'s (default: the profile or boto3's chain).
+    EndpointRefused (nothing sent) when the credential may not go to the endpoint."""
+    if credential_for(ENDPOINTS, request.endpoint, request.credential):
+        import boto3
+
+        return boto3.Session(**FAKE_KEYS)
+    return (factory or default_session)(request)
 
 
 # boto3 sessions are not thread-safe, clients are: the sweeps make clients from one session

@@ -7,6 +7,7 @@ from typing import Any
 
 import boto3
 import pytest
+from trusted_config import write_trusted
 
 from cloudguard.cloud.records import SweepRequest
 
@@ -42,7 +43,7 @@ def reap_workspace(
     moto_profile(tmp_path, monkeypatch)
     (tmp_path / "run").mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    (work / "cloudguard.toml").write_text(f'[reap]\naccounts = ["{account}"]\n')
+    write_trusted(work / "cloudguard.toml", f'[reap]\naccounts = ["{account}"]\n')
     home = tmp_path / "controller"
     for folder in ("state", "queue", "workers"):
         (home / folder).mkdir(parents=True)

@@ -28,7 +28,7 @@ def launch(endpoint: str, region: str, tags: dict[str, str], count: int = 1) -> 
 def sweep(endpoint: str, **options: Any) -> Any:
     """One region's sweep, of instances alone (`--kind vm`) unless `kinds` says otherwise."""
     defaults = {"regions": ("us-east-1",), "kinds": ("vm",)}
-    request = SweepRequest(endpoint=endpoint, **{**defaults, **options})
+    request = SweepRequest(endpoint=endpoint, credential="fake", **{**defaults, **options})
     return AwsAdapter(session_factory=session).sweep(request)
 
 
@@ -74,7 +74,7 @@ def test_every_enabled_region_is_swept_when_none_is_named(endpoint: str) -> None
     launch(endpoint, "us-west-2", {"task-id": "u"})
 
     result = AwsAdapter(session_factory=session).sweep(
-        SweepRequest(endpoint=endpoint, concurrency=8, kinds=("vm",))
+        SweepRequest(endpoint=endpoint, credential="fake", concurrency=8, kinds=("vm",))
     )
 
     assert result.failures == ()
@@ -129,8 +129,12 @@ def test_an_unreachable_region_is_a_named_failure_and_the_others_still_report(
         return boto3.Session(region_name="us-east-1", **FAKE_KEYS)
 
     adapter = AwsAdapter(session_factory=flaky)
-    good = adapter.sweep(SweepRequest(endpoint=endpoint, regions=("us-east-1",), kinds=("vm",)))
-    bad = adapter.sweep(SweepRequest(endpoint="http://127.0.0.1:9", regions=("us-east-1",)))
+    good = adapter.sweep(
+        SweepRequest(endpoint=endpoint, credential="fake", regions=("us-east-1",), kinds=("vm",))
+    )
+    bad = adapter.sweep(
+        SweepRequest(endpoint="http://127.0.0.1:9", credential="fake", regions=("us-east-1",))
+    )
 
     assert len(good.resources) == 1 and good.failures == ()
     (failure,) = bad.failures
@@ -147,7 +151,7 @@ def test_missing_credentials_name_the_chain_tried(
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # never probe 169.254.169.254
 
-    result = AwsAdapter().sweep(SweepRequest(regions=("us-east-1",), endpoint="http://127.0.0.1:9"))
+    result = AwsAdapter().sweep(SweepRequest(regions=("us-east-1",)))
 
     (failure,) = result.failures
     assert failure.source == "aws credentials"

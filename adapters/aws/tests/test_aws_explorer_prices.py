@@ -82,6 +82,20 @@ def test_explorer_required_but_not_set_up_is_a_named_failure(
     assert "aws resource explorer: no aggregator index is set up" in done.stderr
 
 
+def test_an_explorer_endpoint_the_credential_may_not_reach_is_named_not_asked(
+    endpoint: str, run: AwsLeakedRun
+) -> None:
+    """moto's fake keys may not leave loopback: an explorer endpoint elsewhere is a named
+    failure (75) in every engine mode, and the Tagging API's findings still stand."""
+    code, report = audit(*live(endpoint), "--resource-explorer-endpoint", "https://example.invalid")
+
+    assert code == 75
+    (failure,) = report["failures"]
+    assert failure["source"] == "aws resource explorer"
+    assert "credential 'fake' answers only a loopback" in failure["reason"], failure
+    assert {f["resource"]["id"] for f in report["findings"]} == set(run.kinds)
+
+
 def test_prices_come_from_the_price_list_query_api(
     endpoint: str, run: AwsLeakedRun, services: FakeAwsServices
 ) -> None:

@@ -28,7 +28,7 @@ def audit(*args: str) -> tuple[int, dict[str, Any]]:
 
 
 def live(endpoint: str) -> list[str]:
-    return ["--provider", "aws", "--region", "us-east-1", "--credential", "moto",
+    return ["--provider", "aws", "--region", "us-east-1", "--credential", "fake",
             "--management-endpoint", endpoint]  # fmt: skip
 
 

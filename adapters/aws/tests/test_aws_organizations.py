@@ -85,8 +85,9 @@ def launch_in(endpoint: str, account: str, region: str, task: str) -> str:
 
 
 def audit_organization(url: str, *extra: str) -> Any:
-    return cli("--provider", "aws", "--management-endpoint", url, "--accounts-from",
-               "organizations", "--assume-role", ROLE, "--format", "json", *extra)  # fmt: skip
+    return cli("--provider", "aws", "--credential", "fake", "--management-endpoint", url,
+               "--accounts-from", "organizations", "--assume-role", ROLE, "--format", "json",
+               *extra)  # fmt: skip
 
 
 def found(done: Any) -> dict[str, tuple[str, str]]:

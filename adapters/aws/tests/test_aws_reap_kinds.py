@@ -30,7 +30,7 @@ def evidence(tmp_path: Path) -> list[str]:
 
 
 def live(endpoint: str) -> list[str]:
-    return ["--credential", "moto", "--management-endpoint", endpoint]
+    return ["--credential", "fake", "--management-endpoint", endpoint]
 
 
 def plan(endpoint: str, tmp_path: Path) -> Path:

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 import typer
-from aws_helpers import AMI, FAKE_KEYS, ec2, reap_workspace
+from aws_helpers import AMI, ec2, reap_workspace
 from throttling_proxy import Throttling, throttling_proxy
+from trusted_config import write_trusted
 from typer.testing import CliRunner
 
 from cloudguard.audit.command import register_audit
@@ -92,7 +93,7 @@ class Fleet:
     healthy: str
 
     def live(self) -> list[str]:
-        return ["--credential", "moto", "--management-endpoint", self.endpoint]
+        return ["--credential", "fake", "--management-endpoint", self.endpoint]
 
     def plan(self, *extra: str) -> Path:
         report = self.work / "audit.json"
@@ -318,7 +319,7 @@ def test_an_account_outside_the_allowlist_is_refused_before_any_request(
     fleet: Fleet, endpoint: str
 ) -> None:
     plan = fleet.plan()
-    (fleet.work / "cloudguard.toml").write_text('[reap]\naccounts = ["999999999999"]\n')
+    write_trusted(fleet.work / "cloudguard.toml", '[reap]\naccounts = ["999999999999"]\n')
 
     code, out, records = fleet.apply(plan, "--yes")
 
@@ -331,7 +332,7 @@ def test_an_account_outside_the_allowlist_is_refused_before_any_request(
 def test_credentials_of_another_account_are_unreadable_not_acted_on(fleet: Fleet) -> None:
     plan = fleet.plan()
     _edit(plan, lambda d: d["items"][0].update(account="999999999999"))
-    (fleet.work / "cloudguard.toml").write_text('[reap]\naccounts = ["999999999999"]\n')
+    write_trusted(fleet.work / "cloudguard.toml", '[reap]\naccounts = ["999999999999"]\n')
 
     code, out, records = fleet.apply(plan, "--yes")
 
@@ -365,7 +366,7 @@ def test_the_action_client_never_retries() -> None:
 
     from cloudguard.cloud.records import SweepRequest
 
-    reaper = AwsReaper(SweepRequest(endpoint="http://127.0.0.1:9"), lambda r: _session_for_config())
+    reaper = AwsReaper(SweepRequest(endpoint="http://127.0.0.1:9", credential="fake"))
     try:
         client = reaper._ec2("us-east-1", acting=True)
         attempts = client.meta.config.retries["total_max_attempts"]
@@ -378,7 +379,7 @@ def test_the_action_client_never_retries() -> None:
 def _apply_through(fleet: Fleet, proxy: str, plan: Path, *extra: str) -> tuple[int, str, Any]:
     log = fleet.work / "throttled.jsonl"
     done = cli(
-        "reap", "apply", str(plan), "--credential", "moto", "--management-endpoint", proxy,
+        "reap", "apply", str(plan), "--credential", "fake", "--management-endpoint", proxy,
         "--controller-home", str(fleet.home), "--grace", "0s", "--log", str(log),
         "--yes", "--approve", digest(plan), *extra,
     )  # fmt: skip
@@ -414,12 +415,6 @@ def test_an_item_past_its_time_budget_is_unreadable_and_named(fleet: Fleet) -> N
     assert unreadable["id"] == fleet.orphan
     assert "time budget of 1 s per item spent" in unreadable["detail"], unreadable
     assert state_of(fleet.endpoint, fleet.orphan) == "running"
-
-
-def _session_for_config() -> Any:
-    import boto3
-
-    return boto3.Session(region_name="us-east-1", **FAKE_KEYS)
 
 
 def test_with_dependents_deletes_the_fleet_volume_a_terminate_left(fleet: Fleet) -> None:

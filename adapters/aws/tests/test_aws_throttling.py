@@ -28,13 +28,17 @@ def test_sized_backoff(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def sweep(endpoint: str, retries: int = 10) -> object:
     request = SweepRequest(
-        endpoint=endpoint, regions=("us-east-1",), retries=retries, kinds=("vm",)
+        endpoint=endpoint,
+        credential="fake",
+        regions=("us-east-1",),
+        retries=retries,
+        kinds=("vm",),
     )
     return AwsAdapter(session_factory=session).sweep(request)
 
 
 def test_the_retry_budget_reaches_botocore_in_adaptive_mode(endpoint: str) -> None:
-    request = SweepRequest(endpoint=endpoint, regions=("us-east-1",), retries=7)
+    request = SweepRequest(endpoint=endpoint, credential="fake", regions=("us-east-1",), retries=7)
     assert retry_config(request) == {"mode": "adaptive", "total_max_attempts": 8}
     client = make_client(session(request), request, "ec2", "us-east-1")
     assert client.meta.config.retries == {"mode": "adaptive", "total_max_attempts": 8}

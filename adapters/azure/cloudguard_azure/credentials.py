@@ -4,21 +4,28 @@ Default is azure-identity's `DefaultAzureCredential` chain. Naming one
 credential narrows the sweep to exactly that identity, so an operator (or
 CI) knows which one was used, and a missing one fails with a message that
 says what was tried instead of falling through to some other identity.
-`fake-arm` is a static token for the local fake ARM; it is refused unless
-the management endpoint is a loopback address (a structural fact, not a
-switch), so it can never carry a sweep to real Azure. The converse holds
-too: a loopback endpoint is answered only by `fake-arm`. Whoever listens on
-127.0.0.1 (any local user can) must never receive a real identity's token,
-so a real credential with a loopback endpoint is refused before any token
-is asked for.
+`fake-arm` is a static token for the local fake ARM. Which credential may
+go to which endpoint is the cloud kernel's one rule for every adapter
+(cloudguard.cloud.endpoints): `fake-arm` only to a loopback endpoint, and a
+real credential only to Azure's own management endpoints over HTTPS, never
+to loopback (whoever listens on 127.0.0.1 must never receive a real token)
+nor to an unknown host; refused before any token is asked for.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-# One rule for "loopback", the guard's: the kernel hands it to adapters.
-from cloudguard.cloud.endpoints import is_loopback_endpoint as is_loopback
+from cloudguard.cloud.endpoints import CloudEndpoints, EndpointRefused, credential_for
+
+# Where a real Azure identity may go: ARM of the public and the sovereign clouds.
+ENDPOINTS = CloudEndpoints(
+    cloud="Azure",
+    fake_credential="fake-arm",
+    hosts=re.compile(r"management\.(azure\.com|usgovcloudapi\.net|chinacloudapi\.cn)"),
+    described="management.azure.com, management.usgovcloudapi.net, management.chinacloudapi.cn",
+)
 
 # name -> what it is (shown in errors and docs)
 CREDENTIALS: dict[str, str] = {
@@ -37,7 +44,7 @@ CREDENTIALS: dict[str, str] = {
 
 
 class CredentialChoiceError(ValueError):
-    """The named credential cannot be used here (unknown name, or fake-arm off loopback)."""
+    """The named credential cannot be used here (unknown name, or not at this endpoint)."""
 
 
 def describe(name: str | None) -> str:
@@ -53,21 +60,14 @@ def build(name: str | None, endpoint: str | None) -> Any:
         raise CredentialChoiceError(
             f"unknown credential {name!r}; choose one of: {', '.join(CREDENTIALS)}"
         )
-    if key == "fake-arm":
-        if not is_loopback(endpoint):
-            raise CredentialChoiceError(
-                "credential 'fake-arm' answers only a loopback --management-endpoint "
-                f"(got {endpoint or 'the public ARM endpoint'})"
-            )
+    try:
+        fake = credential_for(ENDPOINTS, endpoint, name)
+    except EndpointRefused as refused:
+        raise CredentialChoiceError(str(refused)) from None
+    if fake:
         from cloudguard_azure.fake_arm.credential import StaticTokenCredential
 
         return StaticTokenCredential()
-    if is_loopback(endpoint):
-        raise CredentialChoiceError(
-            f"a loopback --management-endpoint ({endpoint}) is answered only by the 'fake-arm' "
-            f"credential: credential {name or 'default'!r} would hand a real token to whoever "
-            "listens there"
-        )
 
     import azure.identity as identity
 

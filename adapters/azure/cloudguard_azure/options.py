@@ -6,7 +6,7 @@ the core knows nothing of them beyond their declaration.
 
 from __future__ import annotations
 
-from cloudguard.cloud.options import LIVE_PANEL, choice, declare, string
+from cloudguard.cloud.options import LIVE_PANEL, NeedsTrust, choice, declare, string
 
 ENGINES = ("auto", "arm", "resource-graph")  # how the sweep lists a tenant's VMs
 
@@ -28,6 +28,9 @@ RETAIL_PRICES_ENDPOINT = declare(
     help="Azure: where the Retail Prices API is read (default https://prices.azure.com; "
     "not read at all when --management-endpoint is another endpoint and this is not given).",
     panel=LIVE_PANEL,
+    # No credential goes there, but it learns which sizes the fleet runs where, and its
+    # answers are the report's figures.
+    trust=NeedsTrust("chooses who is asked for prices and whose figures the report shows"),
 )
 
 OPTIONS = (ENGINE, RETAIL_PRICES_ENDPOINT)

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from cloudguard.cloud.endpoints import is_loopback_endpoint
 from cloudguard.cloud.records import SweepRequest
 from cloudguard_azure import credentials
 from cloudguard_azure.budget import Clock, TimeBudgetExhausted
@@ -97,7 +98,7 @@ def _base_options(
     if request.endpoint:
         options["base_url"] = request.endpoint.rstrip("/")
         options["credential_scopes"] = [arm_scope(request.endpoint)]
-        if credentials.is_loopback(request.endpoint):
+        if is_loopback_endpoint(request.endpoint):
             # A loopback endpoint is reached directly: an HTTPS_PROXY from the
             # environment must not carry it (and its token) off the machine.
             options["use_env_settings"] = False

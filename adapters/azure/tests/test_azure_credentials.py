@@ -132,12 +132,11 @@ def test_unknown_credential_name_lists_the_choices(sealed: list[str]) -> None:
 def test_the_credential_rule_judges_loopback_as_the_guard_does(host: str) -> None:
     """One is_loopback: what the socket guard lets through as loopback, the credential rule
     treats as loopback too (so a real token is never handed to whoever listens there)."""
-    from cloudguard_azure import credentials
-
+    from cloudguard.cloud.endpoints import is_loopback_endpoint
     from cloudguard.guard import hosts
 
     endpoint = f"https://{host}:8443/"
-    assert credentials.is_loopback(endpoint) == hosts.is_loopback(host)
+    assert is_loopback_endpoint(endpoint) == hosts.is_loopback(host)
 
 
 def test_a_real_credential_is_refused_on_an_ipv4_mapped_loopback_endpoint() -> None:
@@ -147,3 +146,19 @@ def test_a_real_credential_is_refused_on_an_ipv4_mapped_loopback_endpoint() -> N
     with pytest.raises(credentials.CredentialChoiceError, match="answered only by the 'fake-arm'"):
         credentials.build("default", endpoint)
     assert credentials.build("fake-arm", endpoint) is not None
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    ["https://attacker.example", "http://management.azure.com", "https://x.azurewebsites.net"],
+)
+def test_a_real_credential_goes_only_to_azures_own_management_endpoints(endpoint: str) -> None:
+    from cloudguard_azure import credentials
+
+    with pytest.raises(credentials.CredentialChoiceError, match="not one of Azure's own"):
+        credentials.build("cli", endpoint)
+    for sovereign in (
+        "https://management.usgovcloudapi.net",
+        "https://management.chinacloudapi.cn",
+    ):
+        assert credentials.build("cli", sovereign) is not None

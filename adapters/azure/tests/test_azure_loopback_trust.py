@@ -10,14 +10,18 @@ have received a bearer token:
 
 1. the planted file is not read (outside the repository, and not the
    victim's own): exit 97 naming it;
-2. even the victim's own file cannot pair a real credential with a
-   loopback endpoint: only `fake-arm` talks to loopback.
+2. even the victim's own file, trusted, cannot pair a real credential with
+   a loopback endpoint: only `fake-arm` talks to loopback (the kernel's one
+   rule for every cloud, cloudguard.cloud.endpoints; its negative control is
+   tests/cloud/test_endpoint_rule_controls.py).
+
+(An untrusted file of the victim's own may not name a credential, an
+endpoint or a CA at all: tests/audit/test_audit_trust_keys.py.)
 """
 
 from __future__ import annotations
 
 import http.server
-import json
 import os
 import ssl
 import subprocess
@@ -28,6 +32,7 @@ from pathlib import Path
 
 import pytest
 import trustme
+from trusted_config import write_trusted
 
 SUB = "0b1f6471-1bf0-4dda-aec3-111111111111"
 # What the victim's `az account get-access-token` would print: a real-looking token.
@@ -96,14 +101,22 @@ def victim_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def planted_config(directory: Path, listener: Listener, credential: str) -> Path:
+def planted_config(
+    directory: Path, listener: Listener, credential: str, *, trusted: bool = False
+) -> Path:
+    """The file naming the listener; `trusted`: the victim's own, which she trusted
+    (`cloudguard trust`), so only the loopback rule stands between her token and it."""
     path = directory / "cloudguard.toml"
-    path.write_text(
+    text = (
         "[audit]\n"
         f'credential = "{credential}"\n'
         f'management-endpoint = "{listener.url}"\n'
         f'ca-bundle = "{listener.ca_pem}"\n'
     )
+    if trusted:
+        write_trusted(path, text)
+    else:
+        path.write_text(text)
     path.chmod(0o644)
     return path
 
@@ -142,13 +155,14 @@ def test_a_real_credential_never_gets_a_token_for_a_loopback_endpoint(
 ) -> None:
     work = tmp_path / "repo"
     (work / ".git").mkdir(parents=True)
-    planted_config(work, listener, "cli")  # the victim's own file, say copied from a snippet
+    # The victim's own file, say copied from a snippet, and trusted.
+    planted_config(work, listener, "cli", trusted=True)
 
     result = audit(work, victim_env(tmp_path))
 
+    assert listener.bearers() == [], "a real token reached the loopback listener"
     assert result.returncode == 75, result.stderr
     assert "answered only by the 'fake-arm' credential" in result.stderr
-    assert listener.bearers() == [], "a real token reached the loopback listener"
 
 
 def test_control_the_listener_does_receive_a_bearer_token(
@@ -157,39 +171,9 @@ def test_control_the_listener_does_receive_a_bearer_token(
     """Without that rule the same listener gets a token: fake-arm's, the one allowed there."""
     work = tmp_path / "repo"
     (work / ".git").mkdir(parents=True)
-    planted_config(work, listener, "fake-arm")
+    planted_config(work, listener, "fake-arm", trusted=True)
 
     audit(work, victim_env(tmp_path))
 
     assert listener.bearers() == ["Bearer fake-arm-token"] * len(listener.bearers())
     assert listener.bearers(), "the listener never saw a bearer token: the proof above is empty"
-
-
-def test_the_loopback_rule_is_what_stops_the_real_token(
-    tmp_path: Path, listener: Listener, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Negative control: with the rule removed in a copy, the victim's token arrives."""
-    from cloudguard_azure import credentials
-
-    source = Path(credentials.__file__).read_text()
-    rule = "    if is_loopback(endpoint):\n        raise CredentialChoiceError("
-    assert source.count(rule) == 1
-    mutant = tmp_path / "mutant" / "cloudguard_azure"
-    mutant.parent.mkdir()
-    import shutil
-
-    shutil.copytree(Path(credentials.__file__).parent, mutant)
-    (mutant / "credentials.py").write_text(
-        source.replace(rule, "    if False:\n        raise CredentialChoiceError(")
-    )
-    work = tmp_path / "repo"
-    (work / ".git").mkdir(parents=True)
-    planted_config(work, listener, "cli")
-    env = victim_env(tmp_path)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(mutant.parent), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
-    )
-
-    audit(work, env)
-
-    assert "Bearer VICTIM-REAL-TOKEN" in listener.bearers(), json.dumps(listener.authorizations)

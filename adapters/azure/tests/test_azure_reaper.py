@@ -26,6 +26,7 @@ from cloudguard_azure import demo
 from cloudguard_azure.fake_arm import FakeArm
 from cloudguard_azure.fake_arm.authorization.models import add_lock
 from cloudguard_azure.fake_arm.compute.models import VirtualMachine, attach_disk, recreate_vm
+from trusted_config import write_trusted
 from typer.testing import CliRunner
 
 from cloudguard.audit.command import register_audit
@@ -133,8 +134,8 @@ def incident(arm: FakeArm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
     # This test's own lock directory, and the subscriptions `apply --yes` may act in.
     (tmp_path / "run").mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    (work / "cloudguard.toml").write_text(
-        f'[reap]\naccounts = ["{demo.SUB_PILOT}", "{demo.SUB_FLEET}"]\n'
+    write_trusted(
+        work / "cloudguard.toml", f'[reap]\naccounts = ["{demo.SUB_PILOT}", "{demo.SUB_FLEET}"]\n'
     )
     shas = demo.make_repo(tmp_path / "repo")
     home = demo.make_controller_home(tmp_path / "controller")
@@ -707,7 +708,7 @@ def test_a_plan_older_than_max_age_is_refused(incident: Incident, where: str) ->
     extra: tuple[str, ...] = ()
     if where == "config":
         config = incident.work / "cloudguard.toml"
-        config.write_text(config.read_text() + 'max-age = "1d"\n')
+        write_trusted(config, config.read_text() + 'max-age = "1d"\n')
     else:
         extra = ("--max-age", "1d")
 
@@ -727,7 +728,7 @@ def test_yes_needs_an_allowlist_and_an_item_outside_it_is_refused(incident: Inci
     code, out, _ = incident.apply(plan, "--yes")
     assert code == 2 and "[reap] accounts" in out, out
 
-    config.write_text(f'[reap]\naccounts = ["{demo.SUB_FLEET}"]\n')
+    write_trusted(config, f'[reap]\naccounts = ["{demo.SUB_FLEET}"]\n')
     code, out, _ = incident.apply(plan, "--yes")
     assert code == 2, f"acted outside [reap] accounts (exit {code}): {out}"
     assert f"outside [reap] accounts: {demo.INCIDENT_VM} in {demo.SUB_PILOT}" in out
@@ -813,10 +814,13 @@ def log_limit_stops_before_acting(
     incident: Incident, plan: Path, tmp_path: Path, *extra: str
 ) -> None:
     """`plan`'s one action is never sent when its intent cannot be written (`extra`: more
-    of apply's options, the same in every run)."""
+    of apply's options, the same in every run). --no-history: the limit would stop the
+    history store's first write (75, before any action, as it should) before the log's,
+    which is what this test is about."""
     command = [
         sys.executable, "-m", "cloudguard", "reap", "apply", str(plan), *incident.live(),
-        "--controller-home", str(incident.home), "--repo", str(incident.repo), *extra,
+        "--controller-home", str(incident.home), "--repo", str(incident.repo), "--no-history",
+        *extra,
     ]  # fmt: skip
     # How long this plan's start line is: a dry run's, less the 2 letters "dry-run" has
     # over "apply" (every other field has a fixed length).

@@ -28,7 +28,7 @@ from cloudguard.audit.evidence.interface import (
     Question,
     cloud_id_key,
 )
-from cloudguard.cloud.options import EVIDENCE_PANEL, Shown, declare
+from cloudguard.cloud.options import EVIDENCE_PANEL, NeedsTrust, Shown, declare
 
 DEFAULT_COMMAND_TIMEOUT = 60.0  # seconds
 
@@ -42,6 +42,7 @@ COMMAND = declare(
     apply=Shown("Command printing the cloud ids its controller owns (never a shell).", "COMMAND"),
     panel=EVIDENCE_PANEL,
     locates=True,
+    trust=NeedsTrust("runs a program with your environment and credentials"),
 )
 TIMEOUT = declare(
     "owned_ids_timeout",

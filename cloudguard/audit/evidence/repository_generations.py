@@ -27,7 +27,7 @@ from cloudguard.audit.evidence.interface import (
     NotSupplied,
     Question,
 )
-from cloudguard.cloud.options import EVIDENCE_PANEL, Shown, declare, string
+from cloudguard.cloud.options import EVIDENCE_PANEL, NeedsTrust, Shown, declare, string
 
 REPO = declare(
     "repo",
@@ -39,6 +39,9 @@ REPO = declare(
     path=True,
     panel=EVIDENCE_PANEL,
     locates=True,
+    # git reads the named repository's own config, which can name programs (core.fsmonitor,
+    # gpg.program): a directory committed to look like a repository is one.
+    trust=NeedsTrust("runs git in the repository it names, whose own config can run programs"),
 )
 
 

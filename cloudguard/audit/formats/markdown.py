@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TextIO
 
 from cloudguard.audit.formats import StreamedFormat
+from cloudguard.audit.formats.changes import history_lines
 from cloudguard.audit.formats.order import report_order
-from cloudguard.audit.formats.rows import COLUMNS, finding_cells
+from cloudguard.audit.formats.rows import columns, report_cells
 from cloudguard.audit.formats.summary import (
     evidence_lines,
     failure_lines,
@@ -16,17 +17,21 @@ from cloudguard.audit.formats.summary import (
 )
 from cloudguard.documents.findings import AuditReport
 
-# Markdown punctuation that could start a link or an image (`![x](https://...)` in a tag
-# would load a remote image in a PR comment) or undo our escapes; each gets a backslash.
-_MARKDOWN_PUNCTUATION = ("\\", "|", "`", "[", "]", "(", ")", "!")
+# Every character that can start a construct inside a line (code, emphasis, strikethrough,
+# a link, an image, raw HTML or an entity, a pipe that ends the cell), plus `:` and `.`:
+# GitHub's autolink finder needs an unescaped `:` after `http(s)`/`ftp` and `.` after
+# `www`. Escaped (CommonMark lets any ASCII punctuation be), each is only itself. GitHub
+# finds e-mail autolinks (and `mailto:`, `xmpp:`) in the text after escapes are undone, so
+# each `@` is also followed by an empty HTML comment: the address is split where the
+# finder looks, and renders as nothing (a mention `@name` is split the same way).
+_ACTIVE = "\\`*_~|[]()!<>&:."
+_ESCAPED = str.maketrans({mark: "\\" + mark for mark in _ACTIVE} | {"@": "\\@<!-- -->"})
 
 
 def cell(value: str) -> str:
-    """A table cell that cannot end the row, open code, link, embed an image, or inject HTML."""
-    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    for mark in _MARKDOWN_PUNCTUATION:  # the backslash first: it must not undo the others
-        value = value.replace(mark, "\\" + mark)
-    return value
+    """A table cell that renders as exactly `value`: it cannot end the row, open code,
+    emphasise, link, autolink, embed an image, or inject HTML."""
+    return value.translate(_ESCAPED)
 
 
 class MarkdownFormat(StreamedFormat):
@@ -38,15 +43,16 @@ class MarkdownFormat(StreamedFormat):
         if report.warnings:
             lines += [f"- **warning:** {cell(line)}" for line in warning_lines(report)] + [""]
         lines += [f"- {cell(line)}" for line in evidence_lines(report)] + [""]
+        lines += [f"- {cell(line)}" for line in history_lines(report)] + [""]
         out.write("\n".join(lines) + "\n")
         if report.findings:
-            out.write("| " + " | ".join(COLUMNS) + " |\n")
-            out.write("|" + "---|" * len(COLUMNS) + "\n")
-            currency = report.prices.currency
+            headers = columns(report)
+            out.write("| " + " | ".join(headers) + " |\n")
+            out.write("|" + "---|" * len(headers) + "\n")
             for f in report_order(report.findings):
-                row = finding_cells(f, currency)
+                row = [cell(c) for c in report_cells(report, f)]
                 if f.verdict in {"orphan", "leaked"}:
-                    row[0] = f"**{f.verdict}**"
-                out.write("| " + " | ".join(cell(c) for c in row) + " |\n")
+                    row[0] = f"**{row[0]}**"
+                out.write("| " + " | ".join(row) + " |\n")
             out.write("\n")
         out.write(f"_{cell(price_line(report))}_\n")

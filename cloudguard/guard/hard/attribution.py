@@ -80,22 +80,40 @@ def _sockets_of(pid: int) -> list[str]:
     return inodes
 
 
+def _status_ids(pid: int) -> dict[bytes, int]:
+    """NSpid (the last column: the number in the process's own pid namespace) and PPid."""
+    found: dict[bytes, int] = {}
+    for line in _read(f"/proc/{pid}/status").splitlines():
+        key, _, value = line.partition(b":")
+        if key in (b"NSpid", b"PPid") and value.split():
+            found[key] = int(value.split()[-1])
+    return found
+
+
+def _inner_ids(pid: int) -> tuple[int | None, int | None]:
+    """(pid, ppid) as the command sees them, as its own refusers record them: numbers in its
+    pid namespace. None where /proc no longer says."""
+    ids = _status_ids(pid)
+    parent = ids.get(b"PPid")
+    return ids.get(b"NSpid"), _status_ids(parent).get(b"NSpid") if parent else None
+
+
 def _describe(pid: int, seal_root: str) -> Sender:
     argv = _read(f"/proc/{pid}/cmdline").split(b"\0")[:-1]
-    test = running.test_of(seal_root, pid) if seal_root else ""  # a pytest process's own test
+    inner, inner_parent = _inner_ids(pid)
+    # A pytest process's own test, in the file it named by its own (inner) pid.
+    test = running.test_of(seal_root, inner or pid) if seal_root else ""
     environ = b"" if test else _read(f"/proc/{pid}/environ")
     for variable in environ.split(b"\0"):
         if variable.startswith(TEST_VARIABLES):
             test = variable.partition(b"=")[2].decode("utf-8", "backslashreplace")
             if variable.startswith(TEST_VARIABLES[0]):
                 break  # CLOUDGUARD_TEST names the test; PYTEST_CURRENT_TEST adds its phase
-    stat = _read(f"/proc/{pid}/stat").rpartition(b")")[2].split()
     try:
         cwd = os.readlink(f"/proc/{pid}/cwd")
     except OSError:
         cwd = "<unknown>"
-    ppid = int(stat[1]) if len(stat) > 1 else None
-    return Sender(pid=pid, ppid=ppid, argv=argv, cwd=cwd, test=test)
+    return Sender(pid=inner, ppid=inner_parent, argv=argv, cwd=cwd, test=test)
 
 
 class Snapshot:

@@ -12,6 +12,7 @@ import ctypes
 import os
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY = 0x1
@@ -23,6 +24,7 @@ MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_DUMPABLE = 4
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -55,3 +57,9 @@ def mount(source: str | None, target: str, kind: str | None, flags: int, data: s
 def become_subreaper() -> None:
     """Orphaned descendants are re-parented to this process, not to the host's init."""
     _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+def set_dumpable(dumpable: bool) -> None:
+    """Non-dumpable: no process of the same user may ptrace this one, read its memory or
+    descriptors, or write its /proc files. Inherited by fork; an exec resets it."""
+    _check(_libc.prctl(PR_SET_DUMPABLE, int(dumpable), 0, 0, 0), "prctl(PR_SET_DUMPABLE)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-REPEATED = ("mask", "forward")
+REPEATED = ("mask", "forward", "keeper")
 
 
 def encode(pairs: Iterable[tuple[str, object]]) -> str:

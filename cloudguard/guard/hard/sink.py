@@ -2,10 +2,10 @@
 
 It reads the TUN device that is the namespace's default route (IPv4 and
 IPv6) and answers the resolver on 127.0.0.53:53. Record, then refuse: each
-TCP SYN is written to the reach log before its reset is sent, each UDP
-datagram before its ICMP unreachable, each DNS query before its answer.
-When a record cannot be written the sink keeps refusing and says so
-(`lost`), and the run fails closed.
+TCP SYN is handed to the relay (on to the host's record keeper) before its
+reset is sent, each UDP datagram before its ICMP unreachable, each DNS query
+before its answer. When a record cannot be relayed the sink keeps refusing and
+the relay says so (`lost`), and the run fails closed.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from cloudguard.guard import reach
 from cloudguard.guard.hard import attribution, diag, dns, forward, packets
+from cloudguard.guard.hard.relay import Relay
 
 RESOLVER = ("127.0.0.53", 53)
 MAX_PACKET = 65536
@@ -29,18 +30,16 @@ class Sink:
         *,
         tun: int,
         resolver: socket.socket,
-        log: str,
+        relay: Relay,
         seal_root: str = "",
         forwards: Sequence[tuple[socket.socket, str]] = (),
     ) -> None:
         self.tun = tun
         self.resolver = resolver
-        self.log = log
+        self.relay = relay
         self.seal_root = seal_root
         self.forwards = dict(forwards)  # inside listener -> the host relay's unix socket
         self.pool = dns.Pool()
-        self.lost: str | None = None  # why a record could not be written, if one could not
-        self.recorded = 0
         self.recent_senders: list[int] = []
         self.sockets = diag.SocketTable()
         self.snapshot = attribution.Snapshot(self.sockets, self.recent_senders, self.seal_root)
@@ -174,9 +173,4 @@ class Sink:
         environ = {reach.TEST_VARIABLE: sender.test} if sender.test else {}
         entry = reach.reach_record(via=via, argv=sender.argv, target=target, environ=environ)
         entry.update(extra, pid=sender.pid, ppid=sender.ppid, cwd=sender.cwd)
-        try:
-            reach.append(self.log, entry)
-        except OSError as error:
-            self.lost = f"cannot write reach log {self.log}: {error.strerror or error}"
-            return
-        self.recorded += 1
+        self.relay.record(entry)

@@ -9,14 +9,21 @@ setup error: the host exits 75 naming it, and the command never runs):
 3. the resolver: /etc/resolv.conf bind-mounted to name 127.0.0.53, where the
    sink answers; resolver sockets outside the namespace masked;
 4. credential homes masked;
-5. the command, in a further user namespace mapped back to the invoking user
-   (it is not root over the mounts or the network, so it can neither unmount
-   a mask nor reroute around the sink);
-6. the sink until the command exits.
+5. the run's record keeper names bound in this network namespace, relayed to
+   the host over the records pipe (`relay`): the refusers inside deliver here;
+6. the supervisor made non-dumpable (nothing inside may trace it, read its
+   memory or descriptors, or write its /proc files);
+7. the command's init: pid 1 of a new pid namespace with its own /proc, which
+   starts the command in a further user namespace mapped back to the invoking
+   user (it is not root over the mounts or the network, so it can neither
+   unmount a mask nor reroute around the sink) and exits with its status. The
+   command cannot name the supervisor to signal, stop or starve it, and
+   whatever it leaves behind dies with its init;
+8. the sink until the init exits.
 
 Progress goes to a status pipe only the host holds (`protocol` lines):
-`started`, then `code`, `recorded` and, if a record could not be written,
-`lost`; or `setup_error` with the cause.
+`started`, then `code`, `recorded` (records relayed) and, if a record could
+not be relayed, `lost`; or `setup_error` with the cause.
 """
 
 from __future__ import annotations
@@ -26,9 +33,12 @@ import signal
 import socket
 import struct
 import sys
+from collections.abc import Sequence
 
 from cloudguard import exit_codes
+from cloudguard.guard.channel import Channel
 from cloudguard.guard.hard import linux, masks, protocol
+from cloudguard.guard.hard.relay import Relay
 from cloudguard.guard.hard.sink import RESOLVER, Sink
 
 TUN_NAME = "cg0"
@@ -40,6 +50,7 @@ IFF_NO_PI = 0x1000
 TUN_SOURCE_V4 = "192.0.0.8/32"
 TUN_SOURCE_V6 = "100::8/128"
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+MAX_DESCRIPTOR = 1 << 20
 COMMAND_NOT_FOUND = exit_codes.COMMAND_NOT_FOUND
 COMMAND_NOT_EXECUTABLE = exit_codes.COMMAND_NOT_EXECUTABLE
 
@@ -130,14 +141,123 @@ def point_resolver(seal_root: str) -> socket.socket:
     return resolver
 
 
-def start_command(command: list[str], uid: int, gid: int) -> int:
-    """Fork the command into a user namespace of its own, as the invoking user."""
-    pid = os.fork()
-    if pid:
-        return pid
+class Started:
+    """The spawner (its pid) and the word that lets the command start (`go`)."""
+
+    def __init__(self, spawner: int, go: int) -> None:
+        self.spawner = spawner
+        self._go = go
+
+    def go(self) -> None:
+        """Start the command: only after the host was told `started` (a supervisor that dies
+        before this leaves a run in which nothing ran, 75; after it, one that did, 97)."""
+        os.write(self._go, b"go")
+        os.close(self._go)
+
+
+def start_command(command: list[str], uid: int, gid: int, keep_out: Sequence[int]) -> Started:
+    """Fork the spawner, which starts the command's init in a new pid namespace: once the init
+    has its /proc, or SetupError naming why it could not be made. The command itself waits
+    for `Started.go`.
+
+    A process that entered a new pid namespace may start no thread (and every later
+    fork of it lands in that namespace): the spawner does that, single-threaded, so
+    the supervisor keeps its threads (the record channel, forwarded connections).
+    The spawner exits with the init's status. `keep_out`: descriptors closed in it.
+    """
+    ready_read, ready_write = os.pipe()
+    go_read, go_write = os.pipe()
+    spawner = os.fork()
+    if spawner == 0:
+        for fd in (ready_read, go_write, *keep_out):
+            os.close(fd)
+        try:
+            os._exit(_spawn_init(command, uid, gid, ready_write, go_read))
+        except BaseException as error:  # never return into the supervisor's loop
+            os.write(ready_write, f"cannot start the command's init: {error}".encode())
+            os._exit(exit_codes.DID_NOT_RUN)
+    os.close(ready_write)
+    os.close(go_read)
+    with os.fdopen(ready_read, "rb") as ready:
+        answer = ready.read().decode("utf-8", "replace")
+    if answer != "ready":
+        os.close(go_write)
+        os.waitpid(spawner, 0)
+        raise SetupError(answer or "the command's init ended before it was ready")
+    return Started(spawner, go_write)
+
+
+def _spawn_init(command: list[str], uid: int, gid: int, ready: int, go: int) -> int:
     try:
+        linux.unshare(linux.CLONE_NEWPID)
+    except OSError as error:
+        os.write(ready, f"unshare(pid) was refused ({error.strerror})".encode())
+        return exit_codes.DID_NOT_RUN
+    init = os.fork()
+    if init == 0:
+        try:
+            os._exit(_init(command, uid, gid, ready, go))
+        except BaseException as error:
+            os.write(ready, f"cannot start the command's init: {error}".encode())
+            os._exit(exit_codes.DID_NOT_RUN)
+    os.close(ready)
+    for sig in FORWARDED_SIGNALS:
+        signal.signal(sig, lambda signum, _frame: os.kill(init, signum))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _, status = os.waitpid(init, 0)
+    return _exit_code(status)
+
+
+def _exit_code(wait_status: int) -> int:
+    code = os.waitstatus_to_exitcode(wait_status)
+    return 128 - code if code < 0 else code
+
+
+def _init(command: list[str], uid: int, gid: int, ready: int, go: int) -> int:
+    """Pid 1: a /proc of the command's own pid namespace, the command, its status.
+
+    It reaps every orphan, passes on the signals the supervisor forwards, and
+    ignores the rest (the kernel delivers a signal to a namespace's init only when
+    it has a handler: the command cannot kill or stop it). When it exits, the
+    kernel kills whatever is left in the namespace.
+    """
+    # Nothing of the supervisor's stays open here (the TUN device, the resolver, the record
+    # channel's listeners): the command sees this process as its pid 1.
+    low, high = sorted((ready, go))
+    os.closerange(3, low)
+    os.closerange(low + 1, high)
+    os.closerange(high + 1, MAX_DESCRIPTOR)
+    try:
+        linux.unshare(linux.CLONE_NEWNS)  # this /proc is the command's; the sink keeps the host's
+        linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
+    except OSError as error:
+        os.write(ready, f"cannot mount a /proc for the command's pid namespace ({error})".encode())
+        return exit_codes.DID_NOT_RUN
+    os.write(ready, b"ready")
+    os.close(ready)
+    if os.read(go, 2) != b"go":  # the supervisor ended first: nothing runs
+        return exit_codes.DID_NOT_RUN
+    os.close(go)
+    child = os.fork()
+    if child == 0:
+        _exec_command(command, uid, gid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the command itself
+    for sig in FORWARDED_SIGNALS:
+        signal.signal(sig, lambda signum, _frame: os.kill(child, signum))
+    while True:
+        pid, status = os.wait()
+        if pid == child:
+            return _exit_code(status)
+
+
+def _exec_command(command: list[str], uid: int, gid: int) -> None:
+    """As the invoking user, in a user namespace of its own; never returns."""
+    try:
+        linux.set_dumpable(True)  # its own /proc files again: it writes its id maps
         linux.unshare(linux.CLONE_NEWUSER)
         linux.map_single_ids(uid, 0, gid, 0)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # as subprocess does: defaults, not ours
+            signal.signal(sig, signal.SIG_DFL)
         os.execvp(command[0], command)
     except FileNotFoundError:
         sys.stderr.write(f"cloudguard: command not found: {command[0]}\n")
@@ -145,10 +265,9 @@ def start_command(command: list[str], uid: int, gid: int) -> int:
     except PermissionError:
         sys.stderr.write(f"cloudguard: command not executable: {command[0]}\n")
         os._exit(COMMAND_NOT_EXECUTABLE)
-    except BaseException as error:  # never return into the supervisor's loop
+    except BaseException as error:
         sys.stderr.write(f"cloudguard: cannot start {command[0]}: {error}\n")
         os._exit(COMMAND_NOT_FOUND)
-    raise AssertionError("unreachable")
 
 
 def main(argv: list[str]) -> int:
@@ -157,7 +276,11 @@ def main(argv: list[str]) -> int:
     with open(spec_path) as handle:
         spec = protocol.decode(handle.read())
     status = int(str(spec["status_fd"]))
-    os.set_inheritable(status, False)  # the command must not be able to speak for the seal
+    records = int(str(spec["records_fd"]))
+    answers = int(str(spec["answers_fd"]))
+    for fd in (status, records, answers):
+        os.set_inheritable(fd, False)  # the command must not be able to speak for the seal
+    relay = Relay(records, answers)
     root = str(spec["seal"])
     uid, gid = int(str(spec["uid"])), int(str(spec["gid"]))
     try:
@@ -172,15 +295,21 @@ def main(argv: list[str]) -> int:
 
             for port in map(int, spec["forward"]):
                 forwards.append((forward.inside_listener(port), forward.socket_path(root, port)))
+        # The run's keepers, served here where the refusers inside can reach them.
+        channel = Channel(spec["keeper"], relay.receive, relay.tamper)
+        linux.become_subreaper()  # orphans stay our descendants: attribution searches only those
+        linux.set_dumpable(False)  # after the id maps: nothing inside may trace or starve us
+        started = start_command(command, uid, gid, keep_out=(status, records, answers))
     except SetupError as error:
         _status(status, setup_error=str(error))
         return exit_codes.DID_NOT_RUN
     except OSError as error:
         _status(status, setup_error=f"{error.strerror or error} ({error.filename or 'setup'})")
         return exit_codes.DID_NOT_RUN
+    channel.start()  # a thread only now: the init was forked from a single-threaded process
     _status(status, started=len(masked))
-    linux.become_subreaper()  # orphans stay our descendants: attribution searches only those
-    child = start_command(command, uid, gid)
+    started.go()
+    child = started.spawner
 
     def forward_signal(signum: int, _frame: object) -> None:
         os.kill(child, signum)
@@ -188,10 +317,10 @@ def main(argv: list[str]) -> int:
     for sig in FORWARDED_SIGNALS:
         signal.signal(sig, forward_signal)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the command too
-    sink = Sink(tun=tun, resolver=resolver, log=str(spec["log"]), seal_root=root, forwards=forwards)
+    sink = Sink(tun=tun, resolver=resolver, relay=relay, seal_root=root, forwards=forwards)
     sink.serve(until=os.pidfd_open(child))
     _, wait_status = os.waitpid(child, 0)
-    code = os.waitstatus_to_exitcode(wait_status)
-    code = 128 - code if code < 0 else code
-    _status(status, code=code, recorded=sink.recorded, **({"lost": sink.lost} if sink.lost else {}))
+    channel.close()  # what the command's refusers delivered before it ended is taken
+    code = _exit_code(wait_status)
+    _status(status, code=code, recorded=relay.count, **({"lost": relay.lost} if relay.lost else {}))
     return code

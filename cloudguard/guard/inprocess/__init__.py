@@ -22,12 +22,12 @@ from cloudguard.guard.inprocess.refusal import CloudReachRefused, bind, binding
 TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Python child ~5 ms
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from cloudguard.guard.refuse import Policy
 
-    # The guards' binding as `saved` keeps it: (log, policy, find_policy).
-    Binding = tuple[str | None, Policy | None, Callable[[], Policy | None] | None]
+    # The guards' binding as `saved` keeps it: (log, policy, find_policy, keepers).
+    Binding = tuple[str | None, Policy | None, Callable[[], Policy | None] | None, tuple[str, ...]]
 
 __all__ = [
     "GUARDS",
@@ -52,13 +52,16 @@ def install(
     log: str | None,
     policy: Policy | None = None,
     find_policy: Callable[[], Policy | None] | None = None,
+    keepers: Sequence[str] = (),
 ) -> None:
     """Bind the reach log and install every guard (idempotent: a second call only rebinds).
 
-    `policy` names the identity variables a record lists; without one, `find_policy`
-    (a Python child's: rebuilt from the live seal) is asked on the first refusal.
+    `keepers`: the record keepers records are delivered to (besides those the
+    environment names). `policy` names the identity variables a record lists; without
+    one, `find_policy` (a Python child's: rebuilt from the live seal) is asked on the
+    first refusal.
     """
-    bind(log, policy, find_policy)
+    bind(log, policy, find_policy, keepers)
     for name, guard in GUARDS.items():
         if name not in _installed:
             guard()
@@ -86,7 +89,7 @@ def saved() -> Binding | None:
     """The guards' binding now, when they are installed: what `restore` puts back."""
     if not _installed:
         return None
-    return (binding.log, binding.policy, binding.find_policy)
+    return (binding.log, binding.policy, binding.find_policy, tuple(binding.keepers))
 
 
 def restore(saved: Binding | None) -> None:
@@ -95,8 +98,8 @@ def restore(saved: Binding | None) -> None:
     if saved is None:
         uninstall()
     else:
-        log, policy, find_policy = saved
-        install(log=log, policy=policy, find_policy=find_policy)
+        log, policy, find_policy, keepers = saved
+        install(log=log, policy=policy, find_policy=find_policy, keepers=keepers)
 
 
 def hint(via: str) -> str | None:

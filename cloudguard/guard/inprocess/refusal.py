@@ -37,6 +37,7 @@ class _Binding:
     """Where records go, and how identity variables are named. Set by `install`."""
 
     log: str | None = None
+    keepers: Sequence[str] = ()  # the record keepers the session that installed us names
     policy: Policy | None = None
     # A Python child is handed no policy: its sitecustomize hands this instead, which
     # rebuilds the policy from the live seal, on the first refusal only.
@@ -50,8 +51,10 @@ def bind(
     log: str | None,
     policy: Policy | None = None,
     find_policy: Callable[[], Policy | None] | None = None,
+    keepers: Sequence[str] = (),
 ) -> None:
     binding.log = log
+    binding.keepers = tuple(keepers)
     binding.policy = policy
     binding.find_policy = find_policy
 
@@ -87,8 +90,11 @@ def refuse(
     if already_recorded:
         status = "already recorded for this call: the test fails even if this is caught"
     else:
-        log = binding.log or os.environ.get(reach.LOG_VARIABLE, "")
-        status = reach.record_status(log, record)
+        status = reach.record_status(
+            record,
+            keepers=reach.keepers(binding.keepers, os.environ),
+            log=binding.log or os.environ.get(reach.LOG_VARIABLE, ""),
+        )
         if status.startswith("recorded"):
             status += ": the test fails even if this exception is caught"
     test = record["test"]

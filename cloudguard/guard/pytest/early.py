@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pytest
@@ -54,7 +55,7 @@ class EarlySeal:
         os.environ.update(env)
         # Installed now, so a conftest that reaches while it is imported is seen too.
         config.stash[OUTER] = inprocess.saved()
-        inprocess.install(log=log.path, policy=session.policy())
+        inprocess.install(log=log.path, policy=session.policy(), keepers=session.keepers)
         made = cls(session, original, env)
         config.stash[EARLY] = made
         return made
@@ -63,23 +64,15 @@ class EarlySeal:
         for name, value in self.session.seal.sentinels().items():
             os.environ.setdefault(name, value)
 
-    def kept(self) -> list[str]:
-        """Seal-covered names the suite itself set or changed after the seal: its own."""
-        return sorted(
-            name
-            for name, value in os.environ.items()
-            if self.session.registry.covers(name) and self.sealed.get(name) != value
-        )
-
     def announce(self, *, keep: bool = True) -> None:
         """The suite has declared its own: keep it (`keep`), fill the sentinels, print the line.
 
-        `keep`: record the suite's own names in the seal directory, so the xdist workers,
-        which inherit them, verify the seal all the same (False: sealed late, kept nothing).
+        `keep`: name the suite's own for the processes it starts (`seal.keep_declared`), so
+        the xdist workers, which inherit them, verify the seal all the same (False: sealed
+        late, kept nothing).
         """
-        kept = self.kept() if keep else []
-        if keep:
-            self.session.seal.keep(kept)
+        kept = declared_since(self.sealed, self.session.registry) if keep else []
+        seal.keep_declared(os.environ, kept)
         self.fill_sentinels()
         sys.stderr.write(self.session.seal_line(kept=kept) + "\n")
         sys.stderr.flush()
@@ -89,6 +82,28 @@ class EarlySeal:
         os.environ.update(self.original_environ)
 
 
+@dataclass
+class JoinedSeal:
+    """A seal this session runs under (`cloudguard run`, a sealed controller): the suite's
+    own declarations are named for its workers all the same; the seal line was printed by
+    whoever made the seal."""
+
+    registry: registry.Registry
+    inherited: dict[str, str]
+
+    def announce(self) -> None:
+        seal.keep_declared(os.environ, declared_since(self.inherited, self.registry))
+
+
+def declared_since(before: Mapping[str, str], rules: registry.Registry) -> list[str]:
+    """Seal-covered names the suite itself set or changed since `before`: its own."""
+    return sorted(
+        name
+        for name, value in os.environ.items()
+        if rules.covers(name) and before.get(name) != value
+    )
+
+
 EARLY = pytest.StashKey[EarlySeal]()
 INHERITED = pytest.StashKey[seal.Seal]()  # a verified seal this session runs under
 DECIDED = pytest.StashKey[bool]()  # the early hook ran: begin() does not decide again
@@ -96,7 +111,7 @@ ADMISSION = pytest.StashKey[Exception]()  # why the early hook refused (97 at co
 OUTER = pytest.StashKey["inprocess.Binding | None"]()  # the guards' binding before the session
 
 
-def seal_before_the_suite(config: pytest.Config) -> EarlySeal | None:
+def seal_before_the_suite(config: pytest.Config) -> EarlySeal | JoinedSeal | None:
     """Join the verified seal this process runs under, or make the session's own.
 
     What cannot be admitted (an invalid registry, a log that is not ours) is kept
@@ -109,8 +124,8 @@ def seal_before_the_suite(config: pytest.Config) -> EarlySeal | None:
         inherited = seal.inherited_seal(os.environ, rules)
         if inherited is not None:
             config.stash[INHERITED] = inherited
-        else:
-            return EarlySeal.make(config, rules)
+            return JoinedSeal(rules, dict(os.environ))
+        return EarlySeal.make(config, rules)
     except (registry.RegistryError, reach_log.ReachLogError, OSError) as error:
         config.stash[ADMISSION] = error
     return None

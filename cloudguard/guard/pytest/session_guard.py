@@ -45,7 +45,7 @@ class TestWindow:
     """One test's view of the log: what it recorded, what it declared expected, what failed it."""
 
     nodeid: str
-    checked: int  # byte offset up to which the log has been read for this test
+    checked: int  # where the session's records stood at the last look (GuardSession.cursor)
     reaches: list[Record] = field(default_factory=list)
     expected: list[int] = field(default_factory=list)  # indexes into reaches
     reported: list[int] = field(default_factory=list)
@@ -86,6 +86,7 @@ class SessionGuard:
         self.expected: list[Record] = []  # reaches the tests declared (cloudguard.expect)
         self.summary: list[tuple[Record, bool]] = []  # (record, expected) for the whole session
         self.red = False
+        self.tampering_reported = 0  # the keeper's tampering entries already failed a test
 
     # -- start and stop ------------------------------------------------------------------
 
@@ -103,7 +104,7 @@ class SessionGuard:
             # are already in place, and the seal line was printed by whoever made them.
             joined = GuardSession.join(rules, verified, os.environ)
             outer = inprocess.saved()
-            inprocess.install(log=joined.log.path, policy=joined.policy())
+            inprocess.install(log=joined.log.path, policy=joined.policy(), keepers=joined.keepers)
             return cls(
                 config,
                 role=Role.of(config, inherited=True),
@@ -139,7 +140,7 @@ class SessionGuard:
         os.environ[reach.TEST_VARIABLE] = item.nodeid
         running.mark(item.nodeid)  # under `run --hard`: the sink names this process's test
         self.attribution.own_tests.add(item.nodeid)
-        self.window = TestWindow(item.nodeid, checked=_size(self.log))
+        self.window = TestWindow(item.nodeid, checked=self.session.cursor())
         try:
             return (yield)
         finally:
@@ -159,14 +160,23 @@ class SessionGuard:
             return report
         if call.when == "setup" and report.passed:
             return report  # the call phase runs next and reads setup's records too: one stat less
+        problems = []
         try:
             self.refresh(window)
             reached = window.unreported()
         except reach_log.ReachLogError as error:
             reached = []
-            fail(report, item, alarm.unreadable(error))
+            problems.append(alarm.unreadable(error))
         if reached:
-            fail(report, item, failure_message(reached, self.log, self.provider_variable))
+            problems.append(failure_message(reached, self.log, self.provider_variable))
+        tampering = self.session.tampering()
+        problems += [
+            f"cloudguard: tampering: {what}: failing closed"
+            for what in tampering[self.tampering_reported :]
+        ]
+        self.tampering_reported = len(tampering)
+        if problems:
+            fail(report, item, "\n".join(problems))
         if call.when == "teardown" and window.expected:
             # A new list: the report's is the item's own, shared with its other reports.
             expected = [window.reaches[i] for i in window.expected]
@@ -174,12 +184,9 @@ class SessionGuard:
         return report
 
     def refresh(self, window: TestWindow) -> None:
-        """Read what was appended since the last look; one stat when nothing was."""
-        if self.watch.verify() == window.checked:
-            return
-        log = reach_log.read(self.log, start=window.checked)
-        window.checked = log.end
-        window.reaches.extend(r for r in log.reaches if self.attribution.belongs(r, window.nodeid))
+        """Take what was recorded since the last look (nothing to read when nothing was)."""
+        records, window.checked = self.session.since(window.checked)
+        window.reaches.extend(r for r in records if self.attribution.belongs(r, window.nodeid))
 
     # -- the session's verdict (controller or plain process) -----------------------------
 
@@ -201,6 +208,12 @@ class SessionGuard:
             sys.stderr.write(alarm.unreadable(error) + "\n")
             session.exitstatus = exit_codes.REFUSED_ADMISSION
             return
+        tampering = self.session.tampering()
+        if tampering:
+            self.red = True
+            for what in tampering:
+                sys.stderr.write(f"cloudguard: tampering: {what}: failing closed\n")
+            session.exitstatus = exit_codes.REFUSED_ADMISSION
         expected = list(self.expected)
         for record in filter(self.attribution.belongs, records):
             if record in expected:
@@ -210,7 +223,11 @@ class SessionGuard:
                 self.summary.append((record, False))
         if any(not was_expected for _, was_expected in self.summary):
             self.red = True
-            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            if session.exitstatus in (
+                pytest.ExitCode.OK,
+                pytest.ExitCode.TESTS_FAILED,
+                exit_codes.REFUSED_ADMISSION,
+            ):
                 session.exitstatus = exit_codes.REACH_REFUSED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
@@ -219,6 +236,13 @@ class SessionGuard:
         unexpected = [r for r, was_expected in self.summary if not was_expected]
         title = f"cloudguard: {len(unexpected)} cloud reach(es) refused and recorded"
         terminalreporter.section(title, sep="=", red=bool(unexpected), bold=True)
+        if self.session.keeper is None:
+            # Joined: the records are kept by the run (or session) this one runs inside,
+            # which lists each when it ends; each test's failure names its own. Once each.
+            terminalreporter.write_line(
+                f"each is listed by the run that keeps the records ({self.log}) when it ends"
+            )
+            return
         for record, was_expected in self.summary:
             tag = "expected by its test (cloudguard.expect): " if was_expected else ""
             terminalreporter.write_line(tag + alarm.describe(record))
@@ -229,10 +253,3 @@ class SessionGuard:
 
 
 GUARD = pytest.StashKey[SessionGuard]()
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return -1  # deleted: differs from any offset, so the next read names the problem

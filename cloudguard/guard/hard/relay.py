@@ -1,0 +1,64 @@
+"""Inside the hard seal: every record goes to the host's keeper over a pipe only the two hold.
+
+The supervisor serves the run's keeper names in the seal's network namespace
+(`cloudguard.guard.channel`), where the refusers inside can reach them, and
+the sink's own records join them here. Each record is written as one line to
+the records pipe the host passed in; the host's keeper parses and holds it
+(`launch.RecordsFromInside`). The command cannot reach the pipe: it is never
+inherited past the supervisor, and the command's pid namespace cannot name
+the supervisor to signal, trace or starve it.
+
+The host answers each line on a second pipe once its keeper holds the record
+and wrote it to the log, and only then is the refuser answered (or the packet
+refused): a test that looks at the log right after its reach finds it there.
+At the end the supervisor tells the host how many records it relayed; a host
+that received another number fails the run closed (97). Stdlib only, no
+`json` (the supervisor's start-up budget): lines are passed on as they came,
+after a check that each is one line of one JSON object.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+
+from cloudguard.guard import reach
+
+
+class Relay:
+    def __init__(self, fd: int, answers: int) -> None:
+        self.fd = fd
+        self.answers = answers  # the host's answer to each line: one byte
+        self.count = 0  # reach records relayed
+        self.lost: str | None = None  # why a record could not be relayed, if one could not
+        self._lock = threading.Lock()
+
+    def record(self, record: Mapping[str, object]) -> None:
+        """A record the supervisor made itself (the sink's)."""
+        self._write(reach.record_line(record), counted=True)
+
+    def receive(self, message: bytes) -> bool:
+        """A refuser's delivery from inside: one line of one JSON object, passed on whole."""
+        if not (message.startswith(b"{") and message.endswith(b"}\n")) or b"\n" in message[:-1]:
+            self.tamper("a malformed message arrived on the record keeper's channel")
+            return False
+        return self._write(message, counted=True)
+
+    def tamper(self, what: str) -> None:
+        self._write(reach.record_line({"kind": "tampering", "what": what}), counted=False)
+
+    def _write(self, line: bytes, *, counted: bool) -> bool:
+        with self._lock:
+            try:
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(self.fd, view) :]
+                if os.read(self.answers, 1) != b"k":
+                    raise OSError("the host stopped answering")
+            except OSError as error:
+                self.lost = f"the records pipe to the host broke ({error.strerror or error})"
+                return False
+            if counted:
+                self.count += 1
+        return True

@@ -1,0 +1,83 @@
+"""Negative controls for issue 20: break trust, the one open, or its checks in a copy of
+cloudguard; the attack tests must go red for that reason (tests/cloudguard_mutants.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+
+TRUST = "tests/cli/test_trust.py"
+OPENS = "tests/cli/test_file_opens.py"
+COMMITTED = f"{TRUST}::test_a_committed_command_does_not_run_until_the_operator_trusts_the_file"
+
+MUTATIONS = [
+    Mutation(
+        name="a discovered file is trusted without the operator",
+        module="project_file.py",
+        original="            return trust.is_trusted(self.path, self.sha256)\n",
+        broken="            return True\n",
+        tests=(
+            COMMITTED,
+            f"{TRUST}::test_hard_forward_of_an_untrusted_file_is_ignored_and_named",
+            f"{TRUST}::test_an_untrusted_output_is_ignored_and_said_the_report_goes_to_stdout",
+        ),
+        reason={
+            COMMITTED: "a discovered file ran its owned-ids-command untrusted",
+            f"{TRUST}::test_hard_forward_of_an_untrusted_file_is_ignored_and_named": (
+                "an untrusted file opened the hard seal"
+            ),
+            f"{TRUST}::test_an_untrusted_output_is_ignored_and_said_the_report_goes_to_stdout": (
+                "an untrusted file chose which file to overwrite"
+            ),
+        },
+    ),
+    Mutation(
+        name="an edited file keeps its trust",
+        module="trust.py",
+        original="    return entry is not None and entry.sha256 == sha256\n",
+        broken="    return entry is not None\n",
+        tests=(COMMITTED,),
+        reason="an edited file stayed trusted",
+    ),
+    Mutation(
+        name="the trust check looks at the path, the reader opens it again",
+        module="project_file.py",
+        original="    raw = _read_discovered(path) if discovered else _read_named(path)\n",
+        broken=(
+            "    check_trusted(path, os.lstat(path)) if discovered else None\n"
+            "    raw = path.read_bytes()\n"
+        ),
+        tests=(f"{OPENS}::test_another_user_swapping_the_file_never_gets_it_read",),
+        reason="cloudguard read the file uid 65534 swapped in",
+    ),
+    Mutation(
+        name="the directory a file is in is not considered",
+        module="project_file.py",
+        original="        check_directory(path, os.fstat(directory))\n",
+        broken="        pass\n",
+        tests=(f"{OPENS}::test_a_directory_others_can_write_is_refused",),
+        reason="a file in a directory others can write was read",
+    ),
+    Mutation(
+        name="outputs and logs are opened blocking",
+        module="private_files.py",
+        original="_NOT_BLOCKING = os.O_NONBLOCK | os.O_CLOEXEC\n",
+        broken="_NOT_BLOCKING = os.O_CLOEXEC\n",
+        tests=(
+            f"{OPENS}::test_a_fifo_never_hangs_cloudguard[output]",
+            f"{OPENS}::test_a_fifo_never_hangs_cloudguard[check-log]",
+        ),  # (the reap log is opened O_RDWR, which a FIFO never blocks: checked by type only)
+        reason="hung on a FIFO",
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_trust_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
+    assert_turns_red(tmp_path, mutation)
+
+
+def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
+    assert_green_unmutated(tmp_path, MUTATIONS)

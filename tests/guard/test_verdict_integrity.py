@@ -1,0 +1,243 @@
+"""The code under test cannot silence the alarm: a run that reached is never green.
+
+Each test is the judged command at the same uid, attacking the verdict after
+(or while) it reached: rewriting, chmod'ing or deleting the log, flooding or
+stopping the record keeper, limiting its descriptors, reading its memory,
+leaving a process behind; under `--hard` also signalling the supervisor.
+Every run is an ordinary user's (uid 65534 when the suite runs as root: a
+permission means the same for everyone) inside a loopback-only network
+namespace of the test's own (`unshare -rn`), so a broken guard fails the test
+and sends nothing anywhere. The outcome may be 97 (tampering seen) or 98 (the
+reach); never 0. Negative controls: test_negative_controls.py and
+tests/hard/test_hard_negative_controls.py.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from second_uid import guard_run_script, package_copy, run_guard, world_readable_dir
+
+from cloudguard.documents import reach_log
+
+IP = shutil.which("ip", path="/usr/sbin:/sbin:/usr/bin:/bin") or "ip"
+PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+RECORDED_AZ = "az account show"
+ALTERED = "tampering: the reach log was altered while the run was on"
+
+
+@pytest.fixture
+def where() -> Iterator[Path]:
+    path = world_readable_dir()
+    try:
+        yield package_copy(path)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def attacked_run(
+    where: Path, script: str, *, hard: bool = False, timeout: float = 90
+) -> subprocess.CompletedProcess[str]:
+    """`cloudguard run [--hard] --log LOG -- sh -c SCRIPT` as the second user, in its own
+    loopback-only network namespace.
+
+    The network namespace needs a user namespace whose root brings it up; the run itself
+    then goes on in a further one as an ordinary user there (uid 1000, no capability), as
+    it would on a host: the root of a user namespace may trace anything inside it.
+    """
+    runner = guard_run_script(["sh", "-c", script], where / "reach.jsonl", hard=hard)
+    as_user = ["unshare", "-U", "--map-user=1000", "--map-group=1000"]
+    outer = (
+        "import os, subprocess, sys\n"
+        f"subprocess.run([{IP!r}, 'link', 'set', 'lo', 'up'], check=True)\n"
+        f"command = {as_user!r} + [sys.executable, '-c', {runner!r}]\n"
+        "sys.exit(subprocess.run(command).returncode)\n"
+    )
+    wrapper = (
+        f"import os, sys; os.execvp('unshare', ['unshare', '-rn', sys.executable, '-c', {outer!r}])"
+    )
+    return run_guard(where, wrapper, env={"PATH": PATH, "LANG": "C.UTF-8"}, timeout=timeout)
+
+
+def targets(where: Path) -> list[str]:
+    return [str(r["target"]) for r in reach_log.read(str(where / "reach.jsonl")).reaches]
+
+
+def show(result: subprocess.CompletedProcess[str]) -> str:
+    return f"exit {result.returncode}\n--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
+
+
+# -- cloudguard run ------------------------------------------------------------------------
+
+PAD_OVER_THE_LOG = (
+    "python3 -c \"import os; log = os.environ['CLOUDGUARD_REACH_LOG']; "
+    "data = open(log, 'rb').read(); header = data.split(b'\\\\n')[0] + b'\\\\n'; "
+    "open(log, 'r+b').write(header + b' ' * (len(data) - len(header) - 1) + b'\\\\n')\""
+)
+
+
+def test_rewriting_the_log_in_place_after_a_reach_is_still_red(where: Path) -> None:
+    # The log's own header padded with spaces to the log's exact length, same inode.
+    result = attacked_run(where, f"az account show 2>/dev/null; {PAD_OVER_THE_LOG}")
+
+    assert result.returncode == 98, f"the reach was silenced:\n{show(result)}"
+    assert ALTERED in result.stderr, f"the alteration was not named:\n{show(result)}"
+    assert targets(where) == [RECORDED_AZ], "the keeper did not write its record back"
+
+
+def test_a_log_its_writers_may_not_write_changes_nothing(where: Path) -> None:
+    script = (
+        'chmod 0400 "$CLOUDGUARD_REACH_LOG"; az account show 2>az.err; '
+        'chmod 0600 "$CLOUDGUARD_REACH_LOG"; cat az.err >&2'
+    )
+    result = attacked_run(where, script)
+
+    assert result.returncode == 98, f"the reach was silenced:\n{show(result)}"
+    assert "NOT recorded" not in result.stderr, show(result)
+    assert targets(where) == [RECORDED_AZ]
+
+
+def test_stopping_the_keeper_during_a_reach_loses_no_record(where: Path) -> None:
+    # The record waits in the keeper's socket while the keeper is stopped, even after the
+    # refuser that sent it is killed: it is read when the keeper runs again.
+    script = (
+        "kill -STOP $PPID; az account show 2>/dev/null & sleep 1; kill -9 $!; "
+        "kill -CONT $PPID; wait"
+    )
+    result = attacked_run(where, script)
+
+    assert result.returncode == 98, f"the reach was silenced:\n{show(result)}"
+    assert targets(where) == [RECORDED_AZ]
+
+
+FLOOD = (
+    "import os, resource, socket\n"
+    "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+    "resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))\n"
+    "name = os.environ['CLOUDGUARD_KEEPER'].split()[0].removeprefix('@')\n"
+    "held = []\n"
+    "for _ in range(1100):\n"
+    "    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
+    "    s.connect(b'\\0' + name.encode())\n"
+    "    held.append(s)\n"
+    "import subprocess\n"
+    "subprocess.run(['az', 'account', 'show'])\n"
+)
+
+
+def test_a_flood_of_connections_to_the_keeper_is_never_green(where: Path) -> None:
+    (where / "flood.py").write_text(FLOOD)
+    result = attacked_run(where, "python3 flood.py")
+
+    assert result.returncode in (97, 98), f"the flood turned the run green:\n{show(result)}"
+    assert "tampering: over 1024 connections held open to the keeper" in result.stderr, show(result)
+    assert "tampering: a refuser could not deliver its record" in result.stderr, show(result)
+
+
+def test_a_keeper_out_of_descriptors_is_never_green(where: Path) -> None:
+    script = "prlimit --pid $PPID --nofile=4:4; (az account show 2>/dev/null &); sleep 1"
+    result = attacked_run(where, script)
+
+    assert result.returncode in (97, 98), f"the run was green:\n{show(result)}"
+    assert "tampering: the record keeper ran out of descriptors" in result.stderr, show(result)
+
+
+PEEK = (
+    'for f in "/proc/$1/environ" "/proc/$1/fd/0" "/proc/$1/mem"; do '
+    '  if head -c1 "$f" >/dev/null 2>&1; then echo "read $f"; fi; done; '
+    'if (echo 1000 > "/proc/$1/oom_score_adj") 2>/dev/null; then echo "wrote oom_score_adj"; fi'
+)
+
+
+def test_the_keeper_cannot_be_read_or_adjusted_by_the_command(where: Path) -> None:
+    (where / "peek.sh").write_text(PEEK)
+    # The control first: the same user's own shell is readable, so "not read" means refused.
+    result = attacked_run(where, "sh peek.sh $$ >&2; echo --- >&2; sh peek.sh $PPID >&2")
+
+    own, _, keeper = result.stderr.partition("---")
+    assert "read /proc/" in own and "wrote oom_score_adj" in own, show(result)
+    assert "read /proc/" not in keeper and "wrote" not in keeper, show(result)
+    assert result.returncode == 0, show(result)
+
+
+def test_what_the_command_leaves_running_is_stopped_and_named(where: Path) -> None:
+    script = "sh -c 'setsid sleep 300.25 >/dev/null 2>&1 &'; sleep 0.2"
+    result = attacked_run(where, script)
+
+    assert "process(es) the command left running" in result.stderr, show(result)
+    assert "sleep 300.25" in result.stderr, show(result)
+    left = subprocess.run(["pgrep", "-f", "sleep 300.25"], capture_output=True, text=True)
+    assert left.stdout == "", f"still running after the run: {left.stdout}"
+
+
+# -- cloudguard run --hard -----------------------------------------------------------------
+
+CURL = "curl -s -m 5 http://198.51.100.7/ >/dev/null"
+
+
+def test_under_hard_the_command_cannot_stop_or_kill_its_supervisor(where: Path) -> None:
+    script = f"kill -STOP $PPID; kill -9 $PPID; kill -9 1; {CURL}; az account show 2>/dev/null"
+    result = attacked_run(where, script, hard=True)
+
+    # Both reaches made after the attack are kept, and the run is red for them.
+    assert (result.returncode, targets(where)) == (98, ["198.51.100.7:80", RECORDED_AZ]), (
+        f"the attack on the supervisor cost a record:\n{show(result)}"
+    )
+
+
+def test_under_hard_the_command_sees_only_its_own_processes(where: Path) -> None:
+    script = "echo pid $$ processes $(ls /proc | grep -c '^[0-9]') >&2"
+    result = attacked_run(where, script, hard=True)
+
+    # pid 1 is its init, the shell the next; then ls and grep (and the $(...) subshell)
+    assert "pid 2 processes " in result.stderr, (
+        f"the command saw processes outside its run:\n{show(result)}"
+    )
+    assert int(result.stderr.split("pid 2 processes ")[1].split()[0]) <= 5, (
+        f"the command saw processes outside its run:\n{show(result)}"
+    )
+
+
+def test_under_hard_the_commands_init_cannot_be_read(where: Path) -> None:
+    # The init holds nothing of the supervisor's and is out of the command's reach; the
+    # command's own descriptors (the control) are listed, so "not listed" means refused.
+    script = "ls /proc/$$/fd | wc -l >&2; echo --- >&2; ls /proc/1/fd 2>/dev/null | wc -l >&2"
+    result = attacked_run(where, script, hard=True)
+
+    own, _, init = result.stderr.rpartition("---")
+    assert int(own.split()[-1]) > 0, show(result)
+    assert int(init.split()[0]) == 0, f"the command read its init's descriptors:\n{show(result)}"
+
+
+def test_under_hard_a_truncated_log_changes_nothing(where: Path) -> None:
+    truncate = 'truncate -s "$(head -1 "$CLOUDGUARD_REACH_LOG" | wc -c)" "$CLOUDGUARD_REACH_LOG"'
+    result = attacked_run(where, f"{CURL}; {truncate}", hard=True)
+
+    assert result.returncode == 98, f"the reach was silenced:\n{show(result)}"
+    assert ALTERED in result.stderr, show(result)
+    assert targets(where) == ["198.51.100.7:80"]
+
+
+def test_under_hard_nothing_outlives_the_run(where: Path) -> None:
+    result = attacked_run(where, "setsid sleep 300.75 >/dev/null 2>&1 & sleep 0.2", hard=True)
+
+    left = subprocess.run(["pgrep", "-f", "sleep 300.75"], capture_output=True, text=True)
+    assert left.stdout == "", f"still running after the run: {left.stdout}\n{show(result)}"
+    assert result.returncode == 0, show(result)
+
+
+def test_the_tests_own_processes_are_all_gone() -> None:
+    # The control of the two "nothing outlives" tests: pgrep finds a live process by its words.
+    sleeper = subprocess.Popen(["sleep", "300.5"])
+    try:
+        found = subprocess.run(["pgrep", "-f", "sleep 300.5"], capture_output=True, text=True)
+        assert str(sleeper.pid) in found.stdout.split()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert os.path.exists("/proc/self")

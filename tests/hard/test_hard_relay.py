@@ -1,0 +1,52 @@
+"""The hard seal's relay answers a refuser only once the run's keeper holds its record.
+
+A test that looks at the log right after its reach (the per-test check of a
+pytest session inside the seal) must find the record there; the relay waits
+for the host's one-byte answer to each line before it returns.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from cloudguard.guard.hard.relay import Relay
+
+LINE = b'{"schema":1,"kind":"reach","target":"x"}\n'
+
+
+def test_the_relay_returns_only_after_the_host_answered() -> None:
+    records_read, records_write = os.pipe()
+    answers_read, answers_write = os.pipe()
+    relay = Relay(records_write, answers_read)
+    returned = threading.Event()
+    worker = threading.Thread(target=lambda: (relay.receive(LINE), returned.set()))
+    worker.start()
+    try:
+        passed_on = os.read(records_read, 4096)
+        # The line is with the host, which has not answered: the relay must still wait. (A
+        # relay that does not wait returns at once; half a second is ample to see it.)
+        early = returned.wait(0.5)
+        os.write(answers_write, b"k")
+        worker.join(10)
+    finally:
+        for fd in (records_read, records_write, answers_read, answers_write):
+            os.close(fd)
+
+    assert passed_on == LINE
+    assert not early, "the relay answered the refuser before the run held the record"
+    assert returned.is_set() and relay.count == 1 and relay.lost is None
+
+
+def test_a_host_that_stops_answering_is_a_lost_record() -> None:
+    records_read, records_write = os.pipe()
+    answers_read, answers_write = os.pipe()
+    os.close(answers_write)  # the host is gone
+    relay = Relay(records_write, answers_read)
+    try:
+        taken = relay.receive(LINE)
+    finally:
+        for fd in (records_read, records_write, answers_read):
+            os.close(fd)
+
+    assert not taken and relay.lost is not None and "stopped answering" in relay.lost

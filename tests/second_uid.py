@@ -1,0 +1,102 @@
+"""Run cloudguard as a second, ordinary user, so a test means the same as root and as anyone.
+
+The test suite may run as root (CI does). Where a permission decides the
+outcome (a process's /proc files, another user's file), a test runs the
+guard as uid 65534 instead: `setpriv` to that uid, an interpreter that user
+can execute, and a copy of the `cloudguard` package in a directory that user
+can read (the checkout may sit under a home only root can enter). The guard
+half needs nothing but the standard library, so the copy is all it imports.
+
+Nothing is skipped: a host without `setpriv` or an interpreter the second
+user can run fails the test naming what is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import cloudguard
+
+OTHER_UID = 65534  # `nobody` on Debian; any uid that is not ours will do
+SETPRIV = shutil.which("setpriv") or "setpriv"
+
+
+def as_other_user(*argv: str) -> list[str]:
+    """`argv` run as OTHER_UID, with no supplementary groups. As root, setpriv switches; an
+    ordinary user already is another user than root, and runs `argv` as it is."""
+    if os.geteuid() != 0:
+        return list(argv)
+    return [SETPRIV, f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", *argv]
+
+
+@functools.cache
+def python() -> str:
+    """An interpreter the second user can execute (this one may live under root's home)."""
+    for candidate in (os.path.realpath(sys.executable), "/usr/bin/python3"):
+        # Through a shell: setpriv's own exec of the program may still pass where the user's
+        # next exec of it would not (a directory only root can enter).
+        probe = subprocess.run(
+            as_other_user("sh", "-c", f'exec "{candidate}" -c pass'),
+            capture_output=True,
+            check=False,
+        )
+        if probe.returncode == 0:
+            return candidate
+    raise AssertionError(
+        f"no Python interpreter that uid {OTHER_UID} can run ({sys.executable}, /usr/bin/python3)"
+    )
+
+
+def world_readable_dir() -> Path:
+    """A fresh directory under /tmp that every user can enter, and the second user can write."""
+    path = Path(tempfile.mkdtemp(prefix="cloudguard-second-uid-", dir="/tmp"))
+    path.chmod(0o755)
+    if os.geteuid() == 0:
+        os.chown(path, OTHER_UID, OTHER_UID)
+    return path
+
+
+def package_copy(where: Path) -> Path:
+    """A copy of the cloudguard package under `where`, readable by everyone; the PYTHONPATH."""
+    source = Path(cloudguard.__file__).parent
+    shutil.copytree(source, where / "cloudguard", ignore=shutil.ignore_patterns("__pycache__"))
+    for directory, _, files in os.walk(where / "cloudguard"):
+        os.chmod(directory, 0o755)
+        for name in files:
+            os.chmod(os.path.join(directory, name), 0o644)
+    return where
+
+
+def run_guard(
+    where: Path, script: str, *, env: Mapping[str, str], timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Run `script` (Python, importing the copied cloudguard) as the second user, in `where`."""
+    full_env = {**env, "PYTHONPATH": str(where), "HOME": str(where)}
+    return subprocess.run(
+        as_other_user(python(), "-c", script),
+        cwd=where,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def guard_run_script(command: Sequence[str], log: Path, *, hard: bool = False) -> str:
+    """Python that runs `cloudguard run [--hard] --log LOG -- COMMAND` without the CLI (typer
+    is not in the copy): the same runner the command calls, the same exit code."""
+    return (
+        "import sys\n"
+        "from cloudguard.guard import runner\n"
+        "from cloudguard.guard.registry import load_registry\n"
+        f"sys.exit(runner.run({list(command)!r}, registry=load_registry(), log={str(log)!r}, "
+        f"hard={hard!r}))\n"
+    )
