@@ -29,7 +29,6 @@ import platform
 import subprocess
 import sys
 import tempfile
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,6 @@ ARM_SUBSCRIPTIONS = tuple(f"5eb5c0de-0000-4000-8000-{n:012d}" for n in range(100
 GRAPH_SUBSCRIPTIONS = tuple(f"6eb5c0de-0000-4000-8000-{n:012d}" for n in range(1000))
 LATENCY = 0.020
 PAGE_SIZE = 50
-CONCURRENCY = 8
 CPU_GOAL = 3.0
 
 
@@ -90,26 +88,12 @@ def run_side(engine: str, kinds: str, base_url: str, ca_pem: str, which: str) ->
     """Child process: one sweep; prints its wall time and how many resources of each kind."""
     from collections import Counter
 
-    from cloudguard_azure.adapter import AzureAdapter
-    from cloudguard_azure.fake_arm import StaticTokenCredential
-
-    from cloudguard.cloud.records import SweepRequest
+    from bench_resource_graph import timed_sweep
 
     subscriptions = ARM_SUBSCRIPTIONS if which == "arm" else GRAPH_SUBSCRIPTIONS
-    request = SweepRequest(
-        subscriptions=subscriptions,
-        endpoint=base_url,
-        ca_bundle=ca_pem,
-        concurrency=CONCURRENCY,
-        kinds=tuple(kinds.split(",")) if kinds else (),
-        settings={"engine": engine},
-    )
-    started = time.perf_counter()
-    result = AzureAdapter(StaticTokenCredential()).sweep(request)
-    wall = time.perf_counter() - started
-    if result.failures:
-        raise SystemExit(f"{engine} sweep failed: {result.failures[:3]}")
-    print(json.dumps({"wall_s": wall, "by_kind": Counter(r.kind for r in result.resources)}))
+    wanted = tuple(kinds.split(",")) if kinds else ()
+    wall, resources = timed_sweep(engine, subscriptions, wanted, base_url, ca_pem)
+    print(json.dumps({"wall_s": wall, "by_kind": Counter(r.kind for r in resources)}))
 
 
 def sweeps(which: str, vms: int) -> dict[str, Any]:

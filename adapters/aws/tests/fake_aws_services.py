@@ -15,13 +15,14 @@ tests read. Signatures are not checked (moto's keys sign them).
 from __future__ import annotations
 
 import json
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from loopback_server import serving
 
 SEARCH_COUNT_LIMIT = 1000  # Resource Explorer counts no further
 
@@ -175,14 +176,5 @@ def serve() -> Iterator[FakeAwsServices]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    services.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with serving(Handler) as services.endpoint:
         yield services
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
