@@ -97,6 +97,22 @@ def test_the_headline_of_every_format_says_how_many_billable_findings_are_unpric
     assert "1 more of unknown billing" in done.stdout
 
 
+@pytest.mark.parametrize("fmt", ["table", "markdown", "junit", "sarif", "html"])
+def test_every_format_names_each_findings_kind(export: Path, fmt: str) -> None:
+    done = audit(export, "-f", fmt)
+
+    shown = done.stdout.lower().replace("\\", "")  # markdown escapes the punctuation
+    for kind in ("public-ip", "nic", "storage-account", "microsoft.web/sites"):
+        assert kind in shown, f"the {fmt} report does not name the kind {kind}"
+
+
+def test_junit_says_no_power_state_for_a_kind_that_has_none(export: Path) -> None:
+    done = audit(export, "-f", "junit")
+
+    assert "app-1" in done.stdout and "power state unknown" not in done.stdout, done.stdout
+    assert "microsoft.web/sites; task id" in done.stdout.lower()
+
+
 def test_an_unknown_kind_is_a_usage_error_on_the_command_line_and_97_in_the_config(
     export: Path, tmp_path: Path
 ) -> None:
