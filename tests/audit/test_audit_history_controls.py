@@ -11,6 +11,11 @@ from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_re
 HISTORY = "tests/audit/test_audit_history.py"
 NOTIFY = "tests/notify/test_audit_notifies.py"
 
+ACKNOWLEDGED_VM = f"{HISTORY}::test_reap_plan_leaves_an_acknowledged_orphan_alone"
+ACKNOWLEDGED_MEMBER = (
+    f"{HISTORY}::test_every_kind_is_remembered_acknowledged_and_held_out_of_a_group_delete"
+)
+
 MUTATIONS = [
     Mutation(
         name="--fail-on new fails on every orphan",
@@ -43,8 +48,11 @@ MUTATIONS = [
         module="reap/planning.py",
         original="        if finding.acknowledged is not None:",
         broken="        if False:",
-        tests=(f"{HISTORY}::test_reap_plan_leaves_an_acknowledged_orphan_alone",),
-        reason="assert ['vm-a', 'vm-b'] == ['vm-b']",
+        tests=(ACKNOWLEDGED_VM, ACKNOWLEDGED_MEMBER),
+        reason={
+            ACKNOWLEDGED_VM: "assert ['vm-a', 'vm-b'] == ['vm-b']",
+            ACKNOWLEDGED_MEMBER: "the group went whole",
+        },
     ),
 ]
 

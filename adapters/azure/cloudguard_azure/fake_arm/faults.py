@@ -32,6 +32,7 @@ class StatusRule:
     times: int  # how many matching requests still get this answer
     match: str = ""  # a substring of the path (case-insensitive); "" matches every request
     retry_after: float | None = None  # seconds: Retry-After if whole, else retry-after-ms
+    method: str = ""  # only requests of this method ("" any)
 
 
 @dataclass
@@ -120,10 +121,17 @@ class Faults:
     # -- steering ----------------------------------------------------------------
 
     def inject(
-        self, status: int, *, times: int = 1, match: str = "", retry_after: float | None = None
+        self,
+        status: int,
+        *,
+        times: int = 1,
+        match: str = "",
+        retry_after: float | None = None,
+        method: str = "",
     ) -> None:
         with self._lock:
-            self.rules.append(StatusRule(status, times, match.casefold(), retry_after))
+            rule = StatusRule(status, times, match.casefold(), retry_after, method.upper())
+            self.rules.append(rule)
 
     def storm(
         self,
@@ -175,12 +183,12 @@ class Faults:
 
     # -- consulted by the server ---------------------------------------------------
 
-    def take_rule(self, path: str) -> StatusRule | None:
+    def take_rule(self, path: str, method: str = "") -> StatusRule | None:
         """`path` with its query, so a rule can name one page (`$skiptoken=50`)."""
         with self._lock:
             folded = path.casefold()
             for rule in self.rules:
-                if rule.times > 0 and rule.match in folded:
+                if rule.times > 0 and rule.match in folded and rule.method in ("", method):
                     rule.times -= 1
                     return rule
             for chance in self.random_rules:
