@@ -103,7 +103,7 @@ def run(
         typer.echo("cloudguard: --forward needs --hard", err=True)
         raise typer.Exit(exit_codes.USAGE)
     rules = _registry(registry)
-    for ignored in rules.ignored if hard else ():  # untrusted keys only --hard would use
+    for ignored in rules.ignored_forward if hard else ():  # untrusted keys only --hard would use
         typer.echo(f"cloudguard: {ignored}", err=True)
     raise typer.Exit(runner.run(command, registry=rules, log=log, hard=hard, forward=forward or ()))
 

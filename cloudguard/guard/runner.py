@@ -10,9 +10,15 @@ process of the same user cannot ptrace it, read its memory or write its /proc
 files) and the subreaper of everything the command starts, so whatever the
 command leaves behind is killed and named before the verdict.
 
-The exit code is the command's own when nothing reached, 98 when anything
-did (the command's code is printed), 97 when the log cannot be trusted,
-127/126 when the command cannot be started.
+Before the command starts, the session's witness looks at the ambient roots
+and the checkout's tracked files; after it, whatever changed there is a
+finding of its own (`ambient-write`, `tracked-write`) held by the keeper
+like a reach (`cloudguard.guard.witness`).
+
+The exit code is the command's own when nothing reached and nothing was
+written where it must not be, 98 when anything was (the command's code is
+printed), 97 when the log cannot be trusted, 127/126 when the command cannot
+be started.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from cloudguard import exit_codes
@@ -62,7 +69,7 @@ def run(
         err.write(f"cloudguard: cannot arm the reach log: {one_line(str(error), 2000)}\n")
         return exit_codes.REFUSED_ADMISSION
     # Inside another run, its keeper is written into this seal's refusers too: both see it.
-    session = GuardSession.start(registry, armed, signalled=True)
+    session = GuardSession.start(registry, armed, signalled=True, checkout=Path.cwd())
     keeper = session.keeper
     assert keeper is not None  # a session that starts keeps its own records
     stragglers.keep_out_of_reach()
@@ -71,6 +78,8 @@ def run(
     try:
         env = session.sealed_environment(os.environ)
         err.write(session.seal_line() + (launch.seal_line_suffix(ports) if hard else "") + "\n")
+        for note in session.notes():
+            err.write(f"cloudguard: {one_line(note, 2000)}\n")
         err.flush()
         try:
             if hard:
