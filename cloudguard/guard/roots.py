@@ -166,8 +166,8 @@ class Snapshot:
             if before == after:
                 continue
             change = "created" if before is None else "deleted" if after is None else "modified"
-            if change == "modified" and _is_directory(before) and self._holds_skipped(path):
-                continue  # its timestamps move with what is written in an output below it
+            if change != "deleted" and _is_directory(after) and self._holds_skipped(path):
+                continue  # on the way to an output: made for it, its timestamps move with it
             found.append(Change(path, change, self._root_of(path)))
         return found
 

@@ -45,6 +45,7 @@ WRITES = (
     | IN_DELETE_SELF | IN_MOVE_SELF
 )  # fmt: skip
 APPEARS = IN_CREATE | IN_MOVED_TO
+DISAPPEARS = IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF
 _EVENT = struct.Struct("iIII")
 
 
@@ -92,7 +93,9 @@ class Watcher:
             self.watched.setdefault(wd, _Watched(parent, None)).awaited[name] = root
         return False
 
-    def _watch_tree(self, top: str, root: Root) -> None:
+    def _watch_tree(self, top: str, root: Root, found: list[str] | None = None) -> None:
+        """Watch `top` and every directory below it; with `found`, also list what is already
+        there (a directory that just appeared may hold files written before its watch)."""
         pending = [top]
         while pending:
             path = pending.pop()
@@ -102,16 +105,22 @@ class Watcher:
             self.watched.setdefault(wd, _Watched(path, root)).root = root
             try:
                 with os.scandir(path) as listing:
-                    pending.extend(
-                        entry.path
-                        for entry in listing
-                        if entry.is_dir(follow_symlinks=False) and not self._skipped(entry.path)
-                    )
+                    for entry in listing:
+                        if self._skipped(entry.path):
+                            continue
+                        if found is not None:
+                            found.append(entry.path)
+                        if entry.is_dir(follow_symlinks=False):
+                            pending.append(entry.path)
             except OSError:
                 continue  # a file root, or unreadable: the comparison after covers it
 
     def _skipped(self, path: str) -> bool:
         return any(under(path, skipped) for skipped in self.skip)
+
+    def _holds_skipped(self, directory: str) -> bool:
+        """A directory on the way to an output: creating it is part of writing the output."""
+        return any(under(skipped, directory) for skipped in self.skip)
 
     def poll(self) -> list[tuple[str, str, str]]:
         """Writes seen since the last poll: (path, change, the root's entry), once per path."""
@@ -126,34 +135,36 @@ class Watcher:
                 wd, mask, _cookie, length = _EVENT.unpack_from(data, offset)
                 name = data[offset + _EVENT.size : offset + _EVENT.size + length].rstrip(b"\0")
                 offset += _EVENT.size + length
-                found = self._event(wd, mask, os.fsdecode(name))
-                if found is not None:
-                    seen.setdefault(found[0], found[1:])
+                for path, change, entry in self._event(wd, mask, os.fsdecode(name)):
+                    seen.setdefault(path, (change, entry))
         return [(path, change, entry) for path, (change, entry) in seen.items()]
 
-    def _event(self, wd: int, mask: int, name: str) -> tuple[str, str, str] | None:
+    def _event(self, wd: int, mask: int, name: str) -> list[tuple[str, str, str]]:
         if mask & IN_Q_OVERFLOW:
-            return ("every ambient root", "written (too many events to name each)", "")
+            return [("every ambient root", "written (too many events to name each)", "")]
         watched = self.watched.get(wd)
         if watched is None:
-            return None
+            return []
         path = os.path.join(watched.path, name) if name else watched.path
         awaited = watched.awaited.pop(name, None) if mask & APPEARS else None
         if awaited is not None and watched.root is None:
             # A directory on the way to a missing root appeared: the root itself, or not yet.
-            return (awaited.path, "created", awaited.entry) if self._watch_root(awaited) else None
+            return [(awaited.path, "created", awaited.entry)] if self._watch_root(awaited) else []
         root = watched.root
         if root is None or self._skipped(path):
-            return None
+            return []
+        found: list[str] = []
         if mask & APPEARS and mask & IN_ISDIR:
-            self._watch_tree(path, root)  # its later writes are seen too (best effort)
+            self._watch_tree(path, root, found)  # its later writes are seen too (best effort)
+        if mask & IN_ISDIR and not mask & DISAPPEARS and self._holds_skipped(path):
+            return [(p, "created", root.entry) for p in found if not self._holds_skipped(p)]
         if mask & APPEARS:
             change = "created"
-        elif mask & (IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF):
+        elif mask & DISAPPEARS:
             change = "deleted"
         else:
             change = "modified"
-        return path, change, root.entry
+        return [(path, change, root.entry), *((p, "created", root.entry) for p in found)]
 
     def close(self) -> None:
         if self.fd >= 0:
