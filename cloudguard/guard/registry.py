@@ -17,8 +17,9 @@ Every key but two only adds to what is sealed, refused, masked or watched,
 so any project file may set it. Two widen what a run may do, so a
 discovered file the operator has not trusted (cloudguard.trust) does not
 get them: the key is ignored, and `Registry.ignored` says so for the command
-to tell (`ignored_forward` under --hard, `ignored_outputs` always) (the stricter seal; refusing instead would stop every sealed run of
-the project until the file is trusted):
+to tell (`ignored_forward` under --hard, `ignored_outputs` always). Ignoring
+is the stricter seal; refusing instead would stop every sealed run of the
+project until the file is trusted. The two:
 
 - `[hard] forward` opens the hard seal;
 - an `[outputs]` entry outside the checkout (`~/...`, `$VAR/...`, `/...`)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from guard_helpers import cloudguard, minimal_env
+from trusted_config import write_trusted
 
 from cloudguard.guard.registry import RegistryError, load_registry
 
@@ -33,7 +34,7 @@ PINNED_NAMES = {
 PINNED_PREFIXES = ("FM_AZURE_", "AZURE_", "ARM_", "AWS_", "GOOGLE_", "CLOUDSDK_", "GCE_METADATA_")
 PINNED_SHIMS = ("az", "azd", "azcopy", "aws", "gcloud", "gsutil", "bq")
 PINNED_MASKED_HOMES = ("~/.aws", "~/.azure", "~/.azd", "~/.config/gcloud", "~/.IdentityService")
-PINNED_AMBIENT_ROOTS = ("~/.Azure",)
+PINNED_AMBIENT_ROOTS = ("~/.Azure", "$XDG_STATE_HOME/cloudguard")
 
 
 def test_shipped_registry_is_exactly_the_pinned_set() -> None:
@@ -144,17 +145,22 @@ def test_a_project_file_adds_ambient_roots_and_outputs(tmp_path: Path) -> None:
 
 def test_a_discovered_file_declares_outputs_in_its_checkout_only(tmp_path: Path) -> None:
     """An output outside the checkout lets a run write where the operator lives unnoticed:
-    a repository's file cannot declare it (it is ignored, and said); one in the checkout it
-    can, as its .gitignore could."""
+    an untrusted repository's file cannot declare it (it is ignored, and said); one in the
+    checkout it can, as its .gitignore could. Once the operator trusts the file, both count."""
     (tmp_path / ".git").mkdir()
-    write(tmp_path, '[outputs]\n"build" = "the build"\n"~/.aws" = "a planted exemption"\n')
+    text = '[outputs]\n"build" = "the build"\n"~/.aws" = "a planted exemption"\n'
+    project = write(tmp_path, text)
 
-    registry = load_registry(search_from=tmp_path)
+    untrusted = load_registry(search_from=tmp_path)
+    write_trusted(project, text)
+    trusted = load_registry(search_from=tmp_path)
 
-    assert registry.outputs == ("build",)
-    (ignored,) = registry.ignored
-    assert "ignored [outputs] outside the checkout (~/.aws)" in ignored
-    assert "name the file with --registry" in ignored
+    assert untrusted.outputs == ("build",)
+    (ignored,) = untrusted.ignored_outputs
+    assert "ignored [outputs] ~/.aws: not trusted" in ignored
+    assert f"cloudguard trust {project}" in ignored
+    assert untrusted.ignored_forward == ()
+    assert trusted.outputs == ("build", "~/.aws") and trusted.ignored == ()
 
 
 def test_the_nearest_cloudguard_toml_is_found_from_a_subdirectory(tmp_path: Path) -> None:

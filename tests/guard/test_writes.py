@@ -242,9 +242,11 @@ def test_the_same_suite_with_its_writes_declared_as_outputs_is_green(tmp_path: P
     assert "write(s)" not in result.stderr + command.stderr
 
 
-def test_a_discovered_file_declares_outputs_in_the_checkout_but_not_in_home(
+def test_a_discovered_file_declares_outputs_outside_its_checkout_only_once_trusted(
     tmp_path: Path,
 ) -> None:
+    """A repository's file may exempt its own checkout (as .gitignore does), not your home:
+    until the operator trusts it, its outputs there are ignored, and said."""
     box = project(tmp_path)
     (box.repo / "cloudguard.toml").write_text(ROOTS + OUTPUTS)
     git(box.repo, "add", "cloudguard.toml")
@@ -259,8 +261,18 @@ def test_a_discovered_file_declares_outputs_in_the_checkout_but_not_in_home(
     assert result.returncode == 98, (
         f"a discovered file's outputs outside the checkout were honoured:\n{result.stdout}"
     )
-    assert "ignored [outputs] outside the checkout (~/.aws/cli/cache, $MYAPP_DATA_DIR" in (
+    assert "ignored [outputs] ~/.aws/cli/cache, $MYAPP_DATA_DIR/state.json: not trusted" in (
         result.stderr
     )
     assert_each_ambient_write_named_in_its_test(verdicts(junit), tmp_path)
     assert "tracked-write" not in result.stdout, "the checkout's outputs count"
+
+    reset(box)
+    trusted = cloudguard("trust", str(box.repo / "cloudguard.toml"), env=box.env, cwd=box.repo)
+    assert trusted.returncode == 0, trusted.stderr
+    assert "it may now set outputs: outside the checkout" in trusted.stdout
+    again = subprocess.run(
+        pytest_argv(junit, "--cloudguard"),
+        cwd=box.repo, env=box.env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr

@@ -20,7 +20,9 @@ COMMAND = WRITES + "test_a_command_that_writes_into_each_kind_of_root_is_red_nam
 UNDER_RUN = WRITES + "test_a_suite_under_run_is_red_naming_each_write_and_the_test_that_made_it"
 ALONE = WRITES + "test_the_plugin_alone_names_each_write_serially_and_every_write_under_xdist"
 OUTPUTS = WRITES + "test_the_same_suite_with_its_writes_declared_as_outputs_is_green"
-DISCOVERED = WRITES + "test_a_discovered_file_declares_outputs_in_the_checkout_but_not_in_home"
+DISCOVERED = (
+    WRITES + "test_a_discovered_file_declares_outputs_outside_its_checkout_only_once_trusted"
+)
 REGISTRY = (
     "tests/guard/test_registry.py::test_a_discovered_file_declares_outputs_in_its_checkout_only"
 )
@@ -78,10 +80,10 @@ MUTATIONS = [
         reason="tracked-write: tests/fixtures/known.json modified",
     ),
     Mutation(
-        name="a discovered file's outputs count outside its checkout",
+        name="an untrusted file's outputs count outside its checkout",
         module="guard/registry.py",
-        original="        if discovered:\n",
-        broken="        if False:\n",
+        original="        if (declared.forward_ports or outside) and not document.trusted:\n",
+        broken="        if declared.forward_ports and not document.trusted:\n",
         tests=(REGISTRY, DISCOVERED),
         reason={
             REGISTRY: "assert ('build', '~/.aws') == ('build',)",
