@@ -94,18 +94,37 @@ def run(
             metavar="PORT",
         ),
     ] = None,
+    allow_unix: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-unix",
+            help="With --hard: let CMD connect to this host unix socket (repeatable; shown on "
+            "the seal line). Every other host socket is masked or refused and recorded.",
+            metavar="PATH",
+        ),
+    ] = None,
 ) -> None:
     from cloudguard.guard import runner
 
     if not command:
         raise typer.BadParameter("give the command to run after --", param_hint="CMD")
-    if forward and not hard:
-        typer.echo("cloudguard: --forward needs --hard", err=True)
-        raise typer.Exit(exit_codes.USAGE)
+    for flag, given in (("--forward", forward), ("--allow-unix", allow_unix)):
+        if given and not hard:
+            typer.echo(f"cloudguard: {flag} needs --hard", err=True)
+            raise typer.Exit(exit_codes.USAGE)
     rules = _registry(registry)
     for ignored in rules.ignored_forward if hard else ():  # untrusted keys only --hard would use
         typer.echo(f"cloudguard: {ignored}", err=True)
-    raise typer.Exit(runner.run(command, registry=rules, log=log, hard=hard, forward=forward or ()))
+    raise typer.Exit(
+        runner.run(
+            command,
+            registry=rules,
+            log=log,
+            hard=hard,
+            forward=forward or (),
+            allow_unix=allow_unix or (),
+        )
+    )
 
 
 def check(

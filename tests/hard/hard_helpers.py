@@ -60,17 +60,20 @@ def hard_run(
     host_setup: str = "",
     env: Mapping[str, str] | None = None,
     timeout: float = 60,
+    mounts: bool = False,
 ) -> HardRun:
     """`cloudguard run OPTIONS --log LOG -- COMMAND` in a fresh loopback-only namespace.
 
     `host_setup` is shell run first in that namespace (a server on "the host's" loopback);
-    a background job it starts must set S to its pid, to be stopped after the run.
+    a background job it starts must set S to its pid, to be stopped after the run. With
+    `mounts`, the namespace has a mount namespace of its own too: `host_setup` may then make
+    the host's files look as another host's would (a tmpfs on /run, an overlay on /etc).
     """
     log = tmp_path / f"reach-{len(list(tmp_path.glob('reach-*')))}.jsonl"
     stop = '[ -z "$S" ] || kill $S'
     outer = f'{IP_TOOL} link set lo up && {host_setup} "$@"; code=$?; {stop}; exit $code'
     argv = [
-        *("unshare", "-rn", "sh", "-c", outer, "sh"),
+        *("unshare", "-rnm" if mounts else "-rn", "sh", "-c", outer, "sh"),
         *(sys.executable, "-m", "cloudguard", "run", *options, "--log", str(log), "--"),
         *command,
     ]

@@ -93,7 +93,8 @@ def _wait_for_supervisor(root: int, started: Path) -> int:
 
 
 def _is_supervisor(pid: int) -> bool:
-    return b"cloudguard.guard.hard.supervisor" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    # A fork of `cloudguard run` that names itself (its spawner and init inherit the name).
+    return Path(f"/proc/{pid}/comm").read_text().strip() == "cg-supervisor"
 
 
 def _parent(pid: int) -> int:
