@@ -35,7 +35,7 @@ from typing import TextIO
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
-from cloudguard.guard import alarm, stragglers
+from cloudguard.guard import alarm, stragglers, witness
 from cloudguard.guard.hard import launch
 from cloudguard.guard.keeper import Keeper
 from cloudguard.guard.registry import Registry
@@ -64,8 +64,13 @@ def run(
         try:
             launch.check_requirements()
             # First, while this process has no thread: the seal is made meanwhile.
+            kept, writable = witness.read_only(*witness.places(registry, os.environ, Path.cwd()))
             hard_seal = launch.HardSeal.fork(
-                masked_homes=registry.masked_homes, ports=ports, allow_unix=allow_unix
+                masked_homes=registry.masked_homes,
+                ports=ports,
+                allow_unix=allow_unix,
+                roots=[(root.path, root.entry) for root in kept],
+                outputs=writable,
             )
         except launch.HardSealError as error:
             err.write(f"cloudguard: --hard: {error}\n")

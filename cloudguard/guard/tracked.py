@@ -12,7 +12,8 @@ run's own reach log, are left out; `.gitignore`d paths git leaves out itself.
 
 The checkout's own metadata that makes later commands run code or hide
 files (`.git/config`, `.git/hooks`, `.git/info`) is not in the working tree:
-it is an ambient root of the run instead (`Checkout.roots`).
+it is an ambient root of the run instead (`hard.masks.repository_hooks`, the
+list the hard seal keeps read-only).
 
 git runs with the operator's environment as it was before the run (never
 what the command set: a `GIT_DIR` of the suite's would point it elsewhere)
@@ -30,11 +31,9 @@ from pathlib import Path
 
 from cloudguard import project_file
 from cloudguard.guard import roots
-from cloudguard.guard.roots import Change, Fingerprint, Root
+from cloudguard.guard.roots import Change, Fingerprint
 
 GIT_TIMEOUT = 300.0
-# Inside the common git directory: what a run must not write (later commands run or obey it).
-METADATA = ("config", "hooks", "info")
 _ENVIRONMENT = ("PATH", "HOME", "XDG_CONFIG_HOME", "LANG", "LC_ALL")
 
 State = dict[str, tuple[str, Fingerprint | None]]  # relative path -> (git's XY, fingerprint)
@@ -47,13 +46,7 @@ class TrackedError(Exception):
 @dataclass(frozen=True)
 class Checkout:
     root: str  # the working tree's top directory
-    git_dir: str  # the common git directory (a worktree's main repository's)
     environ: Mapping[str, str]  # what git runs with: the operator's, from before the run
-
-    def roots(self) -> list[Root]:
-        """The checkout's metadata as ambient roots."""
-        return [Root(os.path.join(self.git_dir, name), os.path.join(self.git_dir, name))
-                for name in METADATA]  # fmt: skip
 
     def git(self, *args: str) -> bytes:
         try:
@@ -91,12 +84,11 @@ def find_checkout(where: Path, environ: Mapping[str, str]) -> Checkout | None:
         return None
     env = {name: environ[name] for name in _ENVIRONMENT if name in environ}
     env.update(GIT_OPTIONAL_LOCKS="0", LANG="C")
-    probe = Checkout(str(where), "", env)
-    said = probe.git("rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
+    said = Checkout(str(where), env).git("rev-parse", "--show-toplevel")
     lines = os.fsdecode(said).splitlines()
-    if len(lines) != 2:
-        raise TrackedError(f"git rev-parse said {lines!r}, not the top directory and git directory")
-    return Checkout(lines[0], lines[1], env)
+    if len(lines) != 1:
+        raise TrackedError(f"git rev-parse said {lines!r}, not the checkout's top directory")
+    return Checkout(lines[0], env)
 
 
 def changes(

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cloudguard.guard import reach, roots, tracked
+from cloudguard.guard.hard import masks
 from cloudguard.guard.registry import Registry, is_ambient
 from cloudguard.guard.roots import Change, Root, Snapshot
 
@@ -80,15 +81,7 @@ class Witness:
                 checkout = tracked.find_checkout(where, environ)
             except tracked.TrackedError as error:
                 notes.append(f"tracked files are not checked: {error}")
-        found = roots.resolve(registry.roots, environ)
-        if checkout is not None:
-            found += checkout.roots()
-        outputs = [
-            path
-            for entry in registry.outputs
-            for path in ([roots.expand(entry, environ)] if is_ambient(entry) else [entry])
-            if path is not None
-        ]
+        found, outputs = places(registry, environ, where)
         absolute_outputs = [o for o in outputs if os.path.isabs(o)]
         snapshot = Snapshot.take(found, skip=[*skip, *absolute_outputs])
         notes += [
@@ -140,6 +133,33 @@ class Witness:
         """What a joined session watches per test (the seal directory's `witness.json`)."""
         found, skip = self.watched()
         return json.dumps({"roots": [[r.entry, r.path] for r in found], "skip": skip})
+
+
+def places(
+    registry: Registry, environ: Mapping[str, str], where: Path | None
+) -> tuple[list[Root], list[str]]:
+    """The ambient roots of a run started in `environ` from `where` (the registry's, expanded,
+    and the git metadata of the checkout `where` is in), and its declared outputs (ambient
+    ones expanded, checkout-relative ones as declared)."""
+    found = roots.resolve(registry.roots, environ)
+    if where is not None:
+        hooks = masks.repository_hooks(os.path.abspath(where))
+        found += roots.resolve([path for path, _ in hooks], environ)
+    outputs = [
+        path
+        for entry in registry.outputs
+        for path in ([roots.expand(entry, environ)] if is_ambient(entry) else [entry])
+        if path is not None
+    ]
+    return found, outputs
+
+
+def read_only(found: Sequence[Root], outputs: Sequence[str]) -> tuple[list[Root], list[str]]:
+    """What the hard seal keeps read-only: every root but those that are outputs whole; and
+    the ambient outputs, writable inside them."""
+    absolute = [o for o in outputs if os.path.isabs(o)]
+    kept = [r for r in found if not any(roots.under(r.path, o) for o in absolute)]
+    return kept, absolute
 
 
 def read_spec(seal_root: str) -> tuple[list[Root], list[str]]:

@@ -29,6 +29,9 @@ REGISTRY = (
 HOOK = TRACKED + "test_a_hook_written_into_the_checkouts_git_directory_is_an_ambient_write"
 FURTHER = TRACKED + "test_a_dirty_file_changed_further_and_a_deletion_are_named"
 DIRTY = TRACKED + "test_a_checkout_dirty_before_the_run_is_not_blamed_on_it"
+HARD = "tests/hard/test_hard_roots.py::"
+HARD_WRITES = HARD + "test_a_write_into_each_root_is_refused_inside_and_recorded_at_the_attempt"
+HARD_MOUNTS = HARD + "test_each_existing_root_is_a_read_only_mount_inside_and_an_output_writable"
 HOSTILE = (
     "tests/guard/test_hostile_roots.py::"
     "test_a_hostile_environment_run_is_green_and_leaves_the_hostile_roots_byte_identical"
@@ -97,6 +100,34 @@ MUTATIONS = [
         broken="return name.startswith(self.prefixes)",
         tests=(HOSTILE,),
         reason="the hostile run was not green",
+    ),
+]
+
+# Under --hard: the mount refuses, the gate records (and refuses where there is no mount).
+MUTATIONS += [
+    Mutation(
+        name="the hard seal's gate does not watch writes",
+        module="guard/hard/launch.py",
+        original="seccomp_filter.native(write_calls=bool(roots))",
+        broken="seccomp_filter.native()",
+        tests=(HARD_WRITES,),
+        reason="a write was not recorded at the attempt",
+    ),
+    Mutation(
+        name="the ambient roots are not read-only inside",
+        module="guard/hard/masks.py",
+        original="[Entry(path, READ_ONLY, AMBIENT_ROOT) for path in ambient_roots]",
+        broken="[]",
+        tests=(HARD_MOUNTS,),
+        reason="the data root is not read-only inside",
+    ),
+    Mutation(
+        name="the gate lets a write into a root go on",
+        module="guard/hard/writes.py",
+        original="                    answer(call, error=errno.EROFS)\n",
+        broken="                    answer(call, go_on=True)\n",
+        tests=(HARD_WRITES,),
+        reason="the write azd was not refused",  # no mount where there is no root yet
     ),
 ]
 

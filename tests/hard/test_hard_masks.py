@@ -75,4 +75,6 @@ def test_planted_credentials_are_invisible_inside_and_untouched_after(tmp_path: 
         assert f"LIST {name}:\n" in run.stdout, f"{name} is not empty inside:\n{run.output}"
     assert "WROTE" not in run.stdout, f"a masked home was writable:\n{run.output}"
     assert fingerprint(home) == before, "the real credential homes changed"
-    assert run.returncode == 0, run.output
+    # The attempt to write into a masked home is refused and recorded at once (an ambient root).
+    assert run.returncode == 98, run.output
+    assert run.targets("ambient-write") == [str(home / ".aws" / "planted-inside")], run.output
