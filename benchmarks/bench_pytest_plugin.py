@@ -8,6 +8,11 @@ and per test the attribution variable set and the log stat-ed after each
 phase. Also measured: the start-up cost the seal's sitecustomize adds to
 every Python child (`python -c pass`, guards installed vs not).
 
+With BENCH_BASELINE=DIR (a directory holding the `cloudguard` package as it
+was before a change, e.g. `git archive main cloudguard | tar -x -C DIR`),
+a third variant runs that plugin in the same rounds: its on/off ratio beside
+this one's, side by side.
+
 Wall time and CPU time (user + system of the pytest process) are both
 recorded. The target is judged on CPU time: on the shared 2-core machine
 (load average above 10 while eight people work) wall time measures the
@@ -90,6 +95,10 @@ def main() -> int:
         on: list[float] = []
         off_cpu: list[float] = []
         on_cpu: list[float] = []
+        baseline = os.environ.get("BENCH_BASELINE")
+        before_env = dict(env, PYTHONPATH=str(Path(baseline).resolve())) if baseline else None
+        before: list[float] = []
+        before_cpu: list[float] = []
         for _ in range(ROUNDS):
             wall, cpu = pytest_seconds(root, ["-p", "no:cloudguard"], env)
             off.append(wall)
@@ -97,6 +106,10 @@ def main() -> int:
             wall, cpu = pytest_seconds(root, ["--cloudguard"], env)
             on.append(wall)
             on_cpu.append(cpu)
+            if before_env is not None:
+                wall, cpu = pytest_seconds(root, ["--cloudguard"], before_env)
+                before.append(wall)
+                before_cpu.append(cpu)
         log = root / "armed.jsonl"
         alarm.arm(str(log), by="benchmark")
         guarded = dict(env, PYTHONPATH=str(SITECUSTOMIZE_DIR), **{reach.LOG_VARIABLE: str(log)})
@@ -123,6 +136,13 @@ def main() -> int:
         f"\n**on/off CPU ratio: {cpu_ratio:.3f}x** (target <= {TARGET}x); wall {ratio:.3f}x; "
         f"about {per_test_us:.0f} us per test including the session's one-off seal."
     )
+    before_ratio = None
+    if before:
+        before_ratio = statistics.median(before_cpu) / statistics.median(off_cpu)
+        print(
+            f"Side by side, the plugin of BENCH_BASELINE: CPU {statistics.median(before_cpu):.3f} s"
+            f" median, on/off CPU ratio {before_ratio:.3f}x (this one: {cpu_ratio:.3f}x)."
+        )
     print(f"\nPython child start-up (`python -c pass`, median of {CHILD_ROUNDS}): "
           f"{statistics.median(bare) * 1e3:.1f} ms bare, "
           f"{statistics.median(sealed) * 1e3:.1f} ms with the guards' sitecustomize "
@@ -141,6 +161,8 @@ def main() -> int:
                 "off_cpu_seconds": off_cpu,
                 "on_cpu_seconds": on_cpu,
                 "cpu_ratio": cpu_ratio,
+                "baseline_cpu_seconds": before_cpu,
+                "baseline_cpu_ratio": before_ratio,
                 "target": TARGET,
                 "per_test_overhead_us": per_test_us,
                 "child_bare_ms": statistics.median(bare) * 1e3,

@@ -10,16 +10,20 @@ here. Outputs inside a root (`[outputs]`) are left out of it.
 
 A `Snapshot` fingerprints every root before the run and again after;
 `changes` names each path that was created, deleted or modified. Per entry:
-its type, mode, size, mtime and ctime (nanoseconds; a process cannot set
-ctime back, so a write undone with `utime` still shows) and inode, a
-symlink's target, and for a small regular file a hash of its content (a
-rewrite of the same length within the file system's timestamp granularity
-still shows). The cost is bounded (docs/guard.md, "Ambient roots"):
+its type, mode, size, mtime, ctime and inode, a symlink's target, and for a
+small regular file changed lately a hash of its content. A process cannot
+set ctime back (a write undone with `utime` still shows), and any write
+moves it past the time it had, except within the clock tick the file last
+changed in: so a file whose ctime is older than `RECENT` before the first
+look is judged by its stat fields alone, and a newer one by its content
+too (a rewrite of the same length in the same tick still shows). The cost
+is bounded (docs/guard.md, "Ambient roots"):
 
 - `MAX_ENTRIES` entries per root, walked in sorted order; a root cut short
   is compared up to where the first walk stopped, and said so (`partial`);
-- content hashed only for files of at most `HASH_MAX_FILE` bytes, and at most
-  `HASH_BUDGET` bytes per snapshot: past that, the stat fields decide.
+- content hashed only for files changed lately, of at most `HASH_MAX_FILE`
+  bytes, at most `HASH_BUDGET` bytes per snapshot: past that, the stat
+  fields decide.
 
 Stdlib only (hashlib, os); nothing here follows a symlink inside a root.
 """
@@ -30,12 +34,15 @@ import fnmatch
 import hashlib
 import os
 import stat
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 MAX_ENTRIES = 50_000
 HASH_MAX_FILE = 64 * 1024
 HASH_BUDGET = 32 * 1024 * 1024
+# A ctime this close before the first look may be the tick a write in the run lands in too.
+RECENT_NS = 2_000_000_000
 
 # The XDG Base Directory defaults, relative to HOME: an unset or relative value takes these.
 XDG_DEFAULTS = {
@@ -116,18 +123,22 @@ class Snapshot:
     skip: Sequence[str]  # absolute paths left out (outputs, the run's own log and seal)
     entries: dict[str, Fingerprint] = field(default_factory=dict)
     cut: dict[str, tuple[str, ...]] = field(default_factory=dict)  # root path -> last key walked
-    hashed: int = 0
+    hashed: int = 0  # bytes hashed (HASH_BUDGET)
+    recent_ns: int = 0  # a file whose ctime is at or after this is hashed
+    rehash: frozenset[str] = frozenset()  # (a later look) the paths the first look hashed
 
     @classmethod
     def take(cls, roots: Sequence[Root], skip: Sequence[str] = ()) -> Snapshot:
-        snapshot = cls(roots, skip)
+        snapshot = cls(roots, skip, recent_ns=time.time_ns() - RECENT_NS)
         for root in roots:
             snapshot._walk(root, limit=None)
         return snapshot
 
     def again(self) -> Snapshot:
-        """A snapshot of the same roots, each walked as far as this one walked it."""
-        later = Snapshot(self.roots, self.skip)
+        """A snapshot of the same roots, each walked as far as this one walked it, hashing what
+        this one hashed (and what changed since)."""
+        hashed = frozenset(p for p, f in self.entries.items() if _hashed(f))
+        later = Snapshot(self.roots, self.skip, recent_ns=self.recent_ns, rehash=hashed)
         for root in self.roots:
             later._walk(root, limit=self.cut.get(root.path))
         return later
@@ -151,12 +162,17 @@ class Snapshot:
             last = key
 
     def _fingerprint(self, path: str, status: os.stat_result | None) -> Fingerprint:
-        small = status is not None and status.st_size <= HASH_MAX_FILE
-        if small and status is not None and self.hashed + status.st_size <= HASH_BUDGET:
-            if stat.S_ISREG(status.st_mode):
-                self.hashed += status.st_size
+        if status is None or not stat.S_ISREG(status.st_mode):
             return fingerprint(path, status)
-        return fingerprint(path, status, content=False)
+        size = status.st_size
+        content = path in self.rehash or (
+            status.st_ctime_ns >= self.recent_ns
+            and size <= HASH_MAX_FILE
+            and self.hashed + size <= HASH_BUDGET
+        )
+        if content:
+            self.hashed += size
+        return fingerprint(path, status, content=content)
 
     def changes(self, later: Snapshot) -> list[Change]:
         """What changed from this snapshot to `later`, each under the root it falls in."""
@@ -176,6 +192,10 @@ class Snapshot:
 
     def _root_of(self, path: str) -> str:
         return next((r.entry for r in self.roots if under(path, r.path)), "")
+
+
+def _hashed(print_: Fingerprint) -> bool:
+    return print_[0] == stat.S_IFREG and print_[-1] is not None
 
 
 def _is_directory(print_: Fingerprint | None) -> bool:
@@ -224,15 +244,17 @@ def _sorted_walk(
     yield (), top, status
     if status is None or not stat.S_ISDIR(status.st_mode):
         return
-    stack: list[tuple[tuple[str, ...], str, Iterator[str]]] = [((), top, iter(_names(top)))]
+    # Each directory carries the skipped paths below it: most carry none, and check nothing.
+    Level = tuple[tuple[str, ...], str, Iterator[str], list[str]]
+    stack: list[Level] = [((), top, iter(_names(top)), [p for p in skip if under(p, top)])]
     while stack:
-        key, directory, names = stack[-1]
+        key, directory, names, below = stack[-1]
         name = next(names, None)
         if name is None:
             stack.pop()
             continue
         path = os.path.join(directory, name)
-        if any(under(path, skipped) for skipped in skip):
+        if below and any(under(path, skipped) for skipped in below):
             continue
         try:
             child: os.stat_result | None = os.lstat(path)
@@ -242,7 +264,8 @@ def _sorted_walk(
             child = None
         yield (*key, name), path, child
         if child is not None and stat.S_ISDIR(child.st_mode):
-            stack.append(((*key, name), path, iter(_names(path))))
+            inner = [p for p in below if under(p, path)]
+            stack.append(((*key, name), path, iter(_names(path)), inner))
 
 
 def _names(directory: str) -> list[str]:

@@ -134,3 +134,21 @@ def test_the_watch_names_writes_into_a_root_and_a_missing_roots_appearance_only(
     assert seen == [(str(tmp_path / ".azure" / "config"), "modified", "~/.azure")]
     myapp = str(tmp_path / ".local" / "share" / "myapp")
     assert appeared == [(myapp, "created", "$XDG_DATA_HOME/myapp")]
+
+
+def test_a_file_changed_lately_is_hashed_and_an_older_one_judged_by_its_stat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any write moves ctime past what it was, except within the tick the file last changed
+    in: only a file changed lately needs its content compared."""
+    tree(tmp_path, {"root/old": "o", "root/recent": "r"})
+    root = [Root("$ROOT", str(tmp_path / "root"))]
+    monkeypatch.setattr(roots, "RECENT_NS", 0)  # everything written so far is "old"
+    old = Snapshot.take(root)
+    monkeypatch.setattr(roots, "RECENT_NS", 60_000_000_000)
+    recent = Snapshot.take(root)
+
+    assert old.entries[str(tmp_path / "root" / "old")][-1] is None
+    assert recent.entries[str(tmp_path / "root" / "recent")][-1] is not None
+    (tmp_path / "root" / "old").write_text("O")  # same length: its ctime moved
+    assert [Path(c.path).name for c in old.changes(old.again())] == ["old"]
