@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 
 from cloudguard.guard import reach
 from cloudguard.guard.hard import attribution
+from cloudguard.guard.roots import under
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -147,9 +148,9 @@ class Writes:
         return judge
 
     def _root_of(self, path: str) -> str | None:
-        if any(_within(path, output) for output in self.outputs):
+        if any(under(path, output) for output in self.outputs):
             return None
-        return next((entry for root, entry in self.roots if _within(path, root)), None)
+        return next((entry for root, entry in self.roots if under(path, root)), None)
 
     def _record(self, target: Target, path: str, what: str, root: str) -> None:
         sender = attribution.describe(target.process, self.seal_root)
@@ -160,10 +161,6 @@ class Writes:
         extra: dict[str, object] = {"change": f"{what}, refused", "root": root}
         extra["found"] = "at the attempt"
         self.relay.record(attribution.reach_entry(reach.AMBIENT_WRITE, path, sender, extra))
-
-
-def _within(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
 def _openat2_writes(call: Call, target: Target) -> bool:
