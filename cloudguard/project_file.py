@@ -53,6 +53,8 @@ SECTIONS: dict[str, str] = {
     "outputs": "cloudguard.guard.registry",
     "audit": "cloudguard.audit.settings_files",
     "reap": "cloudguard.audit.settings_files",
+    "history": "cloudguard.audit.settings_files",
+    "notify": "cloudguard.audit.settings_files",
 }
 
 
