@@ -57,6 +57,7 @@ def run(
     hard: bool = False,
     forward: Sequence[int] = (),
     allow_unix: Sequence[str] = (),
+    reports: Sequence[tuple[str, str]] = (),
 ) -> int:
     ports = tuple(dict.fromkeys((*registry.forward_ports, *forward)))
     hard_seal = None
@@ -76,7 +77,9 @@ def run(
             err.write(f"cloudguard: --hard: {error}\n")
             return error.exit_code
     try:
-        return _run(command, registry=registry, log=log, err=err, hard_seal=hard_seal)
+        return _run(
+            command, registry=registry, log=log, err=err, hard_seal=hard_seal, reports=reports
+        )
     finally:
         if hard_seal is not None:
             hard_seal.close()
@@ -89,6 +92,7 @@ def _run(
     log: str | None,
     err: TextIO,
     hard_seal: launch.HardSeal | None,
+    reports: Sequence[tuple[str, str]],
 ) -> int:
     try:
         armed = alarm.arm_log(log, by="cloudguard run")
@@ -130,7 +134,7 @@ def _run(
                 keep_log = False  # nothing ran: no evidence to keep
             else:
                 session.check(err)  # what was recorded before the sink failed is still shown
-            return error.exit_code
+            return _reported(reports, session, error.exit_code, err)
         _stop_stragglers(err, keeper)  # before the verdict, whatever ended the command
         verdict = session.check(err)
         keep_log = verdict == exit_codes.REACH_REFUSED
@@ -138,8 +142,22 @@ def _run(
         session.close(keep_log=keep_log)
     if verdict == exit_codes.REACH_REFUSED:
         err.write(f"cloudguard: the command itself exited {code}; the run is red (98)\n")
-        return verdict
-    return verdict or code
+        return _reported(reports, session, verdict, err)
+    return _reported(reports, session, verdict or code, err)
+
+
+def _reported(
+    reports: Sequence[tuple[str, str]], session: GuardSession, code: int, err: TextIO
+) -> int:
+    """The run's findings in each `--report FORMAT=FILE`, from the keeper's memory."""
+    if not reports:
+        return code
+    from cloudguard.guard import report
+
+    found = report.ReachReport.of(
+        "cloudguard run", session.log.path, code, session.records(), session.tampering()
+    )
+    return report.deliver(reports, found, err)
 
 
 def _spawn(command: Sequence[str], env: dict[str, str], err: TextIO) -> int:
