@@ -211,13 +211,16 @@ def doctor(
     from cloudguard.escape import one_line
     from cloudguard.guard import doctor as checks
     from cloudguard.guard import reach, seal
-    from cloudguard.guard.hard.requirements import missing
+    from cloudguard.guard.hard.requirements import GATE_LIMITS, gate_missing, missing
 
     _reader_may_leave()
     rules = _registry(registry)  # an invalid registry is 97, sealed or not
     sealed = os.environ.get(reach.LOG_VARIABLE) or os.environ.get(seal.SEAL_DIR_VARIABLE)
     unavailable = missing()
     hard_mode = f"not available here: {unavailable}" if unavailable else "available here"
+    if not unavailable:
+        no_gate = gate_missing()
+        hard_mode += f" (limits={GATE_LIMITS}: {no_gate})" if no_gate else " (its gate too)"
     typer.echo(f"cloudguard doctor: hard seal (run --hard) {hard_mode}", err=True)
     if not sealed:  # not in a sealed run: would pytest seal this project's tests?
         try:

@@ -61,6 +61,8 @@ def hard_run(
     env: Mapping[str, str] | None = None,
     timeout: float = 60,
     mounts: bool = False,
+    cwd: Path | None = None,
+    launcher: Sequence[str] = ("-m", "cloudguard"),
 ) -> HardRun:
     """`cloudguard run OPTIONS --log LOG -- COMMAND` in a fresh loopback-only namespace.
 
@@ -74,7 +76,7 @@ def hard_run(
     outer = f'{IP_TOOL} link set lo up && {host_setup} "$@"; code=$?; {stop}; exit $code'
     argv = [
         *("unshare", "-rnm" if mounts else "-rn", "sh", "-c", outer, "sh"),
-        *(sys.executable, "-m", "cloudguard", "run", *options, "--log", str(log), "--"),
+        *(sys.executable, *launcher, "run", *options, "--log", str(log), "--"),
         *command,
     ]
     result = subprocess.run(
@@ -85,6 +87,7 @@ def hard_run(
         timeout=timeout,
         stdin=subprocess.DEVNULL,
         check=False,
+        cwd=cwd,
     )
     return HardRun(result.returncode, result.stdout, result.stderr, log)
 
@@ -105,4 +108,19 @@ def connect(host: str, port: int, family: str = "") -> str:
         "import socket\n"
         f"try:\n    socket.create_connection(({host!r}, {port}), timeout=5)\n"
         "except OSError as e:\n    print('refused', e)\n"
+    )
+
+
+def without_the_gate(tmp_path: Path) -> tuple[str, ...]:
+    """A `hard_run` launcher for a host whose kernel offers no seccomp user notification: the
+    kernel's list of seccomp actions is read from a copy that lacks `user_notif` (a bind over
+    the file in /proc would make the seal's own /proc unmountable)."""
+    facts = tmp_path / "actions_avail"
+    facts.write_text("kill_process kill_thread trap errno trace log allow\n")
+    return (
+        "-c",
+        "import runpy, sys; from cloudguard.guard.hard import requirements; "
+        "requirements.SECCOMP_ACTIONS = sys.argv.pop(1); "
+        "runpy.run_module('cloudguard', run_name='__main__')",
+        str(facts),
     )

@@ -17,29 +17,12 @@ import subprocess
 import sys
 import time
 
+from cloudguard.guard.hard.attribution import descendants
+
 
 def wait_for(path: str) -> None:
     while not os.path.exists(path):
         time.sleep(0.01)
-
-
-def descendants(root: int) -> list[int]:
-    found, pending = [], [root]
-    while pending:
-        pid = pending.pop()
-        try:
-            tasks = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{pid}/task/{task}/children") as children:
-                    for child in map(int, children.read().split()):
-                        found.append(child)
-                        pending.append(child)
-            except OSError:
-                continue
-    return found
 
 
 def comm(pid: int) -> str:
@@ -61,7 +44,7 @@ def supervisor(root: int) -> int:
     for pid in descendants(root):
         if comm(pid) == "cg-supervisor" and comm(parent(pid)) != "cg-supervisor":
             return pid
-    raise SystemExit("no hard seal supervisor under the test's shell")
+    raise LookupError("no hard seal supervisor under the test's shell")
 
 
 def main() -> None:

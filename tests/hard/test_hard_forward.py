@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hard_helpers import hard_run, python_child
 
 from cloudguard.guard.hard import forward
@@ -106,12 +108,16 @@ def silent_service(tmp_path: Path, mode: str) -> str:
 
 
 def test_forwarded_connections_to_a_silent_service_do_not_hold_the_sink(tmp_path: Path) -> None:
-    run = hard_run(
-        tmp_path,
-        *python_child("-I", code=MANY_FORWARDED_THEN_A_REACH),
-        options=("--hard", "--forward", str(FORWARDED)),
-        host_setup=silent_service(tmp_path, "accept"),
-    )
+    try:
+        run = hard_run(
+            tmp_path,
+            *python_child("-I", code=MANY_FORWARDED_THEN_A_REACH),
+            options=("--hard", "--forward", str(FORWARDED)),
+            host_setup=silent_service(tmp_path, "accept"),
+            timeout=45,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the sink did not answer while forwarded connections waited: the run hung")
 
     assert "reach refused ConnectionRefusedError" in run.stdout, (
         f"the sink did not answer while forwarded connections waited:\n{run.output}"
@@ -162,5 +168,7 @@ def test_forwarded_connections_past_the_bound_are_closed_at_once(tmp_path: Path)
         host_setup=silent_service(tmp_path, "accept"),
     )
 
-    assert run.stdout.split() == ["closed", "20", "open", str(forward.MAX_RELAYS)], run.output
+    assert run.stdout.split() == ["closed", "20", "open", str(forward.MAX_RELAYS)], (
+        f"connections past the bound were not closed at once:\n{run.output}"
+    )
     assert run.returncode == 0, run.output

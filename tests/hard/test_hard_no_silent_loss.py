@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from hard_helpers import HardRun, hard_run, python_child
+from hard_helpers import HardRun, hard_run, python_child, without_the_gate
+
+from cloudguard.guard.hard import attribution
 
 PAUSE_SINK = Path(__file__).with_name("pause_sink.py")
 HANDSHAKE = """
@@ -90,13 +93,18 @@ def test_a_flood_beyond_the_resolvers_buffer_is_97_naming_it(tmp_path: Path) -> 
 SHORT_LIVED = (
     HANDSHAKE
     + """
+import struct
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.connect(("203.0.113.9", 4789))
+lookup = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+lookup.connect(("127.0.0.53", 53))
+question = b"".join(bytes([len(p)]) + p for p in (b"sts", b"amazonaws", b"com")) + b"\\0"
 say("ready")
 wait_for("stopped")
 alive = os.open(os.path.join(handshake, "alive"), os.O_WRONLY)  # the host sees us exit by it
 print("sender", os.getpid(), flush=True)
 s.send(b"x")
+lookup.send(struct.pack("!HHHHHH", 7, 0x0100, 1, 0, 0, 0) + question + struct.pack("!HH", 1, 1))
 os._exit(0)
 """
 )
@@ -106,22 +114,40 @@ def test_a_sender_that_exited_before_the_sink_read_its_datagram_is_named(tmp_pat
     handshake_fifo = tmp_path / "handshake" / "alive"
     run, handshake = paused_run_with_fifo(tmp_path, SHORT_LIVED, handshake_fifo)
 
-    (record,) = [r for r in run.reaches() if r["via"] == "hard-udp"]
+    records = [r for r in run.reaches() if r["via"] in ("hard-udp", "hard-dns")]
     sender = int(run.stdout.split("sender ")[1].split()[0])
-    assert record["pid"] == sender, (
-        f"the record of a sender that had exited does not name it: {record}\n{run.output}"
-    )
-    assert record["argv"][:2] == [sys.executable, "-I"], record
-    assert "unattributed" not in record, record
+    assert sorted(str(r["target"]) for r in records) == ["203.0.113.9:4789", "sts.amazonaws.com"]
+    for record in records:  # a datagram out, and a lookup
+        assert record["pid"] == sender, (
+            f"the record of a sender that had exited does not name it: {record}\n{run.output}"
+        )
+        assert record["argv"][:2] == [sys.executable, "-I"], record
+        assert "unattributed" not in record, record
     assert handshake.is_dir()
 
 
-def paused_run_with_fifo(tmp_path: Path, code: str, fifo: Path) -> tuple[HardRun, Path]:
+def paused_run_with_fifo(
+    tmp_path: Path, code: str, fifo: Path, launcher: Sequence[str] = ("-m", "cloudguard")
+) -> tuple[HardRun, Path]:
     fifo.parent.mkdir()
     os.mkfifo(fifo)
     setup = f"{sys.executable} {PAUSE_SINK} $$ {fifo.parent} & S=$!; "
     command = [*python_child("-I", code=code), str(fifo.parent)]
-    return hard_run(tmp_path, *command, host_setup=setup), fifo.parent
+    return hard_run(tmp_path, *command, host_setup=setup, launcher=launcher), fifo.parent
+
+
+def test_without_the_gate_the_record_of_a_sender_gone_says_why(tmp_path: Path) -> None:
+    # A kernel without seccomp user notification: nothing describes the sender while it
+    # sends, and the record says so.
+    older_kernel = without_the_gate(tmp_path)
+    run, _ = paused_run_with_fifo(tmp_path, SHORT_LIVED, tmp_path / "handshake" / "alive",
+                                  launcher=older_kernel)  # fmt: skip
+
+    records = [r for r in run.reaches() if r["via"] in ("hard-udp", "hard-dns")]
+    assert len(records) == 2 and "limits=unix-sockets" in run.stderr, run.output
+    for record in records:
+        assert record["pid"] is None, record
+        assert record["unattributed"] == attribution.NO_GATE, record
 
 
 MULTICAST = """

@@ -57,7 +57,8 @@ LOOKUPS = (
     "getent hosts sts.amazonaws.com; "
     "RES_OPTIONS=use-vc getent hosts s3.amazonaws.com; "
     f"{sys.executable} -I -c \"import socket; socket.getaddrinfo('management.azure.com', 443)\"; "
-    "(echo 'nameserver 10.9.9.9' >> /etc/resolv.conf) 2>/dev/null && echo RESOLV-CONF-WRITTEN; "
+    "(chmod u+w /etc/resolv.conf; echo 'nameserver 10.9.9.9' >> /etc/resolv.conf) 2>/dev/null "
+    "&& echo RESOLV-CONF-WRITTEN; "
     "exit 0"
 )
 
@@ -117,9 +118,9 @@ def test_a_resolver_daemons_socket_is_masked_so_lookups_meet_the_sink(tmp_path: 
     run = hard_run(tmp_path, "sh", "-c", script, host_setup=setup + control, mounts=True)
 
     outside, _, inside = requests.read_text().partition("sealed")
+    assert "NSCD:\n" in run.stdout, f"/run/nscd was not masked:\n{run.output}"
     assert set(outside.split()) & HOST_LOOKUPS, f"glibc never asked the fake nscd: {outside}"
     assert not set(inside.split()) & HOST_LOOKUPS, f"nscd answered inside:\n{run.output}"
-    assert "NSCD:\n" in run.stdout, f"/run/nscd was not masked:\n{run.output}"
     assert "sts.amazonaws.com" in run.targets("hard-dns"), run.output
     assert run.returncode == 98, run.output
 

@@ -19,6 +19,7 @@ neither way says why (`unattributed`).
 from __future__ import annotations
 
 import os
+import threading
 
 from cloudguard.guard import reach
 from cloudguard.guard.hard import running
@@ -75,14 +76,19 @@ class Flows:
 
     def __init__(self) -> None:
         self._senders: dict[tuple[int, int, str, int], Sender] = {}
+        self._lock = threading.Lock()  # the gate's threads remember; the sink only looks up
         self.described = False  # whether a gate describes senders at all (else: NO_GATE)
 
     def remember(self, protocol: int, port: int, remote: tuple[str, int], sender: Sender) -> None:
         key = (protocol, port, flow_address(remote[0]), remote[1])
-        self._senders.pop(key, None)
-        self._senders[key] = sender
-        while len(self._senders) > FLOWS:
-            del self._senders[next(iter(self._senders))]
+        with self._lock:
+            self._senders.pop(key, None)
+            self._senders[key] = sender
+            while len(self._senders) > FLOWS:
+                del self._senders[next(iter(self._senders))]
+
+    def knows(self, protocol: int, port: int, remote: tuple[str, int]) -> bool:
+        return (protocol, port, flow_address(remote[0]), remote[1]) in self._senders
 
     def find(self, protocol: int, local: tuple[str, int], remote: tuple[str, int]) -> Sender:
         found = self._senders.get((protocol, local[1], flow_address(remote[0]), remote[1]))
@@ -97,7 +103,8 @@ def _read(path: str) -> bytes:
         return b""
 
 
-def _descendants(root: int) -> list[int]:
+def descendants(root: int) -> list[int]:
+    """Every living descendant of `root`, from /proc (children before grandchildren)."""
     found: list[int] = []
     pending = [root]
     while pending:
@@ -190,7 +197,7 @@ class Snapshot:
 
     def _holder(self, inode: str) -> int | None:
         if self._unscanned is None:
-            living = list(reversed(_descendants(self.root)))  # newest first
+            living = list(reversed(descendants(self.root)))  # newest first
             recent = [pid for pid in self.recent if pid in living]  # never a reused pid
             self._unscanned = [*recent, *(pid for pid in living if pid not in recent)]
         while inode not in self._holders and self._unscanned:

@@ -17,9 +17,10 @@ gate answers:
   `--allow-unix` is connected; any other is a host socket: recorded
   (`hard-unix`) and refused (EACCES).
 - `sendto`/`sendmsg`/`sendmmsg` with an address: a datagram to a host
-  unix socket is recorded and refused the same way; a UDP send to an address
-  outside loopback has its sender described now (it may exit before its
-  datagram reaches the sink) and the call goes on (`Flows`).
+  unix socket is recorded and refused the same way; a send (or a connect)
+  to an address the sink records, outside loopback or the sink's resolver,
+  has its sender described now (it may exit before the sink reads its
+  packet) and the call goes on (`Flows`).
 - `socket`/`socketpair` of a family the filter does not allow: recorded
   (`hard-socket`, the family named) and refused (EAFNOSUPPORT);
 - a call that writes at a path (only when the run has read-only ambient
@@ -41,6 +42,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import queue
 import select
 import socket
 import stat
@@ -62,6 +64,7 @@ _MSGHDR = struct.Struct("=QI4xQQQQi4x")  # name, namelen, iov, iovlen, control, 
 _MMSGHDR = 64  # a msghdr and its msg_len, padded
 MAX_ADDRESS = 128  # sizeof(struct sockaddr_storage): the kernel refuses a longer one (EINVAL)
 MAX_MESSAGES = 1024  # UIO_MAXIOV: sendmmsg sends no more in one call
+RESOLVER_PORT = 53  # the sink's resolver listens on loopback: its queries are records too
 BLOCKING_CONNECTS = 64  # connections made at once for callers that wait (blocking sockets)
 
 
@@ -136,17 +139,19 @@ def _unix_path(address: bytes) -> bytes | None:
     return None
 
 
-def _inet_destination(address: bytes) -> tuple[str, int] | None:
-    """An AF_INET/AF_INET6 address outside loopback, as (host, port); None otherwise."""
-    if len(address) >= 16 and struct.unpack_from("=H", address)[0] == socket.AF_INET:
+def _recorded_destination(address: bytes) -> tuple[str, int] | None:
+    """An AF_INET/AF_INET6 address the sink records a packet to, as (host, port): outside
+    loopback, or the resolver's port 53 on it. None for anything else."""
+    family = struct.unpack_from("=H", address)[0] if len(address) >= 2 else 0
+    if family == socket.AF_INET and len(address) >= 16:
         host = socket.inet_ntop(socket.AF_INET, address[4:8])
-        port = struct.unpack_from("!H", address, 2)[0]
-        return None if host.startswith("127.") else (host, port)
-    if len(address) >= 24 and struct.unpack_from("=H", address)[0] == socket.AF_INET6:
+    elif family == socket.AF_INET6 and len(address) >= 24:
         host = attribution.flow_address(socket.inet_ntop(socket.AF_INET6, address[8:24]))
-        port = struct.unpack_from("!H", address, 2)[0]
-        return None if host == "::1" or host.startswith("127.") else (host, port)
-    return None
+    else:
+        return None
+    port = struct.unpack_from("!H", address, 2)[0]
+    loopback = host == "::1" or host.startswith("127.")
+    return None if loopback and port != RESOLVER_PORT else (host, port)
 
 
 def _socket_of(target: Target, number: int) -> socket.socket:
@@ -157,6 +162,37 @@ def _socket_of(target: Target, number: int) -> socket.socket:
     except OSError:
         os.close(fd)
         raise
+
+
+class _Workers:
+    """Threads that make the connections their callers wait for (a thread started per connect
+    would cost a handover of the interpreter's lock on the refusal's path). At most `limit`
+    of them; past that a connection waits for one to be free."""
+
+    def __init__(self, work: Callable[[_Connection], None], limit: int) -> None:
+        self._work, self._limit = work, limit
+        self._queue: queue.SimpleQueue[_Connection] = queue.SimpleQueue()
+        self._idle = 0
+        self._started = 0
+        self._lock = threading.Lock()
+
+    def put(self, job: _Connection) -> None:
+        with self._lock:
+            start = self._idle == 0 and self._started < self._limit
+            if start:
+                self._started += 1
+            else:
+                self._idle -= 1 if self._idle else 0
+        self._queue.put(job)
+        if start:
+            threading.Thread(target=self._serve, name="cloudguard-gate-worker", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            job = self._queue.get()
+            self._work(job)
+            with self._lock:
+                self._idle += 1
 
 
 class _Connection:
@@ -214,7 +250,7 @@ class Gate:
         if writes is not None:
             self.handlers.update(writes.handlers(linux.machine(), self._answer))
         self._sendto, self._sendmsg = calls["sendto"], calls["sendmsg"]
-        self._waiting = threading.BoundedSemaphore(BLOCKING_CONNECTS)
+        self._workers = _Workers(self._make, BLOCKING_CONNECTS)
         self._stop_read, self._stop_write = os.pipe2(os.O_CLOEXEC)
         self._thread = threading.Thread(target=self._serve, name="cloudguard-gate", daemon=True)
         flows.described = True
@@ -316,33 +352,41 @@ class Gate:
                     return
                 address = struct.pack("=H", socket.AF_UNIX) + f"/proc/self/fd/{pin}\0".encode()
             inet = view.family in (socket.AF_INET, socket.AF_INET6)
-            destination = _inet_destination(address) if inet else None
-            sender = attribution.describe(target.process, self.seal_root) if destination else None
-            job = _Connection(call, view, pin, address, destination, sender)
+            destination = _recorded_destination(address) if inet else None
             waits = os.get_blocking(view.fileno())
+            # A caller that waits for its TCP connection is still there when the sink reads its
+            # SYN (the refusal comes after the record): only a UDP socket (whose datagrams come
+            # later, unjudged) or a caller that does not wait may be gone by then.
+            gone_by_then = view.type == socket.SOCK_DGRAM or not waits
+            sender = None
+            if destination and gone_by_then:
+                sender = attribution.describe(target.process, self.seal_root)
+            job = _Connection(call, view, pin, address, destination, sender)
             view, pin = None, -1  # the connection owns them now
             if waits:  # the caller waits for the connection: so does a worker, not the gate
-                self._waiting.acquire()
-                threading.Thread(target=self._make, args=(job, True), daemon=True).start()
+                self._workers.put(job)
             else:
-                self._make(job, False)
+                self._make(job)
         finally:
             if view is not None:
                 view.close()
             if pin >= 0:
                 os.close(pin)
 
-    def _make(self, job: _Connection, waited: bool) -> None:
+    def _make(self, job: _Connection) -> None:
+        """Connect for the caller and answer it, whatever else fails (an unanswered caller would
+        wait for ever)."""
+        error = errno.EACCES
         try:
             error = linux.connect(job.view.fileno(), job.address)
             if job.destination and job.sender is not None:
                 port = job.view.getsockname()[1]
                 self.flows.remember(job.view.proto, port, job.destination, job.sender)
-            self._answer(job.call, error=error)
+        except Exception as failure:  # the record of who sent is best effort; the answer is not
+            self.relay.tamper(f"the hard seal's gate failed after a connect ({failure!r})")
         finally:
+            self._answer(job.call, error=error)
             job.close()
-            if waited:
-                self._waiting.release()
 
     def _send(self, call: Call, target: Target) -> None:
         names = self._addresses(call, target)
@@ -369,15 +413,17 @@ class Gate:
     def _describe_flows(self, target: Target, view: socket.socket, names: list[bytes]) -> None:
         """Bind an unbound socket (as the send would) so its port is known, and remember who
         sends from it to each outside address."""
-        destinations = [d for d in map(_inet_destination, names) if d]
+        destinations = [d for d in map(_recorded_destination, names) if d]
         if not destinations:
             return
         if view.getsockname()[1] == 0:
             view.bind(("::" if view.family == socket.AF_INET6 else "0.0.0.0", 0))
         port = view.getsockname()[1]
-        sender = attribution.describe(target.process, self.seal_root)
-        for destination in destinations:
-            self.flows.remember(view.proto, port, destination, sender)
+        new = [d for d in destinations if not self.flows.knows(view.proto, port, d)]
+        if new:  # a socket sending again to where it sent before: described then
+            sender = attribution.describe(target.process, self.seal_root)
+            for destination in new:
+                self.flows.remember(view.proto, port, destination, sender)
 
     def _addresses(self, call: Call, target: Target) -> list[bytes]:
         """The destination addresses a send names (none for a connected socket's send)."""

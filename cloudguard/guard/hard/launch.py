@@ -25,6 +25,7 @@ failing closed:
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -189,6 +190,10 @@ class HardSeal:
         host_channel, inside_channel = forward.channel()
         sys.stdout.flush()
         sys.stderr.flush()
+        # The two processes share their pages until either writes one. A garbage collection
+        # would touch every object's header (a copy of nearly every page, both sides): what
+        # exists now is frozen out of it (measured: ~10 % of the hard run's CPU time).
+        gc.freeze()
         pid = os.fork()
         if pid == 0:  # the supervisor: never returns
             for fd in (status_read, records_read, answers_write, job_write):

@@ -27,7 +27,8 @@ import selectors
 import socket
 import struct
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import TypeVar
 
 from cloudguard.guard.hard import attribution, diag, dns, namespaces, packets, resolver
 from cloudguard.guard.hard.relay import Relay
@@ -37,7 +38,30 @@ BATCH = 1024  # packets read together: their records share one look at /proc and
 MAX_TCP_QUERIES = 64  # DNS-over-TCP connections open at once
 SO_MEMINFO = 55
 SK_MEMINFO_DROPS = 8
-Handler = Callable[[socket.socket], None]
+T = TypeVar("T")
+
+
+def _batches(read: Callable[[], T]) -> Iterator[list[T]]:
+    """What `read` returns until it would block, in batches of at most BATCH."""
+    while True:
+        batch = []
+        for _ in range(BATCH):
+            try:
+                batch.append(read())
+            except BlockingIOError:
+                break
+        if not batch:
+            return
+        yield batch
+
+
+def _accepted(listener: socket.socket) -> Iterator[socket.socket]:
+    """Each connection waiting on a non-blocking listener."""
+    while True:
+        try:
+            yield listener.accept()[0]
+        except BlockingIOError:
+            return
 
 
 class Sink:
@@ -103,15 +127,7 @@ class Sink:
 
     def _drain_tun(self, _: object) -> None:
         """Everything queued, in batches; a batch's records are held before any is answered."""
-        while True:
-            batch = []
-            for _ in range(BATCH):
-                try:
-                    batch.append(os.read(self.tun, MAX_PACKET))
-                except BlockingIOError:
-                    break
-            if not batch:
-                return
+        for batch in _batches(lambda: os.read(self.tun, MAX_PACKET)):
             snapshot = self._snapshot()
             handled = [self.handle_packet(raw, snapshot) for raw in batch]
             self.relay.record_many([entry for entry, _ in handled if entry])
@@ -120,15 +136,7 @@ class Sink:
                     os.write(self.tun, reply)
 
     def _drain_udp(self, udp: socket.socket) -> None:
-        while True:
-            batch = []
-            for _ in range(BATCH):
-                try:
-                    batch.append(udp.recvfrom(MAX_PACKET))
-                except BlockingIOError:
-                    break
-            if not batch:
-                return
+        for batch in _batches(lambda: udp.recvfrom(MAX_PACKET)):
             snapshot = self._snapshot()
             local = udp.getsockname()[:2]
             handled = [
@@ -141,11 +149,7 @@ class Sink:
                     udp.sendto(reply, peer)
 
     def _accept_query(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except BlockingIOError:
-                return
+        for client in _accepted(listener):
             if len(self.tcp_queries) >= MAX_TCP_QUERIES:
                 client.close()  # a flood of idle connections: the next ones are closed at once
                 continue
@@ -184,11 +188,7 @@ class Sink:
 
     def _accept_forward(self, listener: socket.socket) -> None:
         """Hand each connection to the host, which connects and relays it (never waits here)."""
-        while True:
-            try:
-                inside, _ = listener.accept()
-            except BlockingIOError:
-                return
+        for inside in _accepted(listener):
             try:
                 if self.forward_channel is not None:
                     port = self.forwards[listener].to_bytes(2, "big")
