@@ -146,4 +146,6 @@ def test_a_masks_source_cannot_be_reached_or_written_inside(tmp_path: Path) -> N
     assert "WROTE" not in run.stdout, f"a mask's source was writable inside:\n{run.output}"
     assert "TOKEN:\n" in run.stdout, f"the masked file did not read empty:\n{run.output}"
     assert (Path(env["HOME"]) / ".vault-token").read_text() == "hvs.PLANTEDTOKEN"
-    assert run.returncode == 0, run.output
+    # A masked home is an ambient root too: the attempt on the mask is recorded (98).
+    assert run.targets("ambient-write") == [str(Path(env["HOME"]) / ".vault-token")], run.output
+    assert run.returncode == 98, run.output
