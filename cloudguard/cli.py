@@ -3,7 +3,7 @@
 Exit codes (a contract, see docs/reference.md):
 0 clean · 1 audit found orphans / a reap action failed · 2 usage · 75 did not run ·
 97 refused admission (bad registry/config, log not armed or malformed) ·
-98 a cloud reach was refused and recorded.
+98 a cloud reach was refused and recorded, or a write where the run must not write.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ EXIT_CODES_HELP = (
     "Exit codes: 0 clean; 1 orphans found (audit) or an action failed (reap); 2 usage; "
     "75 did not run; "
     "97 refused admission (invalid registry or config, reach log not armed or malformed); "
-    "98 a cloud reach was refused and recorded."
+    "98 a cloud reach was refused and recorded, or a write where the run must not write."
 )
 
 app = typer.Typer(

@@ -49,6 +49,8 @@ SECTIONS: dict[str, str] = {
     "provider": "cloudguard.guard.registry",
     "shims": "cloudguard.guard.registry",
     "hard": "cloudguard.guard.registry",
+    "ambient": "cloudguard.guard.registry",
+    "outputs": "cloudguard.guard.registry",
     "audit": "cloudguard.audit.settings_files",
     "reap": "cloudguard.audit.settings_files",
     "history": "cloudguard.audit.settings_files",

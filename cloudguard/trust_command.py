@@ -115,6 +115,7 @@ def keys_needing_trust(document: project_file.ProjectDocument) -> dict[str, stor
     present = {
         f"{section}.{key}" for section in project_file.SECTIONS for key in document.section(section)
     }
+    present.update(section for section in project_file.SECTIONS if document.section(section))
     return {key: need for key, need in declared.items() if key in present}
 
 

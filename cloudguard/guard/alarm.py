@@ -176,6 +176,11 @@ class LogWatch:
 # -- judging -------------------------------------------------------------------------------
 
 
+def shown(value: object, limit: int = 300) -> str:
+    """A field read back from a record, escaped for the terminal (cloudguard.escape)."""
+    return one_line(str(value), limit)
+
+
 def describe(record: Record) -> str:
     """Who reached what, through which channel, from which test: one line, then details.
 
@@ -183,9 +188,8 @@ def describe(record: Record) -> str:
     directory): each is escaped for the terminal (cloudguard.escape).
     """
 
-    def shown(value: object, limit: int = 300) -> str:
-        return one_line(str(value), limit)
-
+    if record.get("via") in reach.WRITE_VIAS:
+        return describe_write(record)
     argv = record.get("argv")
     command = " ".join(map(str, argv)) if isinstance(argv, list) else ""
     identity = record.get("identity_vars")
@@ -210,11 +214,35 @@ def describe(record: Record) -> str:
     return "\n".join(lines)
 
 
+def describe_write(record: Record) -> str:
+    """A write where the run must not write: what, where, when it was found, by whom if known.
+
+    `ambient-write: /home/u/.azure/config modified (ambient root ~/.azure), found during
+    test tests/t.py::test_x`; the writer's pid and argv when it was caught at the attempt.
+    """
+    where = "ambient root" if record.get("via") == reach.AMBIENT_WRITE else "checkout"
+    test, found = shown(record.get("test") or ""), shown(record.get("found") or "after the run")
+    if test:  # "during the test" -> "during test T"; otherwise the test that was running
+        found = f"during test {test}" if found == "during the test" else f"{found}, in test {test}"
+    lines = [
+        f"{shown(record.get('via'))}: {shown(record.get('target'), 2000)} "
+        f"{shown(record.get('change'))} ({where} {shown(record.get('root'), 2000)}), found {found}"
+    ]
+    argv = record.get("argv")
+    if isinstance(argv, list) and argv:
+        command = shown(" ".join(map(str, argv)), 2000)
+        writer = f"pid {shown(record.get('pid'))}, cwd {shown(record.get('cwd'))}"
+        lines.append(f"    by {writer}: {command}")
+    return "\n".join(lines)
+
+
 def named(record: Record) -> str:
-    """`botocore -> sts.us-east-1.amazonaws.com (sts GetCallerIdentity)`: what was reached,
-    through what, in one escaped line (every field was read back from a log)."""
+    """`botocore -> sts.us-east-1.amazonaws.com (sts GetCallerIdentity)`, for a write
+    `ambient-write -> /home/u/.azure/config (modified)`: what was reached or written, through
+    what, in one escaped line (every field was read back from a log)."""
     via, target, operation = (record.get(key) for key in ("via", "target", "operation"))
-    return one_line(f"{via} -> {target}" + (f" ({operation})" if operation else ""), 300)
+    detail = record.get("change") if via in reach.WRITE_VIAS else operation
+    return one_line(f"{via} -> {target}" + (f" ({detail})" if detail else ""), 300)
 
 
 WHEREABOUTS = ("phase", "fixture", "location")  # the record's optional fields that place it
@@ -257,14 +285,22 @@ def check(path: str, start: int, err: TextIO, *, watch: LogWatch | None = None) 
 def judge(
     records: tuple[Record, ...], path: str, err: TextIO, *, tampering: Sequence[str] = ()
 ) -> int:
-    """98 naming every reach; else 97 when the record keeper saw tampering; else 0."""
+    """98 naming every reach and every write where the run must not write; else 97 when the
+    record keeper saw tampering; else 0."""
     for what in tampering:
         err.write(f"cloudguard: tampering: {one_line(what, 2000)}\n")
     if records:
         shown = one_line(path, 2000)
-        err.write(f"cloudguard: {len(records)} cloud reach(es) refused and recorded in {shown}:\n")
-        for record in records:
-            err.write("  " + describe(record).replace("\n", "\n  ") + "\n")
+        reaches = [r for r in records if r.get("via") not in reach.WRITE_VIAS]
+        writes = [r for r in records if r.get("via") in reach.WRITE_VIAS]
+        for listed, what in (
+            (reaches, "cloud reach(es) refused and recorded"),
+            (writes, "write(s) where the run must not write, recorded"),
+        ):
+            if listed:
+                err.write(f"cloudguard: {len(listed)} {what} in {shown}:\n")
+            for record in listed:
+                err.write("  " + describe(record).replace("\n", "\n  ") + "\n")
         return exit_codes.REACH_REFUSED
     if tampering:
         err.write("cloudguard: the record keeper saw tampering: failing closed\n")

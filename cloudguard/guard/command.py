@@ -50,8 +50,8 @@ def register(app: typer.Typer) -> None:
         context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
         options_metavar="[OPTIONS] --",
         help="Run CMD sealed, then check the reach log. Exit: CMD's own code when nothing "
-        "reached; 98 when anything did; 97 when the log cannot be armed or read; "
-        "127/126 when CMD cannot be started.",
+        "reached and nothing was written where it must not be; 98 when anything was; "
+        "97 when the log cannot be armed or read; 127/126 when CMD cannot be started.",
     )(run)
     app.command(
         help="Check a reach log: 0 armed and clean; 98 any reach (each printed); "
@@ -129,7 +129,7 @@ def run(
             _usage(f"{flag} needs --hard")
     reports = _reports(report)
     rules = _registry(registry)
-    for ignored in rules.ignored if hard else ():  # untrusted keys only --hard would use
+    for ignored in rules.ignored_forward if hard else ():  # untrusted keys only --hard would use
         typer.echo(f"cloudguard: {ignored}", err=True)
     raise typer.Exit(
         runner.run(

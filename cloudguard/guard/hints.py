@@ -1,4 +1,4 @@
-"""How to make a test hermetic: one text per channel, wherever the reach was caught.
+"""How to make a test hermetic: one text per channel, wherever the reach (or write) was caught.
 
 The refusing shims and provider (`refuse`), the in-process guards' exception
 (`inprocess.refusal`) and the pytest plugin's failure message all show these
@@ -26,6 +26,15 @@ _BY_CHANNEL: dict[str, str] = {
     "hard": (
         "point the program at a local fake on loopback (a forwarded port for a fake\n"
         "outside the seal): nothing else leaves the hard seal's network namespace."
+    ),
+    "ambient-write": (
+        "point the code at a directory of the test's own (tmp_path: HOME, XDG_DATA_HOME or the\n"
+        "application's own variable set in the environment the test gives it); a path the suite\n"
+        "must write goes under [outputs] in cloudguard.toml, with a reason."
+    ),
+    "tracked-write": (
+        "write into tmp_path, not into the checkout; a file the suite regenerates on purpose\n"
+        "goes under [outputs] in cloudguard.toml, with a reason (or into .gitignore)."
     ),
 }
 _OTHERWISE = "point it at a local fake on loopback."

@@ -55,6 +55,11 @@ SCHEMA = 1  # what each line says it is, and what the reader admits
 REACH_LOG_SCHEMA_ID = "urn:cloudguard-ci:schema:reach-log:1"
 LOG_VARIABLE = "CLOUDGUARD_REACH_LOG"
 TEST_VARIABLE = "CLOUDGUARD_TEST"
+# A write where a run must not write is recorded as a reach through these channels
+# (cloudguard.guard.witness): the same record, keeper and verdict.
+AMBIENT_WRITE = "ambient-write"
+TRACKED_WRITE = "tracked-write"
+WRITE_VIAS = (AMBIENT_WRITE, TRACKED_WRITE)
 # Where in the test the reaching process is, as the pytest plugin says it (each only while it
 # holds): the test's file and line, the fixture (or class setup) running, and `collection`
 # while test files are imported. The phase of a test comes from pytest's own variable.

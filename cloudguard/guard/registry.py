@@ -2,22 +2,32 @@
 
 The shipped `registry.toml` plus an optional project file (`cloudguard.toml`,
 or `--registry FILE`): exact names and prefixes to drop, exempt prefixes, the
-provider variables to rebind, the CLI shims to place first on PATH, and the
-hard seal's masked homes and forwarded ports. Every entry needs a reason; a
-file that cannot be admitted is a `RegistryError` naming its line (exit 97).
+provider variables to rebind, the CLI shims to place first on PATH, the
+hard seal's masked homes and forwarded ports, the ambient roots a run must
+leave byte-identical and the outputs it may write. Every entry needs a
+reason; a file that cannot be admitted is a `RegistryError` naming its line
+(exit 97).
 
 A project file adds to the shipped registry and can never take anything away
 from it or from the seal: no exemption of a shipped entry, no provider
 variable that would rebind what the seal drops, redirects or sets
 (`cloudguard.guard.seal` builds the seal from a `Registry`).
 
-Every key but one only adds to what is sealed, refused or masked, so any
-project file may set it. `[hard] forward` opens the hard seal, so a
-discovered file that the operator has not trusted (cloudguard.trust) gets
-no forwarded port: the key is ignored, and `Registry.ignored` says so for
-the command to tell (a closed door is the stricter seal; refusing instead
-would stop every sealed run of the project, which never use it, until the
-file is trusted). See docs/guard.md and docs/reference.md.
+Every key but two only adds to what is sealed, refused, masked or watched,
+so any project file may set it. Two widen what a run may do, so a
+discovered file the operator has not trusted (cloudguard.trust) does not
+get them: the key is ignored, and `Registry.ignored` says so for the command
+to tell (`ignored_forward` under --hard, `ignored_outputs` always). Ignoring
+is the stricter seal; refusing instead would stop every sealed run of the
+project until the file is trusted. The two:
+
+- `[hard] forward` opens the hard seal;
+- an `[outputs]` entry outside the checkout (`~/...`, `$VAR/...`, `/...`)
+  lets a run write where the operator lives unnoticed. One inside the
+  checkout is harmless from any file: the repository's own `.gitignore`
+  exempts its paths just the same.
+
+See docs/guard.md and docs/reference.md.
 """
 
 from __future__ import annotations
@@ -45,9 +55,21 @@ NEEDS_TRUST = {
     "hard.forward": NeedsTrust(
         "opens the hard seal: relays these host ports into its namespaces", ignored=True
     ),
+    "outputs": NeedsTrust(
+        "outside the checkout: lets a run write into your home unnoticed", ignored=True
+    ),
 }
+_AMBIENT_KEYS = {"roots"}
 # A masked credential home: under the invoking user's HOME, no `..`, no trailing slash.
 _HOME_ENTRY = re.compile(r"^~/(?!\.\.?(/|$))[A-Za-z0-9._-]+(/(?!\.\.?(/|$))[A-Za-z0-9._-]+)*$")
+# A path segment: anything but `/` and NUL, never `.` or `..`.
+_SEGMENT = r"(?!\.\.?(/|$))[^/\x00]+"
+_VARIABLE = r"\$([A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})"
+# An ambient path: under HOME (`~/x`), under a variable's value (`$XDG_DATA_HOME/app`, `$APP_DIR`)
+# or absolute (`/srv/app`). No `..`, no empty segment, no trailing slash.
+_AMBIENT_PATH = re.compile(rf"^(~|{_VARIABLE})(/{_SEGMENT})*$|^(/{_SEGMENT})+$")
+# An output: an ambient path, or a path inside the checkout, relative to its root (globs allowed).
+_OUTPUT = re.compile(rf"{_AMBIENT_PATH.pattern}|^(?![~$]|\.git(/|$)){_SEGMENT}(/{_SEGMENT})*$")
 
 
 class RegistryError(Exception):
@@ -64,7 +86,21 @@ class Registry:
     files: tuple[str, ...] = ()
     masked_homes: tuple[str, ...] = ()  # [hard.masked_homes]: empty and read-only under --hard
     forward_ports: tuple[int, ...] = ()  # [hard] forward: host-loopback ports --hard relays
-    ignored: tuple[str, ...] = ()  # keys of an untrusted discovered file, and why (to tell)
+    # [ambient.roots]: left byte-identical by every run (the masked homes are roots too).
+    ambient_roots: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()  # [outputs]: where a run may write (checkout-relative or ambient)
+    # What an untrusted discovered file declared that does not count, and why (to tell).
+    ignored_forward: tuple[str, ...] = ()
+    ignored_outputs: tuple[str, ...] = ()
+
+    @property
+    def ignored(self) -> tuple[str, ...]:
+        return (*self.ignored_forward, *self.ignored_outputs)
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """Every ambient root a run must leave byte-identical: declared, and every masked home."""
+        return tuple(dict.fromkeys((*self.ambient_roots, *self.masked_homes)))
 
     def covers(self, name: str) -> bool:
         """True when `name` is sealed: listed or under a prefix, and not exempt."""
@@ -85,7 +121,10 @@ class _Declared:
     shims: dict[str, int] = field(default_factory=dict)
     masked_homes: dict[str, int] = field(default_factory=dict)
     forward_ports: dict[int, int] = field(default_factory=dict)
-    ignored: tuple[str, ...] = ()
+    ambient_roots: dict[str, int] = field(default_factory=dict)
+    outputs: dict[str, int] = field(default_factory=dict)
+    ignored_forward: tuple[str, ...] = ()
+    ignored_outputs: tuple[str, ...] = ()
 
 
 def find_project_file(start: Path) -> Path | None:
@@ -118,22 +157,42 @@ def load_registry(project_file: Path | None = None, *, search_from: Path | None 
         files=tuple(f.path for f in files),
         masked_homes=tuple(dict.fromkeys(h for f in files for h in f.masked_homes)),
         forward_ports=tuple(dict.fromkeys(p for f in files for p in f.forward_ports)),
-        ignored=tuple(i for f in files for i in f.ignored),
+        ambient_roots=tuple(dict.fromkeys(r for f in files for r in f.ambient_roots)),
+        outputs=tuple(dict.fromkeys(o for f in files for o in f.outputs)),
+        ignored_forward=tuple(i for f in files for i in f.ignored_forward),
+        ignored_outputs=tuple(i for f in files for i in f.ignored_outputs),
     )
+
+
+def is_ambient(entry: str) -> bool:
+    """An ambient path (`~/x`, `$VAR/x`, `/x`), as against a path inside the checkout."""
+    return entry.startswith(("~", "$", "/"))
 
 
 def _parse(path: Path, *, discovered: bool = False) -> _Declared:
     try:  # read and parsed once, for every section, by cloudguard.project_file
         document = project_file.read_project_file(path, discovered=discovered)
         declared = _RegistryFile(str(path), document.text.splitlines()).declarations(document.data)
-        if declared.forward_ports and not document.trusted:
-            declared.forward_ports = {}  # ignored: a closed door (see the module's docstring)
-            forward = {"hard.forward": NEEDS_TRUST["hard.forward"]}
-            why = project_file.untrusted_message(path, forward)
-            declared.ignored = (f"{path}: ignored hard.forward: {why}",)
+        outside = [entry for entry in declared.outputs if is_ambient(entry)]
+        if (declared.forward_ports or outside) and not document.trusted:
+            _ignore_untrusted(declared, outside)
     except project_file.ProjectFileError as error:
         raise RegistryError(f"registry {error}") from None
     return declared
+
+
+def _ignore_untrusted(declared: _Declared, outside: list[str]) -> None:
+    """Drop what an untrusted file may not widen (see the module's docstring), and say so."""
+    path = Path(declared.path)
+    if declared.forward_ports:
+        declared.forward_ports = {}  # a closed door
+        why = project_file.untrusted_message(path, {"hard.forward": NEEDS_TRUST["hard.forward"]})
+        declared.ignored_forward = (f"{path}: ignored hard.forward: {why}",)
+    if outside:
+        for entry in outside:  # the writes there stay findings
+            del declared.outputs[entry]
+        why = project_file.untrusted_message(path, {"outputs": NEEDS_TRUST["outputs"]})
+        declared.ignored_outputs = (f"{path}: ignored [outputs] {', '.join(outside)}: {why}",)
 
 
 class _RegistryFile:
@@ -213,6 +272,11 @@ class _RegistryFile:
             declared.provider_variables[variable] = self.line("provider", "variables")
         declared.shims = self.entries(self.table(data, "shims"), "shims", _SHIM)
         self.hard(data, declared)
+        ambient = self.table(data, "ambient")
+        self.known_keys(ambient, "ambient", _AMBIENT_KEYS)
+        roots = self.table(ambient, "roots", "ambient")
+        declared.ambient_roots = self.entries(roots, "ambient.roots", _AMBIENT_PATH)
+        declared.outputs = self.entries(self.table(data, "outputs"), "outputs", _OUTPUT)
         return declared
 
     def hard(self, data: Mapping[str, object], declared: _Declared) -> None:

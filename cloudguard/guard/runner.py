@@ -10,9 +10,15 @@ process of the same user cannot ptrace it, read its memory or write its /proc
 files) and the subreaper of everything the command starts, so whatever the
 command leaves behind is killed and named before the verdict.
 
-The exit code is the command's own when nothing reached, 98 when anything
-did (the command's code is printed), 97 when the log cannot be trusted,
-127/126 when the command cannot be started.
+Before the command starts, the session's witness looks at the ambient roots
+and the checkout's tracked files; after it, whatever changed there is a
+finding of its own (`ambient-write`, `tracked-write`) held by the keeper
+like a reach (`cloudguard.guard.witness`).
+
+The exit code is the command's own when nothing reached and nothing was
+written where it must not be, 98 when anything was (the command's code is
+printed), 97 when the log cannot be trusted, 127/126 when the command cannot
+be started.
 """
 
 from __future__ import annotations
@@ -23,12 +29,13 @@ import signal
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
-from cloudguard.guard import alarm, stragglers
+from cloudguard.guard import alarm, stragglers, witness
 from cloudguard.guard.hard import launch
 from cloudguard.guard.keeper import Keeper
 from cloudguard.guard.registry import Registry
@@ -58,8 +65,13 @@ def run(
         try:
             launch.check_requirements()
             # First, while this process has no thread: the seal is made meanwhile.
+            kept, writable = witness.read_only(*witness.places(registry, os.environ, Path.cwd()))
             hard_seal = launch.HardSeal.fork(
-                masked_homes=registry.masked_homes, ports=ports, allow_unix=allow_unix
+                masked_homes=registry.masked_homes,
+                ports=ports,
+                allow_unix=allow_unix,
+                roots=[(root.path, root.entry) for root in kept],
+                outputs=writable,
             )
         except launch.HardSealError as error:
             err.write(f"cloudguard: --hard: {error}\n")
@@ -88,7 +100,7 @@ def _run(
         err.write(f"cloudguard: cannot arm the reach log: {one_line(str(error), 2000)}\n")
         return exit_codes.REFUSED_ADMISSION
     # Inside another run, its keeper is written into this seal's refusers too: both see it.
-    session = GuardSession.start(registry, armed, signalled=True)
+    session = GuardSession.start(registry, armed, signalled=True, checkout=Path.cwd())
     keeper = session.keeper
     assert keeper is not None  # a session that starts keeps its own records
     stragglers.keep_out_of_reach()
@@ -100,6 +112,8 @@ def _run(
         err.write(
             session.seal_line() + suffix + "\n" + (hard_seal.limit_line() if hard_seal else "")
         )
+        for note in session.notes():
+            err.write(f"cloudguard: {one_line(note, 2000)}\n")
         err.flush()
         try:
             if hard_seal is not None:

@@ -5,6 +5,7 @@
     env = session.sealed_environment(environ)   # what the command or the suite runs under
     print(session.seal_line())                  # names only, never values
     ... the command, or the test session ...
+    session.record_writes()                     # what it must have left as it was: findings
     session.check(err) / session.records()      # 0 / 98 / 97, or the records to judge
     session.close(keep_log=red)                 # the seal removed, a clean temporary log too
 
@@ -15,6 +16,11 @@ under a verified seal (an xdist worker, a pytest session under `cloudguard run`)
 joins it instead (`GuardSession.join`): it makes nothing and removes nothing,
 delivers to the keepers its environment names, and reads the log (the keeper's
 report) from where it joined for its own tests.
+
+A session that starts also keeps a witness (`cloudguard.guard.witness`): the
+ambient roots and the checkout's tracked files, looked at before anything
+runs; `record_writes` looks again and hands each change to the keeper as a
+record, so a write reaches the verdict as a reach does.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from cloudguard.guard import seal as sealing
 from cloudguard.guard.keeper import Keeper
 from cloudguard.guard.refuse import Policy
 from cloudguard.guard.registry import Registry
+from cloudguard.guard.witness import SPEC, Witness
 
 Record = Mapping[str, object]
 
@@ -46,6 +53,7 @@ class GuardSession:
         made: bool,
         keeper: Keeper | None = None,
         keepers: Sequence[str] = (),
+        witness: Witness | None = None,
     ) -> None:
         self.registry = registry
         self.log = log
@@ -54,6 +62,7 @@ class GuardSession:
         self.keeper = keeper  # this session's own record keeper (None: it joined another's)
         self.keepers = tuple(keepers)  # every keeper its refusers deliver to, its own first
         self.dropped: list[str] = []  # the names its sealed environment dropped
+        self.witness = witness  # what it must leave as it found it (None: joined)
 
     @classmethod
     def start(
@@ -63,22 +72,28 @@ class GuardSession:
         *,
         environ: Mapping[str, str] = os.environ,
         signalled: bool = False,
+        checkout: Path | None = None,
     ) -> GuardSession:
         """Start a keeper for `log` and make a seal whose refusers deliver to it, and to the
         keepers of whatever run this one is inside (`environ`): written into each refuser,
         so a child that scrubs its environment still records. `signalled`: a refuser that
-        cannot deliver may signal this process (see `Keeper`)."""
-        keeper = None
+        cannot deliver may signal this process (see `Keeper`). The witness looks at the
+        ambient roots (expanded in `environ`) and at the checkout `checkout` is in."""
+        keeper = seal = None
         try:
             keeper = Keeper(log.path, log.start, signalled=signalled)
             keepers = reach.keepers([keeper.address], environ)
             seal = sealing.create_seal(registry, log=log.path, keepers=keepers)
+            witness = Witness.before(registry, environ, checkout, skip=[log.path, str(seal.root)])
+            (seal.root / SPEC).write_text(witness.spec(), encoding="utf-8")
         except BaseException:
+            if seal is not None:
+                seal.remove()
             if keeper is not None:
                 keeper.close()
             log.close()
             raise
-        return cls(registry, log, seal, made=True, keeper=keeper, keepers=keepers)
+        return cls(registry, log, seal, made=True, keeper=keeper, keepers=keepers, witness=witness)
 
     @classmethod
     def join(
@@ -105,6 +120,29 @@ class GuardSession:
     def seal_line(self, *, kept: Iterable[str] = ()) -> str:
         """The one line a seal prints: the names dropped (and `kept`: the suite's own)."""
         return sealing.seal_line(self.dropped, kept=kept)
+
+    def notes(self) -> list[str]:
+        """What the operator is told at the start: declarations that do not count, roots
+        compared in part, a checkout git cannot list."""
+        return list(self.witness.notes) if self.witness is not None else []
+
+    def record_writes(self) -> None:
+        """Look again at the ambient roots and the checkout; each change no record named yet
+        goes to the keeper. Once, at the end (a joined session's run does it)."""
+        if self.witness is None or self.keeper is None:
+            return
+        for record in self.witness.after(named=self.keeper.records):
+            self.keeper.keep(record)
+        self.witness = None
+
+    def deliver(self, record: Record) -> str | None:
+        """Hand a record this process made to the keeper (its own, or its run's); why not, if
+        it could not be."""
+        if self.keeper is not None:
+            self.keeper.keep(record)
+            return None
+        status = reach.record_status(record, keepers=self.keepers, log=self.log.path)
+        return status if status.startswith("NOT recorded") else None
 
     def policy(self) -> Policy:
         """The seal's rules, as the refusers and the in-process guards apply them."""
@@ -140,10 +178,12 @@ class GuardSession:
         return list(self.keeper.tampering) if self.keeper is not None else []
 
     def check(self, err: TextIO) -> int:
-        """0 when clean; 98 naming every reach; 97 when the log cannot be read or the keeper
-        saw tampering. The keeper stops taking records first: call it once, at the end."""
+        """0 when clean; 98 naming every reach and write; 97 when the log cannot be read or the
+        keeper saw tampering. The writes are looked for, then the keeper stops taking records:
+        call it once, at the end."""
         if self.keeper is None:
             return alarm.check(self.log.path, self.log.start, err, watch=self.log.watch)
+        self.record_writes()
         self.keeper.close()
         return alarm.judge(
             tuple(self.keeper.records), self.log.path, err, tampering=self.keeper.tampering

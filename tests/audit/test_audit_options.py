@@ -106,7 +106,8 @@ def test_the_seal_admits_every_section_cloudguard_reads(tmp_path: Path) -> None:
         '[seal.names]\nVAULT_TOKEN = "vault"\n'
     )
     assert set(project_file.SECTIONS) == {
-        "seal", "provider", "shims", "hard", "audit", "reap", "history", "notify",
+        "seal", "provider", "shims", "hard", "audit", "reap", "history", "notify", "ambient",
+        "outputs",
     }  # fmt: skip
     assert load_registry(toml).covers("VAULT_TOKEN")
     toml.write_text("[reaps]\n")

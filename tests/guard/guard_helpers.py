@@ -49,6 +49,15 @@ def minimal_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def git(repo: Path, *args: str) -> None:
+    """git in `repo`, with an author of its own (a commit needs one)."""
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.email=t@example.invalid", "-c", "user.name=t", *args],
+        check=True,
+        capture_output=True,
+    )
+
+
 def child(script: str) -> list[str]:
     """A command line that runs `script` in a Python child (the sealed command)."""
     return [sys.executable, "-c", script]

@@ -292,8 +292,8 @@ MUTATIONS += [
     Mutation(
         name="describe shows values raw",
         module="guard/alarm.py",
-        original="        return one_line(str(value), limit)\n",
-        broken="        return str(value)\n",
+        original="    return one_line(str(value), limit)\n",
+        broken="    return str(value)\n",
         tests=(
             ESCAPING + "test_describe_escapes_every_field",
             ESCAPING + "test_run_and_check_output_is_escaped",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from guard_helpers import cloudguard, minimal_env
+from trusted_config import write_trusted
 
 from cloudguard.guard.registry import RegistryError, load_registry
 
@@ -33,6 +34,7 @@ PINNED_NAMES = {
 PINNED_PREFIXES = ("FM_AZURE_", "AZURE_", "ARM_", "AWS_", "GOOGLE_", "CLOUDSDK_", "GCE_METADATA_")
 PINNED_SHIMS = ("az", "azd", "azcopy", "aws", "gcloud", "gsutil", "bq")
 PINNED_MASKED_HOMES = ("~/.aws", "~/.azure", "~/.azd", "~/.config/gcloud", "~/.IdentityService")
+PINNED_AMBIENT_ROOTS = ("~/.Azure", "$XDG_STATE_HOME/cloudguard")
 
 
 def test_shipped_registry_is_exactly_the_pinned_set() -> None:
@@ -50,6 +52,10 @@ def test_shipped_registry_is_exactly_the_pinned_set() -> None:
     )
     assert registry.masked_homes == PINNED_MASKED_HOMES
     assert registry.forward_ports == ()
+    assert registry.ambient_roots == PINNED_AMBIENT_ROOTS
+    # Every masked credential home is an ambient root too: a soft run can write the real one.
+    assert registry.roots == (*PINNED_AMBIENT_ROOTS, *PINNED_MASKED_HOMES)
+    assert registry.outputs == () and registry.ignored == ()
 
 
 @pytest.mark.parametrize(
@@ -118,6 +124,49 @@ def test_a_project_file_adds_masked_homes_and_forwarded_ports(tmp_path: Path) ->
     assert registry.forward_ports == (4566, 10000)
 
 
+def test_a_project_file_adds_ambient_roots_and_outputs(tmp_path: Path) -> None:
+    project = write(
+        tmp_path,
+        """
+[ambient.roots]
+"$XDG_DATA_HOME/myapp" = "the application's data root"
+"$MYAPP_DATA_DIR" = "outranks XDG_DATA_HOME for the application"
+"/srv/myapp" = "the application's system-wide state"
+
+[outputs]
+"tests/fixtures/generated" = "the snapshot tests regenerate these on purpose"
+"*.egg-info" = "setuptools writes it on an editable install"
+"~/.cache/myapp" = "the suite's download cache"
+""",
+    )
+    registry = load_registry(project)
+
+    assert registry.ambient_roots[-3:] == ("$XDG_DATA_HOME/myapp", "$MYAPP_DATA_DIR", "/srv/myapp")
+    assert registry.roots[: len(registry.ambient_roots)] == registry.ambient_roots
+    assert registry.outputs == ("tests/fixtures/generated", "*.egg-info", "~/.cache/myapp")
+    assert registry.ignored == (), "a file named by the operator declares outputs anywhere"
+
+
+def test_a_discovered_file_declares_outputs_in_its_checkout_only(tmp_path: Path) -> None:
+    """An output outside the checkout lets a run write where the operator lives unnoticed:
+    an untrusted repository's file cannot declare it (it is ignored, and said); one in the
+    checkout it can, as its .gitignore could. Once the operator trusts the file, both count."""
+    (tmp_path / ".git").mkdir()
+    text = '[outputs]\n"build" = "the build"\n"~/.aws" = "a planted exemption"\n'
+    project = write(tmp_path, text)
+
+    untrusted = load_registry(search_from=tmp_path)
+    write_trusted(project, text)
+    trusted = load_registry(search_from=tmp_path)
+
+    assert untrusted.outputs == ("build",)
+    (ignored,) = untrusted.ignored_outputs
+    assert "ignored [outputs] ~/.aws: not trusted" in ignored
+    assert f"cloudguard trust {project}" in ignored
+    assert untrusted.ignored_forward == ()
+    assert trusted.outputs == ("build", "~/.aws") and trusted.ignored == ()
+
+
 def test_the_nearest_cloudguard_toml_is_found_from_a_subdirectory(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()  # the repository root: discovery stops here
     write(tmp_path, '[seal.names]\nVAULT_TOKEN = "secret store"\n')
@@ -147,6 +196,15 @@ def test_the_nearest_cloudguard_toml_is_found_from_a_subdirectory(tmp_path: Path
         ("[hard]\nforward = [0]\n", 2, "0 is not a port number"),
         ('[hard]\nforward = "5432"\n', 2, "must be a list of port numbers"),
         ("[hard]\nforwards = [1]\n", 2, "unknown key 'forwards' in [hard]"),
+        ("[ambient]\nroot = {}\n", 2, "unknown key 'root' in [ambient]"),
+        ('[ambient.roots]\n"myapp/data" = "relative"\n', 2, "malformed entry 'myapp/data'"),
+        ('[ambient.roots]\n"~/../x" = "escapes"\n', 2, "malformed entry '~/../x'"),
+        ('[ambient.roots]\n"$1BAD/x" = "no name"\n', 2, "malformed entry '$1BAD/x'"),
+        ('\n[ambient.roots]\n"~/.x/" = "trailing"\n', 3, "malformed entry '~/.x/'"),
+        ('[ambient.roots]\n"~/.x" = ""\n', 2, "needs a reason"),
+        ('[outputs]\n".git/hooks" = "no"\n', 2, "malformed entry '.git/hooks'"),
+        ('[outputs]\n"a/../b" = "escapes"\n', 2, "malformed entry 'a/../b'"),
+        ('[outputs]\n"build" = 3\n', 2, "needs a reason"),
     ],
 )
 def test_bad_registries_are_refused_naming_the_line(

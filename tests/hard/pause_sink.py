@@ -1,10 +1,10 @@
 """Stop the hard seal's supervisor while the command floods it (run by a test, as the host).
 
 Started in a test's outer namespace (root of the user namespace the hard seal's are made in):
-it waits for the command's `ready` file, stops the supervisor (its sink then reads nothing),
-optionally shrinks cg0's queue (as the namespace's owner may), says `stopped`, and lets the
-supervisor go on once the command says `sent` or, when a FIFO `alive` exists, once every
-writer of it (the command) has exited.
+it waits for the command's `ready` (a word in its progress file), stops the supervisor (its
+sink then reads nothing), optionally shrinks cg0's queue (as the namespace's owner may), says
+`stopped`, and lets the supervisor go on once the command says `sent` or, when a FIFO
+`alive` exists, once every writer of it (the command) has exited.
 
     python pause_sink.py ROOT_PID HANDSHAKE_DIR [QUEUE]
 """
@@ -20,8 +20,17 @@ import time
 from cloudguard.guard.hard.attribution import descendants
 
 
-def wait_for(path: str) -> None:
-    while not os.path.exists(path):
+def wait_for(handshake: str, word: str) -> None:
+    """Until the command has said `word` in its progress file (it writes there through a
+    descriptor opened before the stop: an open for writing would wait for the stopped gate)."""
+    progress = os.path.join(handshake, "progress")
+    while True:
+        try:
+            with open(progress) as handle:
+                if word in handle.read().split():
+                    return
+        except FileNotFoundError:
+            pass
         time.sleep(0.01)
 
 
@@ -51,19 +60,22 @@ def main() -> None:
     signal.alarm(60)
     root, handshake = int(sys.argv[1]), sys.argv[2]
     queue = sys.argv[3] if len(sys.argv) > 3 else ""
-    wait_for(os.path.join(handshake, "ready"))
+    alive = os.path.join(handshake, "alive")
+    # Open for reading at once, so the command's open for writing (before `ready`) returns.
+    fifo = os.open(alive, os.O_RDONLY | os.O_NONBLOCK) if os.path.exists(alive) else None
+    wait_for(handshake, "ready")
     pid = supervisor(root)
     os.kill(pid, signal.SIGSTOP)
     if queue:
         subprocess.run(["nsenter", f"--net=/proc/{pid}/ns/net", "ip", "link", "set", "cg0",
                         "txqueuelen", queue], check=True)  # fmt: skip
     open(os.path.join(handshake, "stopped"), "w").close()
-    alive = os.path.join(handshake, "alive")
-    if os.path.exists(alive):
-        with open(alive, "rb") as fifo:  # EOF once every writer (the command) has exited
-            fifo.read()
+    if fifo is not None:
+        os.set_blocking(fifo, True)
+        while os.read(fifo, 4096):  # EOF once every writer (the command) has exited
+            pass
     else:
-        wait_for(os.path.join(handshake, "sent"))
+        wait_for(handshake, "sent")
     os.kill(pid, signal.SIGCONT)
 
 

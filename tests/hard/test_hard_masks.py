@@ -75,7 +75,9 @@ def test_planted_credentials_are_invisible_inside_and_untouched_after(tmp_path: 
         assert f"LIST {name}:\n" in run.stdout, f"{name} is not empty inside:\n{run.output}"
     assert "WROTE" not in run.stdout, f"a masked home was writable:\n{run.output}"
     assert fingerprint(home) == before, "the real credential homes changed"
-    assert run.returncode == 0, run.output
+    # The attempt to write into a masked home is refused and recorded at once (an ambient root).
+    assert run.returncode == 98, run.output
+    assert run.targets("ambient-write") == [str(home / ".aws" / "planted-inside")], run.output
 
 
 SECRET = "aws_secret_access_key = PLANTEDPLANTEDPLANTED"
@@ -144,4 +146,6 @@ def test_a_masks_source_cannot_be_reached_or_written_inside(tmp_path: Path) -> N
     assert "WROTE" not in run.stdout, f"a mask's source was writable inside:\n{run.output}"
     assert "TOKEN:\n" in run.stdout, f"the masked file did not read empty:\n{run.output}"
     assert (Path(env["HOME"]) / ".vault-token").read_text() == "hvs.PLANTEDTOKEN"
-    assert run.returncode == 0, run.output
+    # A masked home is an ambient root too: the attempt on the mask is recorded (98).
+    assert run.targets("ambient-write") == [str(Path(env["HOME"]) / ".vault-token")], run.output
+    assert run.returncode == 98, run.output

@@ -220,9 +220,9 @@ MASK_MUTATIONS = [
     Mutation(
         name="the repository's git hooks stay writable",
         module="guard/hard/masks.py",
-        original="    entries += [Entry(path, READ_ONLY, why) for path, why in "
-        "repository_hooks(cwd)]\n",
-        broken="",
+        # The one place that finds them: both the mask list and the read-only roots use it.
+        original="        if os.path.lexists(dot_git):\n            break\n",
+        broken="        if os.path.lexists(dot_git):\n            return []\n",
         tests=(f"{SIDE_DOORS}test_the_repositorys_git_hooks_and_config_are_read_only_inside",),
         reason="a git hook was written inside",
     ),

@@ -24,8 +24,11 @@ handshake = sys.argv[1]
 def wait_for(name):
     while not os.path.exists(os.path.join(handshake, name)):
         time.sleep(0.01)
+# Every file the command writes is opened before the supervisor is stopped: under the hard
+# seal an open for writing waits for the gate's answer, and the gate is in the supervisor.
+progress = os.open(os.path.join(handshake, "progress"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
 def say(name):
-    open(os.path.join(handshake, name), "w").close()
+    os.write(progress, name.encode() + b" ")
 """
 FLOOD_CG0 = (
     HANDSHAKE
@@ -99,9 +102,9 @@ s.connect(("203.0.113.9", 4789))
 lookup = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 lookup.connect(("127.0.0.53", 53))
 question = b"".join(bytes([len(p)]) + p for p in (b"sts", b"amazonaws", b"com")) + b"\\0"
+alive = os.open(os.path.join(handshake, "alive"), os.O_WRONLY)  # the host sees us exit by it
 say("ready")
 wait_for("stopped")
-alive = os.open(os.path.join(handshake, "alive"), os.O_WRONLY)  # the host sees us exit by it
 print("sender", os.getpid(), flush=True)
 s.send(b"x")
 lookup.send(struct.pack("!HHHHHH", 7, 0x0100, 1, 0, 0, 0) + question + struct.pack("!HH", 1, 1))

@@ -295,7 +295,11 @@ def test_the_repositorys_git_hooks_and_config_are_read_only_inside(tmp_path: Pat
     assert "WROTE-HOOK" in control.stdout and "WROTE-CONFIG" in control.stdout, control.output
     assert "WROTE-HOOK" not in run.stdout, f"a git hook was written inside:\n{run.output}"
     assert "WROTE-CONFIG" not in run.stdout, f"git config was written inside:\n{run.output}"
-    assert not hook.exists() and run.returncode == 0, run.output
+    assert not hook.exists(), run.output
+    # The repository's git metadata is an ambient root too: each attempt is recorded (98).
+    targets = sorted(run.targets("ambient-write"))
+    assert targets == [str(repository / ".git" / "config"), str(hook)], run.output
+    assert run.returncode == 98, run.output
 
 
 def test_the_gate_filter_assembles_for_every_architecture_it_knows() -> None:

@@ -22,7 +22,10 @@ gate answers:
   has its sender described now (it may exit before the sink reads its
   packet) and the call goes on (`Flows`).
 - `socket`/`socketpair` of a family the filter does not allow: recorded
-  (`hard-socket`, the family named) and refused (EAFNOSUPPORT).
+  (`hard-socket`, the family named) and refused (EAFNOSUPPORT);
+- a call that writes at a path (only when the run has read-only ambient
+  roots): judged by `writes.Writes`, recorded (`ambient-write`) and refused
+  (EROFS) when the path is in a root.
 
 Record, then refuse, as the sink does: the record is relayed to the host's
 keeper before the caller is answered. A gate that fails answers EACCES and
@@ -49,6 +52,7 @@ from collections.abc import Callable
 
 from cloudguard.guard.hard import attribution, diag, linux, seccomp_filter
 from cloudguard.guard.hard.relay import Relay
+from cloudguard.guard.hard.writes import Writes
 
 NOTIF_RECV = 0xC0502100  # SECCOMP_IOCTL_NOTIF_RECV (struct seccomp_notif, 80 bytes)
 NOTIF_SEND = 0xC0182101  # SECCOMP_IOCTL_NOTIF_SEND (struct seccomp_notif_resp, 24 bytes)
@@ -229,6 +233,7 @@ class Gate:
         flows: attribution.Flows,
         allowed: frozenset[tuple[int, int, int]],
         seal_root: str,
+        writes: Writes | None = None,
     ) -> None:
         self.listener, self.relay, self.flows = listener, relay, flows
         self.allowed = allowed  # (major, minor, inode) of each --allow-unix socket
@@ -242,6 +247,8 @@ class Gate:
             calls["socket"]: self._family,
             calls["socketpair"]: self._family,
         }
+        if writes is not None:
+            self.handlers.update(writes.handlers(linux.machine(), self._answer))
         self._sendto, self._sendmsg = calls["sendto"], calls["sendmsg"]
         self._workers = _Workers(self._make, BLOCKING_CONNECTS)
         self._stop_read, self._stop_write = os.pipe2(os.O_CLOEXEC)

@@ -149,9 +149,13 @@ class HardSeal:
         ports: Sequence[int],
         allow_unix: Sequence[str] = (),
         environ: Mapping[str, str] = os.environ,
+        roots: Sequence[tuple[str, str]] = (),
+        outputs: Sequence[str] = (),
     ) -> HardSeal:
         """Fork the supervisor, which starts making the seal at once (HardSealError: 2 for an
-        --allow-unix that names no socket)."""
+        --allow-unix that names no socket). `roots`: the ambient roots (path, as declared),
+        read-only inside, each write there refused and recorded by the gate; `outputs`: the
+        declared outputs among them, writable."""
         from cloudguard.guard.hard import seccomp_filter, supervisor
 
         allowed = allowed_sockets(allow_unix)
@@ -170,10 +174,14 @@ class HardSeal:
                 uid=os.getuid(),
                 cwd=cwd,
                 temp_dir=temp_dir,
+                ambient_roots=[path for path, _ in roots],
+                outputs=outputs,
             ),
             allow_unix=allowed,
             ports=ports,
-            gate=None if limit else seccomp_filter.native(),
+            gate=None if limit else seccomp_filter.native(write_calls=bool(roots)),
+            roots=roots,
+            outputs=outputs,
         )
         status_read, status_write = os.pipe()
         records_read, records_write = os.pipe()

@@ -10,7 +10,10 @@ Each entry is a path, how it appears inside, and why:
   unix socket file crosses network namespaces: each is a door past the sink);
 - `READ_ONLY`: the real thing, read-only: what the command could write now
   that would run a program later, outside the seal (the repository's git
-  hooks and config).
+  hooks and config), and every ambient root a run must leave as it found it
+  (the registry's `[ambient.roots]`: a write there is refused, EROFS, and the
+  gate records it, `cloudguard.guard.hard.writes`);
+- `WRITABLE`: a declared output inside a read-only root, writable again.
 
 The real paths are never touched; a path that does not exist is left alone.
 The mounts are made before the command starts, in a user namespace the
@@ -20,8 +23,7 @@ mount is made: nothing inside can reach them, let alone write them. A
 working directory at or under an `EMPTY` path would keep the real directory
 open beneath the mask: the run stops there (75) naming it.
 
-To hide or freeze more (issue 26's read-only roots, say), add entries:
-`plan` gathers them, `apply` mounts them.
+To hide or freeze more, add entries: `plan` gathers them, `apply` mounts them.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 EMPTY = "empty"
 READ_ONLY = "read-only"
+WRITABLE = "writable"
+AMBIENT_ROOT = "an ambient root: a run leaves it as it found it"
+OUTPUT = "a declared output inside an ambient root"
 RESOLVER = "a resolver outside the seal answers lookups there, past the sink"
 # The host's well-known daemon sockets: masked (not only recorded) so a run is not red for a
 # daemon the suite merely found, and so hosts whose kernel has no gate (seccomp user
@@ -89,9 +94,12 @@ def plan(
     uid: int,
     cwd: str,
     temp_dir: str,
+    ambient_roots: Iterable[str] = (),
+    outputs: Iterable[str] = (),
 ) -> list[Entry]:
     """Every entry for this run: the registry's homes, the host's sockets, the repository's
-    hooks. Paths as named here; `apply` resolves them and skips what does not exist."""
+    hooks, the ambient roots and the outputs inside them. Paths as named here; `apply`
+    resolves them and skips what does not exist."""
     homes = list(dict.fromkeys(h for h in (environ.get("HOME"), account_home(uid)) if h))
     entries = [
         Entry(os.path.join(home, name.removeprefix("~/")), EMPTY, "a credential home")
@@ -104,6 +112,8 @@ def plan(
             entries.append(Entry(runtime, EMPTY, SESSION))
     entries += _named_sockets(environ, homes, cwd, temp_dir)
     entries += [Entry(path, READ_ONLY, why) for path, why in repository_hooks(cwd)]
+    entries += [Entry(path, READ_ONLY, AMBIENT_ROOT) for path in ambient_roots]
+    entries += [Entry(path, WRITABLE, OUTPUT) for path in outputs]
     return entries
 
 
@@ -150,7 +160,10 @@ def repository_hooks(cwd: str) -> list[tuple[str, str]]:
             os.path.join(git_dir, "config.worktree"),
         )
     )
-    return [(path, why) for path in paths]
+    found = [(path, why) for path in paths]
+    # Its exclude rules: a file written there hides new files from git (and so from the
+    # comparison of the checkout after a run, cloudguard.guard.tracked).
+    return [*found, (os.path.join(common, "info"), "git's exclude rules: they hide new files")]
 
 
 def _git_dir(dot_git: str) -> str:
@@ -221,9 +234,9 @@ def apply(entries: Sequence[Entry], empty_file: str, holes: Mapping[str, str]) -
     try:
         applied: list[Entry] = []
         for entry in _resolved(entries):
-            if entry.kind == READ_ONLY:
+            if entry.kind in (READ_ONLY, WRITABLE):
                 linux.mount(entry.path, entry.path, None, linux.MS_BIND | linux.MS_REC)
-                _read_only(entry.path)
+                _read_only(entry.path, writable=entry.kind == WRITABLE)
             elif os.path.isdir(entry.path):
                 _empty_directory(
                     entry.path, {t: p for t, p in pins.items() if _within(t, entry.path)}
@@ -244,7 +257,7 @@ def apply(entries: Sequence[Entry], empty_file: str, holes: Mapping[str, str]) -
 
 def _resolved(entries: Sequence[Entry]) -> list[Entry]:
     """Real paths, existing only, one entry per path; none inside an `EMPTY` directory already
-    covered (its mask hides it); read-only entries after the masks."""
+    covered (its mask hides it); read-only entries after the masks, writable ones last."""
     real: dict[str, Entry] = {}
     for entry in entries:
         if os.path.lexists(entry.path):
@@ -253,7 +266,7 @@ def _resolved(entries: Sequence[Entry]) -> list[Entry]:
                 real.setdefault(path, Entry(path, entry.kind, entry.reason))
     masked = [p for p, e in real.items() if e.kind == EMPTY and os.path.isdir(p)]
     kept = [e for p, e in sorted(real.items()) if not any(_within(p, d) and p != d for d in masked)]
-    return sorted(kept, key=lambda e: e.kind == READ_ONLY)
+    return sorted(kept, key=lambda e: (EMPTY, READ_ONLY, WRITABLE).index(e.kind))
 
 
 def _empty_directory(path: str, holes: Mapping[str, int]) -> None:
@@ -277,9 +290,10 @@ _LOCKED = {0x2: 0x2, 0x4: 0x4, 0x8: 0x8, 0x400: 0x400, 0x800: 0x800, 0x1000: 1 <
 MS_STRICTATIME = 1 << 24
 
 
-def _read_only(path: str) -> None:
-    """Remount the bind at `path` read-only, keeping the flags the kernel locked on its source
-    (nosuid, nodev, noexec and the atime mode, which an unprivileged remount may not change)."""
+def _read_only(path: str, *, writable: bool = False) -> None:
+    """Remount the bind at `path` read-only (or, `writable`, writable again inside a read-only
+    one), keeping the flags the kernel locked on its source (nosuid, nodev, noexec and the
+    atime mode, which an unprivileged remount may not change)."""
     from cloudguard.guard.hard import linux
 
     current = os.statvfs(path).f_flag
@@ -289,7 +303,8 @@ def _read_only(path: str) -> None:
             locked |= mount_flag
     if not current & (0x400 | 0x1000):  # neither noatime nor relatime: strictatime
         locked |= MS_STRICTATIME
-    linux.mount(None, path, None, linux.MS_REMOUNT | linux.MS_BIND | linux.MS_RDONLY | locked)
+    read_only = 0 if writable else linux.MS_RDONLY
+    linux.mount(None, path, None, linux.MS_REMOUNT | linux.MS_BIND | read_only | locked)
 
 
 def check_working_directory(cwd: str, applied: Sequence[Entry], temp_dir: str) -> None:

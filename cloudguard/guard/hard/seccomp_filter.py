@@ -10,7 +10,10 @@ can reach past the network namespace or that names where a datagram goes:
 - `sendto` with an address, `sendmsg`, `sendmmsg` (a datagram to a unix
   socket path; the sender of a short-lived UDP socket);
 - `socket` and `socketpair` of a family the network namespace does not
-  isolate (AF_VSOCK, Bluetooth, ...): everything but the allowed families.
+  isolate (AF_VSOCK, Bluetooth, ...): everything but the allowed families;
+- with read-only ambient roots (`Arch.watching`), the calls that write at a
+  path: `open`/`openat` with a write flag, and every call of
+  `writes.CALLS` (the gate records one into a root, `writes`).
 
 `io_uring_setup` is refused outright (EPERM): its operations connect and
 send without system calls a filter sees. Calls of the 32-bit ABI (i386,
@@ -26,7 +29,7 @@ import errno
 import socket
 import struct
 
-from cloudguard.guard.hard import linux
+from cloudguard.guard.hard import linux, writes
 
 SECCOMP_SET_MODE_FILTER = 1
 SECCOMP_FILTER_FLAG_NEW_LISTENER = 1 << 3
@@ -68,6 +71,13 @@ class Arch:
     ) -> None:
         self.audit, self.calls, self.x32 = audit, calls, x32
         self.compat_audit, self.compat_socket_calls = compat_audit, compat_socket_calls
+        self.writes: dict[str, int] = {}  # the write calls the gate judges (none by default)
+
+    def watching(self, calls: dict[str, int]) -> Arch:
+        """This architecture with the write calls `calls` sent to the gate too."""
+        arch = Arch(self.audit, self.calls, self.compat_audit, self.compat_socket_calls, self.x32)
+        arch.writes = dict(calls)
+        return arch
 
 
 ARCHES = {
@@ -89,8 +99,12 @@ ARCHES = {
 }  # fmt: skip
 
 
-def native() -> Arch | None:
-    return ARCHES.get(linux.machine())
+def native(*, write_calls: bool = False) -> Arch | None:
+    """This machine's architecture; with `write_calls`, watching the calls that write."""
+    arch = ARCHES.get(linux.machine())
+    if arch is None or not write_calls:
+        return arch
+    return arch.watching(writes.CALLS.get(linux.machine(), {}))
 
 
 # -- a small assembler for classic BPF ---------------------------------------------------------
@@ -98,6 +112,7 @@ def native() -> Arch | None:
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
+_JSET_K = 0x45
 _RET_K = 0x06
 
 
@@ -150,7 +165,14 @@ def program(arch: Arch) -> bytes:
     p.jump(_JEQ_K, arch.calls["socket"], "family", 0)
     p.jump(_JEQ_K, arch.calls["socketpair"], "family", 0)
     p.jump(_JEQ_K, IO_URING_SETUP, "deny", 0)
+    for name, number in arch.writes.items():  # open/openat only when they would write
+        flags = writes.FLAGS_ARGUMENT.get(name)
+        p.jump(_JEQ_K, number, "notify" if flags is None else f"flags{flags}", 0)
     p.ret(RET_ALLOW)
+    for index in sorted(set(writes.FLAGS_ARGUMENT.values())) if arch.writes else ():
+        p.label(f"flags{index}")
+        p.load(arg_low(index))
+        p.jump(_JSET_K, writes.WRITE_FLAGS, "notify", "allow")
     p.label("sendto")  # with no address (a connected socket's send) it is allowed
     p.load(arg_low(4))
     p.jump(_JEQ_K, 0, 0, "notify")

@@ -12,8 +12,8 @@ setup error: the host exits 75 naming it, and the command never runs):
    resolv.conf where this host's layout makes the C library read it
    (`resolver`);
 3. the masks: credential homes, the host's daemon and resolver sockets, the
-   repository's git hooks (`masks`); a working directory beneath a mask
-   stops the run here;
+   repository's git hooks, the ambient roots read-only (`masks`); a working
+   directory beneath a mask stops the run here;
 4. the probe: a name looked up as the command would; the run stops here,
    naming the layout, if the lookup does not reach the sink;
 5. the command's init: pid 1 of a new pid namespace with its own /proc, its
@@ -76,10 +76,15 @@ class Setup:
         allow_unix: Mapping[str, tuple[int, int, int]],
         ports: Sequence[int],
         gate: seccomp_filter.Arch | None,
+        roots: Sequence[tuple[str, str]] = (),
+        outputs: Sequence[str] = (),
     ) -> None:
         self.uid, self.gid, self.cwd = uid, gid, cwd
         self.temp_dir, self.sources_dir = temp_dir, sources_dir
         self.entries, self.allow_unix, self.ports, self.gate = entries, allow_unix, ports, gate
+        # The ambient roots (path, as declared) whose writes the gate records, and the outputs
+        # inside them it lets through (cloudguard.guard.hard.writes).
+        self.roots, self.outputs = roots, outputs
 
 
 class Pipes:
@@ -138,7 +143,9 @@ def main(setup: Setup, pipes: Pipes) -> int:
     gate = None
     if started.listener is not None and setup.gate is not None:
         from cloudguard.guard.hard.gate import Gate
+        from cloudguard.guard.hard.writes import Writes
 
+        watched = Writes(setup.roots, setup.outputs, relay=relay, seal_root=job.seal)
         gate = Gate(
             started.listener,
             setup.gate,
@@ -146,6 +153,7 @@ def main(setup: Setup, pipes: Pipes) -> int:
             flows=flows,
             allowed=frozenset(setup.allow_unix.values()),
             seal_root=job.seal,
+            writes=watched if setup.gate.writes else None,
         )
         gate.start()
     channel.start()  # threads only now: the init was forked from a single-threaded process

@@ -8,7 +8,8 @@ makes its own: a `GuardSession` whose sealed environment becomes
 `os.environ`, with the in-process guards installed so a conftest that
 reaches while it is imported is seen too. What the suite sets after that is
 its own: kept, listed on the seal line, and recorded in the seal directory
-so xdist workers verify the inherited seal against it.
+so xdist workers verify the inherited seal against it. The session's witness
+(ambient roots, tracked files) looks before the conftest files run, too.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 import pytest
 
 from cloudguard.documents import reach_log
+from cloudguard.escape import one_line
 from cloudguard.guard import alarm, inprocess, reach, registry, seal
 from cloudguard.guard.pytest import where
 from cloudguard.guard.session import GuardSession
@@ -41,7 +43,7 @@ class EarlySeal:
         log = alarm.arm_log(
             config.getoption("cloudguard_log") or requested, by="cloudguard pytest plugin"
         )
-        session = GuardSession.start(rules, log)
+        session = GuardSession.start(rules, log, checkout=config.rootpath)
         env = session.sealed_environment(os.environ)
         # Inherited from an outer pytest (this session is some test's subprocess): they name
         # that test, not ours, and would attribute our reaches outside any test to it.
@@ -76,6 +78,8 @@ class EarlySeal:
         seal.keep_declared(os.environ, kept)
         self.fill_sentinels()
         sys.stderr.write(self.session.seal_line(kept=kept) + "\n")
+        for note in self.session.notes():
+            sys.stderr.write(f"cloudguard: {one_line(note, 2000)}\n")
         sys.stderr.flush()
 
     def restore_environment(self) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from cloudguard.escape import one_line
-from cloudguard.guard import alarm, hints
+from cloudguard.guard import alarm, hints, reach
 from cloudguard.guard.inprocess.refusal import CloudReachRefused
 
 TYPE_CHECKING = False
@@ -33,20 +33,33 @@ Record = Mapping[str, object]
 
 
 def failure_message(
-    reached: Sequence[Record],
+    records: Sequence[Record],
     log: str,
     provider_variable: str = "PROVIDER_VARIABLE",
     *,
     raised: str = "",
 ) -> str:
-    """The block for a test's own reaches; `raised`: where the exception came out (`raised_at`)."""
-    named = ", ".join(dict.fromkeys(alarm.named(r) for r in reached))
-    lines = [
-        f"cloudguard: this test reached a real cloud: {named}",
-        f"Each attempt ({len(reached)}) was refused before any packet left and recorded; "
-        "the record fails the test even where the exception was caught.",
-    ]
-    lines += ["  " + alarm.describe(record).replace("\n", "\n  ") for record in reached]
+    """The block for a test's own findings (reaches, then writes where a run must not write);
+    `raised`: where the exception came out (`raised_at`)."""
+    reached = [r for r in records if r.get("via") not in reach.WRITE_VIAS]
+    wrote = [r for r in records if r.get("via") in reach.WRITE_VIAS]
+    lines: list[str] = []
+    if reached:
+        named = ", ".join(dict.fromkeys(alarm.named(r) for r in reached))
+        lines += [
+            f"cloudguard: this test reached a real cloud: {named}",
+            f"Each attempt ({len(reached)}) was refused before any packet left and recorded; "
+            "the record fails the test even where the exception was caught.",
+        ]
+        lines += ["  " + alarm.describe(record).replace("\n", "\n  ") for record in reached]
+    if wrote:
+        named = ", ".join(dict.fromkeys(alarm.named(r) for r in wrote))
+        lines += [
+            f"cloudguard: this test wrote where a run must not write: {named}",
+            f"Each write ({len(wrote)}) was recorded; the run must leave these places as it "
+            "found them.",
+        ]
+        lines += ["  " + alarm.describe(record).replace("\n", "\n  ") for record in wrote]
     if raised:
         lines.append(raised)
     lines.append(f"Reach log: {log}")

@@ -9,6 +9,12 @@ session that gives the verdict (not an xdist worker) judges every record
 since it began, lists them in the terminal summary and exits 98 on any the
 tests did not declare (`cloudguard.expect`); a log that cannot be trusted
 fails the running test and the session closed (97).
+
+Writes where a run must not write are judged the same way: a session that
+runs its tests one at a time watches the ambient roots (`watch`) and records
+each write in the test that was running; at the end the session that made
+the seal compares the roots and the checkout with how they were
+(`GuardSession.record_writes`) and records what no test was named for.
 """
 
 from __future__ import annotations
@@ -22,13 +28,14 @@ import pytest
 
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
-from cloudguard.guard import alarm, inprocess, reach, registry, report, seal
+from cloudguard.guard import alarm, inprocess, reach, registry, report, seal, witness
 from cloudguard.guard.hard import running
 from cloudguard.guard.pytest import failure, where
 from cloudguard.guard.pytest.early import DECIDED, EARLY, INHERITED, OUTER, WHERE, EarlySeal
 from cloudguard.guard.pytest.roles import Attribution, Role
 from cloudguard.guard.report import Entry, ReachReport
 from cloudguard.guard.session import GuardSession
+from cloudguard.guard.watch import Watcher
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -95,6 +102,7 @@ class SessionGuard:
         self.red = False
         self.pytest_status = 0  # what pytest alone would have exited with, once a reach made it 98
         self.tampering_reported = 0  # the keeper's tampering entries already failed a test
+        self.watcher = _watcher(role, session)  # writes into the ambient roots, per test
 
     # -- start and stop ------------------------------------------------------------------
 
@@ -140,6 +148,8 @@ class SessionGuard:
         )
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.watcher is not None:
+            self.watcher.close()
         inprocess.restore(self.outer_binding)
         if self.early is not None:
             self.early.restore_environment()
@@ -175,7 +185,7 @@ class SessionGuard:
             return report
         if call.when == "setup" and report.passed:
             return report  # the call phase runs next and reads setup's records too: one stat less
-        problems = []
+        problems = self.watched_writes(window)
         try:
             self.refresh(window)
             reached = window.unreported()
@@ -218,6 +228,21 @@ class SessionGuard:
             report.user_properties = [*report.user_properties, (EXPECTED_PROPERTY, expected)]
         return report
 
+    def watched_writes(self, window: TestWindow) -> list[str]:
+        """Record each write the watch saw since the last look, in this test's name (the
+        records then fail it as its reaches do); what could not be recorded, said."""
+        if self.watcher is None:
+            return []
+        problems = []
+        for path, change, entry in self.watcher.poll():
+            record = witness.write_record(
+                reach.AMBIENT_WRITE, path, change, entry, "during the test", test=window.nodeid
+            )
+            problem = self.session.deliver(record)
+            if problem:
+                problems.append(f"cloudguard: a write into {path} was {problem}: failing closed")
+        return problems
+
     def refresh(self, window: TestWindow) -> None:
         """Take what was recorded since the last look (nothing to read when nothing was)."""
         records, window.checked = self.session.since(window.checked)
@@ -240,6 +265,7 @@ class SessionGuard:
         if not self.role.gives_the_verdict:
             return
         try:
+            self.session.record_writes()  # the roots and the checkout, compared with before
             records = self.session.records()
         except reach_log.ReachLogError as error:
             self.red = True
@@ -282,7 +308,14 @@ class SessionGuard:
         if not self.role.gives_the_verdict or not self.summary:
             return
         unexpected = [r for r, was_expected in self.summary if not was_expected]
-        title = f"cloudguard: {len(unexpected)} cloud reach(es) refused and recorded"
+        writes = sum(1 for r in unexpected if r.get("via") in reach.WRITE_VIAS)
+        reaches = len(unexpected) - writes
+        counted = []
+        if reaches or not writes:
+            counted.append(f"{reaches} cloud reach(es) refused and recorded")
+        if writes:
+            counted.append(f"{writes} write(s) where the run must not write")
+        title = "cloudguard: " + ", ".join(counted)
         terminalreporter.section(title, sep="=", red=bool(unexpected), bold=True)
         if self.session.keeper is None:
             # Joined: the records are kept by the run (or session) this one runs inside,
@@ -299,6 +332,24 @@ class SessionGuard:
                 f"reach log kept: {self.log} (exit status {exit_codes.REACH_REFUSED}; "
                 f"pytest's own: {self.pytest_status})"
             )
+
+
+def _watcher(role: Role, session: GuardSession) -> Watcher | None:
+    """A session that runs its tests one at a time can tell which test wrote: it watches the
+    roots its seal's maker compares (its own witness, or the run's, named in the seal dir).
+    Under xdist siblings run at once, and inotify does not say which process wrote."""
+    if role is not Role.PLAIN:
+        return None
+    if session.witness is not None:
+        found, skip = session.witness.watched()
+    else:
+        found, skip = witness.read_spec(str(session.seal.root))
+    if not found:
+        return None
+    try:
+        return Watcher(found, skip)
+    except OSError:
+        return None  # no inotify here: the comparison after the session still names each write
 
 
 def _reports(config: pytest.Config) -> list[tuple[str, str]]:
