@@ -1,0 +1,149 @@
+"""How the `cloudguard` command presents itself: help, usage errors, and a reader that leaves.
+
+Typer draws help and errors with rich. Four of its defaults read badly where
+cloudguard is used, and are changed here, in one place, when the command starts:
+
+- **Help text is plain text.** Rich markup is parsed in every help string, so a
+  literal `[reap]` or `[hard]` (a cloudguard.toml table) vanished from the
+  help as an unknown style tag ("(default: 24h, or  max-age)").
+- **Option names stay whole.** In an 80-column terminal rich shrank every
+  column of an options panel alike and cut names (`--all-subscripti…`); the
+  negative form of a flag took a column of its own. The names are now
+  measured first (never wrapped nor cut; a flag's negative form goes under
+  its name) and the help column takes what is left.
+- **A usage error is one line**, `cloudguard audit: Invalid value for
+  '--grace': ... (cloudguard audit -h)`, not a box redrawn at the terminal's
+  width (which split the message over lines, and a CI log over many).
+- **A reader that stops reading is not an error.** `cloudguard audit | head -1`:
+  once the pipe closes, the rest of the output goes nowhere and the command
+  ends with its own exit code (click's default exits 1, which means "orphans
+  found", and says nothing).
+
+Flags are labelled by their metavar only, never by their Python type.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, TextIO
+
+
+def apply() -> None:
+    """Change typer's presentation for this process (idempotent)."""
+    import typer.rich_utils as rich_utils
+    from rich.table import Table
+    from rich.text import Text
+
+    if getattr(rich_utils, "_cloudguard_presentation", False):
+        return
+    rich_utils._cloudguard_presentation = True  # type: ignore[attr-defined]
+    _no_type_labels_where_they_mislead()
+
+    def plain_text(*, text: str, style: str = "", markup_mode: Any) -> Any:
+        import inspect
+
+        return rich_utils.highlighter(Text(inspect.cleandoc(text), style=style))
+
+    rich_utils._make_rich_text = plain_text  # type: ignore[assignment]
+    rich_utils.Table = _whole_names_table(Table, Text)  # type: ignore[misc]
+    rich_utils.rich_format_error = one_line_usage_error
+
+
+def one_line_usage_error(error: Any) -> None:
+    """A click usage error as one line on stderr, naming the command and its help."""
+    if error.__class__.__name__ == "NoArgsIsHelpError":
+        return  # the help was printed instead
+    ctx = getattr(error, "ctx", None)
+    command = ctx.command_path if ctx is not None else "cloudguard"
+    message = " ".join(error.format_message().split())  # one line, whatever it quoted
+    hint = f" ({command} -h)" if ctx is not None else ""
+    sys.stderr.write(f"{command}: {message}{hint}\n")
+
+
+def _whole_names_table(table: type, text: type) -> type:
+    """rich's Table, as typer's options panels use it: the columns before the help (option
+    names, short names, metavar) are never wrapped nor cut, and a flag's negative form
+    (`--listed-subscriptions`) is shown under its name instead of in a column of its own."""
+
+    class WholeNamesTable(table):  # type: ignore[misc,valid-type]
+        def add_row(self, *cells: Any, **options: Any) -> None:
+            if not self.columns and len(cells) in (6, 7) and not self.show_header:
+                # An options panel: [required,] long, short, negative long, negative short,
+                # metavar, help (typer.rich_utils._print_options_panel).
+                for _ in cells[:-1]:
+                    self.add_column(no_wrap=True)
+                self.add_column(ratio=1, overflow="fold")
+            if len(self.columns) in (6, 7) and not self.show_header:
+                cells = _negative_under_name(list(cells), text)
+            super().add_row(*cells, **options)
+
+    return WholeNamesTable
+
+
+def _negative_under_name(cells: list[Any], text: type) -> list[Any]:
+    long_at = len(cells) - 6  # after the "required" column when there is one
+    name, negative = cells[long_at], cells[long_at + 2]
+    if str(negative):
+        cells[long_at] = text.assemble(name, "\n", negative)
+        cells[long_at + 2] = text("")
+    return cells
+
+
+def _no_type_labels_where_they_mislead() -> None:
+    # Typer labels every parameter with its Python type: flags too ("--help
+    # <bool>", though a flag takes no value) and arguments beside their own
+    # metavar ("CMD <list[str]>"). Show the metavar alone, and nothing for a flag.
+    from typer.core import TyperArgument, TyperOption
+
+    option_type = TyperOption.display_type_rich
+
+    def option_display(self: TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag and self.metavar is None else option_type(self, ctx)
+
+    def argument_display(self: TyperArgument, ctx: Any) -> str | None:
+        return None
+
+    TyperOption.display_type_rich = option_display  # type: ignore[method-assign]
+    TyperArgument.display_type_rich = argument_display  # type: ignore[method-assign,assignment]
+
+
+class ReaderMayLeave:
+    """stdout that, once its reader has gone (EPIPE), sends the rest to /dev/null.
+
+    Python ignores SIGPIPE, so writing to a closed pipe raises BrokenPipeError
+    wherever the write happens; the command should instead finish its work
+    (an audit still counts, a reap still logs) and exit with its own code.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._to_nowhere()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._to_nowhere()
+
+    def _to_nowhere(self) -> None:
+        nowhere = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(nowhere, self._stream.fileno())
+        finally:
+            os.close(nowhere)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def reader_may_leave() -> None:
+    """From now on, a closed stdout is not an error (see `ReaderMayLeave`)."""
+    if not isinstance(sys.stdout, ReaderMayLeave):
+        sys.stdout = ReaderMayLeave(sys.stdout)  # type: ignore[assignment]
