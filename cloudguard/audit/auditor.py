@@ -87,7 +87,11 @@ def run_audit(
         failures=tuple(failures),
         evidence_checked=checked,
         prices=prices.info,
-        warnings=(*fleet.warnings(), *_unknown_power_warnings(findings)),
+        warnings=(
+            *fleet.warnings(),
+            *_unknown_power_warnings(findings),
+            *_unknown_age_warnings(findings),
+        ),
     )
 
 
@@ -140,5 +144,16 @@ def _unknown_power_warnings(findings: Iterable[Finding]) -> list[str]:
     return [
         f"{count} fleet VM{'s' if count > 1 else ''} from {_where(source)} with no power state: "
         "cost unknown, not zero (`az vm list` prints power state only with -d/--show-details)"
+        for source, count in unknown.items()
+    ]
+
+
+def _unknown_age_warnings(findings: Iterable[Finding]) -> list[str]:
+    unknown = Counter(f.resource.source for f in findings if f.age is None)
+    example = {f.resource.source: f.resource.name for f in findings if f.age is None}
+    return [
+        f"{count} fleet resource{'s' if count > 1 else ''} from {_where(source)} (e.g. "
+        f"{example[source]}) with no creation time, or one that is not an ISO 8601 time: "
+        "age unknown, so --grace holds none of them pending"
         for source, count in unknown.items()
     ]

@@ -10,11 +10,12 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TextIO
 
 import typer
 
-from cloudguard import exit_codes
+from cloudguard import exit_codes, project_file
 from cloudguard.audit import from_settings
 from cloudguard.audit.auditor import Progress, run_audit
 from cloudguard.audit.command_line import (
@@ -51,7 +52,7 @@ def audit(*, settings: Settings) -> None:
     if not inventories:
         raise typer.BadParameter(
             "nothing to audit: give --inventory FILE or --provider NAME "
-            "(or set them in the [audit] table of cloudguard.toml)",
+            f"(or set them in the [audit] table of cloudguard.toml: {_config_used(settings)})",
             param_hint="--inventory/--provider",
         )
     records = controller_records.RECORDS.value_in(settings.extra)
@@ -156,6 +157,13 @@ def _write_report(path: str, fmt: Any, report: Any, what: str, code: int) -> Non
         typer.echo(f"cloudguard audit: cannot write {what}: {exc}", err=True)
         raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
     typer.echo(f"cloudguard audit: report written to {path} (exit {code})", err=True)
+
+
+def _config_used(settings: Settings) -> str:
+    """Which cloudguard.toml these settings came from, or where none was found."""
+    if settings.config_file is not None:
+        return f"{settings.config_file} has no inventory or provider"
+    return project_file.not_found_message(Path.cwd())
 
 
 def _live_options_need_a_provider(settings: Settings) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from cloudguard.audit import config as cfg
@@ -55,6 +56,15 @@ def _extra_report(value: object) -> tuple[str, str]:
             f"expected FORMAT=FILE with FORMAT one of {'|'.join(cfg.FORMATS)}, got {value!r}"
         )
     return name, path
+
+
+def _tag_name(value: object) -> str:
+    # An empty (or blank) tag name matches no resource: every VM would be "not the fleet's",
+    # and the audit clean.
+    name = string(value)
+    if not name.strip():
+        raise cfg.OptionValueError(f"expected a tag name, got {value!r}")
+    return name
 
 
 def _leaked_by(value: object) -> tuple[str, str]:
@@ -178,14 +188,14 @@ class Settings:
         panel=LIVE_PANEL,
     )
     task_tag: str = option(
-        parse=string,
+        parse=_tag_name,
         default="task-id",
         metavar="KEY",
         help="Tag naming the fleet task (default: task-id); untagged = not the fleet's.",
         apply=Shown("Tag naming the fleet task (default: task-id).", "KEY"),
     )
     generation_tag: str = option(
-        parse=string,
+        parse=_tag_name,
         default="repository-generation",
         metavar="KEY",
         help="Tag naming the repository generation (default: repository-generation).",
@@ -270,10 +280,12 @@ class Settings:
         on_command_line=False,
     )
     # Not options: the values of the options declared by evidence sources and clouds, by
-    # name (defaults filled in); the names given on the command line; the command
-    # resolved for; and the clouds whose options were read (the registry it works with).
+    # name (defaults filled in); the names given on the command line; the cloudguard.toml
+    # read; the command resolved for; and the clouds whose options were read (the registry
+    # it works with).
     extra: Mapping[str, Any] = field(default_factory=dict)
     given: frozenset[str] = field(default=frozenset())
+    config_file: Path | None = None  # the cloudguard.toml read (None: none found)
     command: str = ""
     clouds: Clouds | None = field(default=None, compare=False, repr=False)
 

@@ -110,7 +110,7 @@ def plan_command(
     from cloudguard.documents.audit_report import load_report
     from cloudguard.documents.plan import plan_digest, render_plan
     from cloudguard.private_files import write_private
-    from cloudguard.reap.planning import build_plan
+    from cloudguard.reap.planning import NO_IDENTITY, build_plan
 
     from_ = _report_argument(report_path, from_)
     clouds = Clouds.installed()
@@ -131,6 +131,13 @@ def plan_command(
         _say(f"refused: {exc}")
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
 
+    unknown = sum(1 for skipped in plan.not_planned if skipped.why == NO_IDENTITY)
+    if unknown:
+        _say(
+            f"warning: {unknown} finding(s) not planned: {NO_IDENTITY}; audit a fresh "
+            "`az vm list --show-details -o json` (it prints vmId and timeCreated) or sweep "
+            "live, then plan again"
+        )
     unread = report.get("failures") if isinstance(report, dict) else None
     if unread:
         # Still a valid plan for what was read; what was not read is not in it.

@@ -8,7 +8,7 @@ Names imported by string (`importlib.import_module`) are not seen.
 
 The layers, each importing only from itself and the layers named beside it:
 
-    base       cloudguard, exit_codes, escape, private_files, project_file, schemas
+    base       cloudguard, exit_codes, escape, json_input, private_files, project_file, schemas
     guard      guard/, pytest_plugin: base, and the reach log's document
     cloud      the kernel: base, and the guard's one rule for loopback (guard.hosts)
     documents  base, cloud (the reach log's reader: its fast writer, guard.reach)
@@ -39,6 +39,7 @@ BASE = (
     "cloudguard",
     "cloudguard.exit_codes",
     "cloudguard.escape",
+    "cloudguard.json_input",
     "cloudguard.private_files",
     "cloudguard.project_file",
     "cloudguard.schemas",
@@ -74,6 +75,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "cloudguard.reap.*",
     ),
     "cloudguard.cli": ("cloudguard.*",),
+    "cloudguard.cli_presentation": ("cloudguard.*",),
     "cloudguard.trust_command": ("cloudguard.*",),  # a command: reads every key's declaration
     "cloudguard.__main__": ("cloudguard.*",),
     **{adapter: ("cloudguard.cloud.*",) for adapter in ADAPTERS},
