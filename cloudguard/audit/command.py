@@ -29,7 +29,7 @@ from cloudguard.audit.inventories import Inventory
 from cloudguard.audit.options import Settings
 from cloudguard.cloud.options import AUDIT
 from cloudguard.cloud.registry import Clouds
-from cloudguard.documents.findings import exit_code
+from cloudguard.documents.findings import UNVERIFIED, exit_code
 
 
 def register_audit(app: typer.Typer) -> None:
@@ -41,11 +41,17 @@ def register_audit(app: typer.Typer) -> None:
 def audit(*, settings: Settings) -> None:
     """Find fleet-tagged VMs no controller knows about, explain why, and price them.
 
-    Exit codes: 0 nothing found; 1 orphans or leaked resources (and suspects
-    with --fail-on suspect); 2 usage error; 75 did not run: an inventory or
-    evidence source could not be read (named on stderr); 97 invalid config.
+    Exit codes: 0 nothing found; 1 orphans or leaked resources, unverified ones
+    (no evidence could judge them; unless --allow-unverified), and suspects with
+    --fail-on suspect; 2 usage error; 75 did not run: an inventory or evidence
+    source could not be read (named on stderr); 97 invalid config.
     """
     _live_options_need_a_provider(settings)
+    if settings.fail_on == UNVERIFIED and settings.allow_unverified:
+        raise typer.BadParameter(
+            "--fail-on unverified and --allow-unverified say opposite things: keep one",
+            param_hint="--allow-unverified",
+        )
     clouds = settings.clouds or Clouds.installed()
     check_cloud_options(settings, clouds)
     inventories = _inventories(settings, clouds)

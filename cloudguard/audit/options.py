@@ -72,8 +72,8 @@ def _leaked_by(value: object) -> tuple[str, str]:
 
 
 _FORMAT_HELP = (
-    "|".join(FORMATS)
-    + " (default: table): "
+    # Listed with spaces, not "a|b|c": a help column of an 80-column terminal wraps at them.
+    f"{', '.join(list(FORMATS)[:-1])} or {list(FORMATS)[-1]} (default: table): "
     + "; ".join(f"{name}: {entry.summary}" for name, entry in FORMATS.items())
     + "."
 )
@@ -251,9 +251,21 @@ class Settings:
     fail_on: str = option(
         parse=choice(cfg.FAIL_ON),
         default="orphan",
-        metavar="orphan|suspect",
-        help="Exit 1 on orphans/leaked (orphan) or also on suspects (default: orphan).",
+        metavar="VERDICT",
+        help="orphan|suspect|unverified: exit 1 on orphans and leaked resources (orphan, the "
+        "default), also on suspects (suspect). Unverified resources (no evidence could judge "
+        "them) fail the audit too unless --allow-unverified; --fail-on unverified says so.",
         panel=REPORT_PANEL,
+    )
+    allow_unverified: bool = option(
+        parse=boolean,
+        default=False,
+        flags=("--allow-unverified",),
+        help="Accept fleet resources no evidence source could judge (unverified): they no "
+        "longer fail the audit. Without it, an audit that lost its evidence exits 1, not 0.",
+        cli_type=bool,
+        panel=REPORT_PANEL,
+        show_default=False,
     )
     # -- [reap]: what only `reap apply` reads --
     max_age: timedelta = option(  # noqa: RUF009 (option() is a field specifier)

@@ -30,6 +30,7 @@ from cloudguard.documents.findings import (
     exit_code,
     leaked_by_text,
     parse_leaked_by,
+    spend,
 )
 from cloudguard.documents.strict_json import DocumentError, StrictReader, read_json_file
 from cloudguard.schemas import schema_id
@@ -46,7 +47,7 @@ def report_document(report: AuditReport) -> dict[str, Any]:
 
 def report_head(report: AuditReport) -> dict[str, Any]:
     """Everything but the findings."""
-    billable = [f for f in report.findings if f.cost.billable]
+    cost = spend(report.findings)
     return {
         "$schema": schema_id("audit-report"),
         "schema": SCHEMA,
@@ -59,6 +60,7 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "grace_seconds": int(report.policy.grace.total_seconds()),
             "leaked_by": leaked_by_text(report.policy.leaked_by),
             "fail_on": report.policy.fail_on,
+            "fail_on_unverified": report.policy.fail_on_unverified,
         },
         "evidence": dict(report.evidence_checked),
         "failures": [{"source": f.source, "reason": f.reason} for f in report.failures],
@@ -72,11 +74,12 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "untagged": report.untagged,
             "findings": len(report.findings),
             "by_verdict": {v: report.count(v) for v in VERDICTS},
-            "billable": len(billable),
-            "hourly": round(sum(f.cost.hourly or 0.0 for f in billable), 4),
-            "accrued": round(sum(f.cost.accrued or 0.0 for f in billable), 2),
-            "unpriced_billable": sum(1 for f in billable if f.cost.hourly is None),
-            "power_unknown": sum(1 for f in report.findings if f.cost.billable is None),
+            "billable": cost.billable,
+            "hourly": round(cost.hourly, 4),  # the known part: see the three counts below
+            "accrued": round(cost.accrued, 2),
+            "unpriced_billable": cost.unpriced,
+            "age_unknown_billable": cost.age_unknown,
+            "power_unknown": cost.power_unknown,
         },
         "warnings": list(report.warnings),
     }

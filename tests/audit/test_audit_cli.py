@@ -66,7 +66,7 @@ def test_a_repo_that_is_not_git_is_75(tmp_path, one_orphan):
 
 def test_evidence_not_supplied_is_reported_as_not_checked(one_orphan):
     result = run_audit_cli("--inventory", str(one_orphan), "--format", "json")
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # an unjudged fleet resource fails the audit
     report = json.loads(result.stdout)
     (finding,) = report["findings"]
     assert finding["verdict"] == "unverified"

@@ -77,7 +77,7 @@ def test_every_audit_key_is_validated_97_naming_it(fleet: Path, key: str) -> Non
 
 def test_a_valid_config_is_accepted_the_control(fleet: Path) -> None:
     # The control for the test above: the same file with a right value is admitted.
-    (fleet / "cloudguard.toml").write_text('[audit]\nformat = "json"\n')
+    (fleet / "cloudguard.toml").write_text('[audit]\nformat = "json"\nallow-unverified = true\n')
     result = run_audit_cli("--inventory", "vms.json")
     assert result.exit_code == 0, result.stderr
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import html
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from cloudguard.audit.formats.order import report_order
+from cloudguard.audit.formats.rows import cost_cells
 from cloudguard.audit.formats.summary import evidence_lines, failure_lines, headline, price_line
 from cloudguard.audit.formats.text import age, money, one_line
-from cloudguard.documents.findings import VERDICTS, AuditReport, Finding
+from cloudguard.documents.findings import VERDICTS, AuditReport, Finding, Spend, spend
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
@@ -78,10 +79,17 @@ def _e(value: str) -> str:
     return html.escape(value, quote=True)
 
 
+def _sort_key(value: float | None, billable: bool | None) -> str:
+    """A cost cell's data-sort: what does not bill is 0; an unknown cost sorts as the most
+    (it may be), never as nothing."""
+    if billable is False:
+        return "0"
+    return "Infinity" if value is None else repr(value)
+
+
 def _row(finding: Finding, currency: str) -> str:
     r, cost = finding.resource, finding.cost
-    hourly = cost.hourly if cost.billable and cost.hourly is not None else 0.0
-    accrued = cost.accrued if cost.billable and cost.accrued is not None else 0.0
+    _, hourly, accrued = cost_cells(cost, currency)
     seconds = int(finding.age.total_seconds()) if finding.age is not None else -1
     rank = VERDICTS.index(finding.verdict) if finding.verdict in VERDICTS else len(VERDICTS)
     colour = COLORS.get(finding.verdict, "#000")
@@ -94,10 +102,8 @@ def _row(finding: Finding, currency: str) -> str:
         f"<td>{_e(one_line(r.region, 32))}</td>",
         f"<td>{_e(one_line(r.size, 32))}</td>",
         f"<td>{_e(r.power_state)}</td>",
-        f'<td class="num" data-sort="{hourly}">'
-        f"{_e(money(cost.hourly, currency) if cost.billable else '-')}</td>",
-        f'<td class="num" data-sort="{accrued}">'
-        f"{_e(money(cost.accrued, currency) if cost.billable else '-')}</td>",
+        f'<td class="num" data-sort="{_sort_key(cost.hourly, cost.billable)}">{_e(hourly)}</td>',
+        f'<td class="num" data-sort="{_sort_key(cost.accrued, cost.billable)}">{_e(accrued)}</td>',
         f'<td class="num" data-sort="{seconds}">{_e(age(finding.age))}</td>',
         f"<td>{_e(one_line(finding.task_id, 64))}</td>",
         f"<td>{_e(one_line(finding.generation, 16))}</td>",
@@ -113,11 +119,14 @@ def bar_chart(
     *,
     width: int = 660,
     empty: str = "nothing billable",
+    shown: Sequence[str] | None = None,
 ) -> str:
-    """A horizontal bar chart as SVG: (label, value, colour) per bar; `show` writes a value.
+    """A horizontal bar chart as SVG: (label, value, colour) per bar; `show` writes a value
+    (or `shown`: each bar's text, when a value alone would not say all of it).
 
     Also draws the benchmark charts in docs/ (benchmarks/charts.py)."""
     bars = list(bars)
+    texts = list(shown) if shown is not None else [show(value) for _, value, _ in bars]
     label_width, row, top = 330, 26, 30  # a subscription id and its provider fit
     height = top + row * max(len(bars), 1) + 10
     biggest = max((value for _, value, _ in bars), default=0.0) or 1.0
@@ -129,23 +138,37 @@ def bar_chart(
     ]
     if not bars:
         parts.append(f'<text x="0" y="{top + 16}" font-size="12">{_e(empty)}</text>')
-    for index, (label, value, color) in enumerate(bars):
+    for index, ((label, value, color), text) in enumerate(zip(bars, texts, strict=True)):
         y = top + index * row
         length = max(value / biggest * span, 1.0) if value else 0.0
         parts += [
             f'<text x="{label_width - 8}" y="{y + 16}" font-size="12" text-anchor="end">'
             f"{_e(one_line(label, 48))}</text>",
             f'<rect x="{label_width}" y="{y + 4}" width="{length:.1f}" height="16" '
-            f'fill="{color}"><title>{_e(label)}: {_e(show(value))}</title></rect>',
+            f'fill="{color}"><title>{_e(label)}: {_e(text)}</title></rect>',
             f'<text x="{label_width + length + 6:.1f}" y="{y + 16}" font-size="12">'
-            f"{_e(show(value))}</text>",
+            f"{_e(text)}</text>",
         ]
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _accrued(findings: Iterable[Finding]) -> float:
-    return sum(f.cost.accrued or 0.0 for f in findings if f.cost.billable)
+def accrued_text(cost: Spend, currency: str) -> str:
+    """A group's accrued cost as the table would add it up: the known sum, and how many of
+    its resources cost an unknown amount (not in it: never counted as zero)."""
+    if not cost.unknown:
+        return money(cost.accrued, currency)
+    unknown = f"{cost.unknown} of unknown cost"
+    if not cost.billable - cost.unpriced - cost.age_unknown:
+        return f"unknown ({unknown})"
+    return f"{money(cost.accrued, currency)} + {unknown}"
+
+
+def _chart(title: str, groups: dict[str, tuple[list[Finding], str]], currency: str) -> str:
+    costs = {name: spend(findings) for name, (findings, _) in groups.items()}
+    bars = [(name, costs[name].accrued, colour) for name, (_, colour) in groups.items()]
+    texts = [accrued_text(costs[name], currency) for name in groups]
+    return bar_chart(title, bars, lambda value: money(value, currency), shown=texts)
 
 
 def cost_charts(report: AuditReport) -> str:
@@ -156,19 +179,19 @@ def cost_charts(report: AuditReport) -> str:
         r = finding.resource
         by_account[f"{r.provider} {r.account or '(unknown account)'}"].append(finding)
         by_verdict[finding.verdict].append(finding)
-    accounts = sorted(
-        ((name, _accrued(fs), "#1f6feb") for name, fs in by_account.items()),
-        key=lambda bar: -bar[1],
-    )
-    verdicts = [(v, _accrued(by_verdict[v]), COLORS[v]) for v in VERDICTS if v in by_verdict]
-
-    def show(value: float) -> str:
-        return money(value, currency)
-
+    accounts = sorted(by_account.items(), key=lambda group: -spend(group[1]).accrued)
     return (
         '<div class="charts">'
-        + bar_chart(f"Accrued cost by subscription / account ({currency})", accounts, show)
-        + bar_chart(f"Accrued cost by verdict ({currency})", verdicts, show)
+        + _chart(
+            f"Accrued cost by subscription / account ({currency})",
+            {name: (findings, "#1f6feb") for name, findings in accounts},
+            currency,
+        )
+        + _chart(
+            f"Accrued cost by verdict ({currency})",
+            {v: (by_verdict[v], COLORS[v]) for v in VERDICTS if v in by_verdict},
+            currency,
+        )
         + "</div>"
     )
 

@@ -1,7 +1,8 @@
 """JUnit XML for CI dashboards: one test case per fleet resource, one per unreadable source.
 
-orphan and leaked are failures (and suspect with fail-on suspect); pending
-and unverified are skipped (not a pass: nothing was proven); unreadable
+Whatever fails the audit is a failure: orphan and leaked, unverified (unless
+--allow-unverified) and suspect with fail-on suspect; pending, and unverified
+when accepted, are skipped (not a pass: nothing was proven); unreadable
 sources are errors.
 
 Written element by element as it is formatted (the counts on <testsuite>
@@ -17,16 +18,15 @@ from xml.sax.saxutils import escape, quoteattr
 
 from cloudguard.audit.formats import StreamedFormat
 from cloudguard.audit.formats.order import report_order
+from cloudguard.audit.formats.rows import cost_cells
 from cloudguard.audit.formats.summary import headline, warning_lines
-from cloudguard.audit.formats.text import defang, inert, money
+from cloudguard.audit.formats.text import defang, inert
 from cloudguard.documents.findings import (
-    LEAKED,
-    ORPHAN,
     PENDING,
-    SUSPECT,
     UNVERIFIED,
     AuditReport,
     Finding,
+    failing_verdicts,
 )
 
 _SKIPPED = frozenset({PENDING, UNVERIFIED})
@@ -34,12 +34,14 @@ _SKIPPED = frozenset({PENDING, UNVERIFIED})
 
 class JunitFormat(StreamedFormat):
     def write(self, report: AuditReport, out: TextIO, *, color: bool = False) -> None:
-        failing = {LEAKED, ORPHAN} | ({SUSPECT} if report.policy.fail_on == SUSPECT else set())
+        failing = failing_verdicts(report.policy)
         counts = {
             "tests": len(report.failures) + len(report.findings),
             "failures": sum(1 for f in report.findings if f.verdict in failing),
             "errors": len(report.failures),
-            "skipped": sum(1 for f in report.findings if f.verdict in _SKIPPED),
+            "skipped": sum(
+                1 for f in report.findings if f.verdict in _SKIPPED and f.verdict not in failing
+            ),
         }
         out.write('<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n')
         out.write(f'  <testsuite name="cloudguard audit"{_attributes(counts)}>\n')
@@ -66,13 +68,11 @@ class JunitFormat(StreamedFormat):
 
 
 def _detail(f: Finding, currency: str) -> str:
-    r = f.resource
-    billable = {True: "yes", False: "no", None: "unknown (power state unknown)"}[f.cost.billable]
+    billable, hourly, accrued = cost_cells(f.cost, currency)
     return (
         f"{f.verdict}: {', '.join(f.reasons) or 'no reasons'}; task id "
         f"{inert(f.task_id)}; generation {inert(f.generation, 40)}; "
-        f"{r.power_state}, billable {billable}, "
-        f"{money(f.cost.hourly, currency)}/h, accrued {money(f.cost.accrued, currency)}"
+        f"{f.resource.power_state}, billable {billable}, per hour {hourly}, accrued {accrued}"
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cloudguard.audit.formats.text import age, money, one_line
-from cloudguard.documents.findings import Finding
+from cloudguard.documents.findings import Cost, Finding
 
 COLUMNS = (
     "verdict", "name", "account / group", "region", "size", "power", "billable",
@@ -11,16 +11,20 @@ COLUMNS = (
 )  # fmt: skip
 
 
+def cost_cells(cost: Cost, currency: str) -> tuple[str, str, str]:
+    """billable, per hour, accrued: as every format shows them in words. "-" is "compute does
+    not bill"; "unknown" is unknown (no price for the size, no power state, no age), never 0."""
+    if cost.billable is None:
+        return "unknown (power state unknown)", "unknown", "unknown"
+    if cost.billable:
+        return "yes", money(cost.hourly, currency), money(cost.accrued, currency)
+    return "no (disks bill)", "-", "-"
+
+
 def finding_cells(finding: Finding, currency: str) -> list[str]:
     """Every cell escaped and shortened to one line: tag values are untrusted input."""
-    r, cost = finding.resource, finding.cost
-    if cost.billable is None:
-        billable, hourly, accrued = "unknown (power state unknown)", "unknown", "unknown"
-    elif cost.billable:
-        billable = "yes"
-        hourly, accrued = money(cost.hourly, currency), money(cost.accrued, currency)
-    else:
-        billable, hourly, accrued = "no (disks bill)", "-", "-"
+    r = finding.resource
+    billable, hourly, accrued = cost_cells(finding.cost, currency)
     return [
         finding.verdict,
         one_line(r.name, 40),
