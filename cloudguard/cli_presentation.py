@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def apply() -> None:
     """Change typer's presentation for this process (idempotent)."""
     import typer.rich_utils as rich_utils
-    from rich.table import Table
     from rich.text import Text
 
     if getattr(rich_utils, "_cloudguard_presentation", False):
@@ -43,11 +45,12 @@ def apply() -> None:
     def plain_text(*, text: str, style: str = "", markup_mode: Any) -> Any:
         import inspect
 
-        return rich_utils.highlighter(Text(inspect.cleandoc(text), style=style))
+        # "fold": a word wider than the help column (a list of choices) wraps, never is cut.
+        return rich_utils.highlighter(Text(inspect.cleandoc(text), style=style, overflow="fold"))
 
-    rich_utils._make_rich_text = plain_text  # type: ignore[assignment]
-    rich_utils.Table = _whole_names_table(Table, Text)  # type: ignore[misc]
-    rich_utils.rich_format_error = one_line_usage_error
+    rich_utils._make_rich_text = plain_text
+    rich_utils.Table = _whole_names_table()  # type: ignore[misc]
+    rich_utils.rich_format_error = one_line_usage_error  # type: ignore[assignment]
 
 
 def one_line_usage_error(error: Any) -> None:
@@ -61,33 +64,38 @@ def one_line_usage_error(error: Any) -> None:
     sys.stderr.write(f"{command}: {message}{hint}\n")
 
 
-def _whole_names_table(table: type, text: type) -> type:
+def _whole_names_table() -> type[Table]:
     """rich's Table, as typer's options panels use it: the columns before the help (option
     names, short names, metavar) are never wrapped nor cut, and a flag's negative form
     (`--listed-subscriptions`) is shown under its name instead of in a column of its own."""
+    from rich.table import Table
 
-    class WholeNamesTable(table):  # type: ignore[misc,valid-type]
+    class WholeNamesTable(Table):
         def add_row(self, *cells: Any, **options: Any) -> None:
-            if not self.columns and len(cells) in (6, 7) and not self.show_header:
+            if not self.show_header and len(cells) in (6, 7):
                 # An options panel: [required,] long, short, negative long, negative short,
                 # metavar, help (typer.rich_utils._print_options_panel).
-                for _ in cells[:-1]:
-                    self.add_column(no_wrap=True)
-                self.add_column(ratio=1, overflow="fold")
-            if len(self.columns) in (6, 7) and not self.show_header:
-                cells = _negative_under_name(list(cells), text)
+                if not self.columns:
+                    for _ in cells[:-1]:
+                        self.add_column(no_wrap=True)
+                    self.add_column(ratio=1, overflow="fold")
+                cells = _negative_under_name(cells)
             super().add_row(*cells, **options)
 
     return WholeNamesTable
 
 
-def _negative_under_name(cells: list[Any], text: type) -> list[Any]:
+def _negative_under_name(cells: tuple[Any, ...]) -> tuple[Any, ...]:
+    from rich.text import Text
+
     long_at = len(cells) - 6  # after the "required" column when there is one
     name, negative = cells[long_at], cells[long_at + 2]
-    if str(negative):
-        cells[long_at] = text.assemble(name, "\n", negative)
-        cells[long_at + 2] = text("")
-    return cells
+    if not str(negative):
+        return cells
+    moved = list(cells)
+    moved[long_at] = Text.assemble(name, "\n", negative)
+    moved[long_at + 2] = Text("")
+    return tuple(moved)
 
 
 def _no_type_labels_where_they_mislead() -> None:
@@ -146,4 +154,4 @@ class ReaderMayLeave:
 def reader_may_leave() -> None:
     """From now on, a closed stdout is not an error (see `ReaderMayLeave`)."""
     if not isinstance(sys.stdout, ReaderMayLeave):
-        sys.stdout = ReaderMayLeave(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = ReaderMayLeave(sys.stdout)

@@ -29,15 +29,19 @@ COLORS = {
     "ok": "#2b8a3e",
 }
 
+# Every column fits the window, down to 1280 px: a free-form value (a name, an account, a
+# task id, a generation) may break anywhere (`overflow-wrap:anywhere` lowers its narrowest
+# width), however long; the short ones (verdict, region, size, power, figures) never do.
 STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;max-width:1400px}
+body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;max-width:1800px}
 h1{font-size:1.4rem}h2{font-size:1.1rem;margin-top:2rem}
 .charts{display:flex;flex-wrap:wrap;gap:2rem}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}
+td{overflow-wrap:anywhere}td.short,td.num,th{white-space:nowrap}
 th{cursor:pointer;user-select:none;background:#f4f4f6;position:sticky;top:0}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .verdict{font-weight:600}.failures{color:#b3261e}
 """
 
@@ -94,19 +98,20 @@ def _row(finding: Finding, currency: str) -> str:
     rank = VERDICTS.index(finding.verdict) if finding.verdict in VERDICTS else len(VERDICTS)
     colour = COLORS.get(finding.verdict, "#000")
     cells = [
-        f'<td class="verdict" data-sort="{rank}" style="color:{colour}">{_e(finding.verdict)}</td>',
+        f'<td class="verdict short" data-sort="{rank}" style="color:{colour}">'
+        f"{_e(finding.verdict)}</td>",
         f"<td>{_e(one_line(r.name, 80))}</td>",
-        f"<td>{_e(r.provider)} {_e(r.kind)}</td>",
+        f'<td class="short">{_e(r.provider)} {_e(r.kind)}</td>',
         f"<td>{_e(one_line(r.account, 64))}</td>",
         f"<td>{_e(one_line(r.group, 64) if r.group else '-')}</td>",
-        f"<td>{_e(one_line(r.region, 32))}</td>",
-        f"<td>{_e(one_line(r.size, 32))}</td>",
-        f"<td>{_e(r.power_state)}</td>",
+        f'<td class="short">{_e(one_line(r.region, 32))}</td>',
+        f'<td class="short">{_e(one_line(r.size, 32))}</td>',
+        f'<td class="short">{_e(r.power_state)}</td>',
         f'<td class="num" data-sort="{_sort_key(cost.hourly, cost.billable)}">{_e(hourly)}</td>',
         f'<td class="num" data-sort="{_sort_key(cost.accrued, cost.billable)}">{_e(accrued)}</td>',
         f'<td class="num" data-sort="{seconds}">{_e(age(finding.age))}</td>',
         f"<td>{_e(one_line(finding.task_id, 64))}</td>",
-        f"<td>{_e(one_line(finding.generation, 16))}</td>",
+        f"<td>{_e(one_line(finding.generation, 64))}</td>",  # a whole SHA-256 fits
         f"<td>{_e(', '.join(finding.reasons) or '-')}</td>",
     ]
     return f'<tr class="finding verdict-{_e(finding.verdict)}">' + "".join(cells) + "</tr>"
@@ -117,7 +122,7 @@ def bar_chart(
     bars: Iterable[tuple[str, float, str]],
     show: Callable[[float], str],
     *,
-    width: int = 660,
+    width: int = 720,
     empty: str = "nothing billable",
     shown: Sequence[str] | None = None,
 ) -> str:
@@ -130,7 +135,8 @@ def bar_chart(
     label_width, row, top = 330, 26, 30  # a subscription id and its provider fit
     height = top + row * max(len(bars), 1) + 10
     biggest = max((value for _, value, _ in bars), default=0.0) or 1.0
-    span = width - label_width - 110
+    # Room after the longest bar for its text (~7 px a character at 12 px), never cut.
+    span = max(width - label_width - 10 - 7 * max(map(len, texts), default=0), 100)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" aria-label="{_e(title)}">',
@@ -158,10 +164,9 @@ def accrued_text(cost: Spend, currency: str) -> str:
     its resources cost an unknown amount (not in it: never counted as zero)."""
     if not cost.unknown:
         return money(cost.accrued, currency)
-    unknown = f"{cost.unknown} of unknown cost"
     if not cost.billable - cost.unpriced - cost.age_unknown:
-        return f"unknown ({unknown})"
-    return f"{money(cost.accrued, currency)} + {unknown}"
+        return f"unknown ({cost.unknown})"
+    return f"{money(cost.accrued, currency)} + {cost.unknown} unknown"
 
 
 def _chart(title: str, groups: dict[str, tuple[list[Finding], str]], currency: str) -> str:

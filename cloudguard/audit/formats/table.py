@@ -1,21 +1,27 @@
 """The table: grouped by verdict, most urgent first, billable first within a group.
 
 On a terminal (color) rich draws it to fit the terminal's width. Files,
-pipes and CI logs, and terminals given a huge report, get plain aligned text,
-one line per finding: rich laying out one table of 100,000 rows took
-minutes. Column widths need every row, so the cells are made once and kept
-(mostly references to the records' own strings) until written.
+pipes and CI logs, and terminals given a huge report, get plain text: rich
+laying out one table of 100,000 rows took minutes. Plain text fits a width
+too: `$COLUMNS` when set, the terminal's when writing to one, else 120 (a
+CI log viewer's). Every column on one line per finding when that fits, and
+otherwise one block per finding (its verdict first, for `grep -A3 ^orphan`),
+each line wrapped to the width. Column widths need every row, so the cells
+are made once and kept (mostly references to the records' own strings)
+until written.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import shutil
+import textwrap
 from typing import TYPE_CHECKING, TextIO
 
 from cloudguard.audit.formats import StreamedFormat
 from cloudguard.audit.formats.order import report_order
-from cloudguard.audit.formats.rows import COLUMNS, finding_cells
+from cloudguard.audit.formats.rows import COLUMNS, cost_cells, finding_cells
 from cloudguard.audit.formats.summary import (
     evidence_lines,
     failure_lines,
@@ -29,7 +35,6 @@ from cloudguard.documents.findings import AuditReport, Finding
 
 if TYPE_CHECKING:
     from rich.table import Table
-    from rich.text import Text
 
     from cloudguard.cloud.records import Resource
 
@@ -37,6 +42,9 @@ _STYLE = {"leaked": "bold red", "orphan": "bold red", "suspect": "yellow", "pend
 # Beyond this many findings even a terminal gets the plain table: a person
 # greps a report that long rather than reads it, and rich would take minutes.
 RICH_LIMIT = 2_000
+# The width of plain text written to a file or a pipe, unless $COLUMNS says otherwise:
+# what a CI log viewer shows without wrapping.
+PLAIN_WIDTH = 120
 
 
 class TableFormat(StreamedFormat):
@@ -44,7 +52,7 @@ class TableFormat(StreamedFormat):
         if color and len(report.findings) <= RICH_LIMIT:
             out.write(self._rich(report))
         else:
-            _write_plain(report, out)
+            _write_plain(report, out, plain_width(out))
 
     def _rich(self, report: AuditReport) -> str:
         # rich is imported here: the plain table (files, pipes, CI) does not pay for it.
@@ -70,7 +78,8 @@ class TableFormat(StreamedFormat):
             if natural.maximum > console.width:
                 # The terminal is too narrow for one line per finding: one block each.
                 for finding in report_order(report.findings):
-                    console.print(_card(finding, report.prices.currency), soft_wrap=True)
+                    card = "\n".join(card_lines(finding, report.prices.currency)) + "\n"
+                    console.print(Text(card, style=_STYLE.get(finding.verdict, "")))
             else:
                 console.print(table)
         console.print(Text(price_line(report)), soft_wrap=True)
@@ -95,14 +104,28 @@ def _terminal_table(report: AuditReport) -> Table:
     return table
 
 
-def _write_plain(report: AuditReport, out: TextIO) -> None:
-    out.write(headline(report) + "\n")
-    for line in failure_lines(report):
-        out.write(f"UNREADABLE {line}\n")
-    for line in warning_lines(report):
-        out.write(f"WARNING {line}\n")
-    for line in evidence_lines(report):
-        out.write(f"evidence {line}\n")
+def plain_width(out: TextIO) -> int:
+    """How wide plain text may be: $COLUMNS, else the terminal's, else PLAIN_WIDTH."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) >= 40:
+        return int(columns)
+    try:
+        return os.get_terminal_size(out.fileno()).columns if out.isatty() else PLAIN_WIDTH
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return PLAIN_WIDTH
+
+
+def _write_plain(report: AuditReport, out: TextIO, width: int) -> None:
+    def line(text: str) -> None:
+        out.write("\n".join(_wrapped(text, width, "  ")) + "\n")
+
+    line(headline(report))
+    for text in failure_lines(report):
+        line(f"UNREADABLE {text}")
+    for text in warning_lines(report):
+        line(f"WARNING {text}")
+    for text in evidence_lines(report):
+        line(f"evidence {text}")
     if report.findings:
         currency = report.prices.currency
         ordered = report_order(report.findings)
@@ -110,20 +133,62 @@ def _write_plain(report: AuditReport, out: TextIO) -> None:
         widths = [
             max(len(header), *(len(row[i]) for row in rows)) for i, header in enumerate(COLUMNS)
         ]
+        if sum(widths) + 3 * len(widths) + 1 <= width:
+            _write_aligned(ordered, rows, widths, out)
+        else:
+            del rows  # a block per finding, made as it is written
+            for finding in ordered:
+                for text in card_lines(finding, currency):
+                    out.write("\n".join(_wrapped(text, width, " " * _INDENT)) + "\n")
+                out.write("\n")
+    line(price_line(report))
 
-        def aligned(cells: list[str] | tuple[str, ...]) -> str:
-            # The rules rich drew, so `grep '│ orphan'` keeps working.
-            return "│ " + " │ ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " │"
 
-        rule = "├" + "┼".join("─" * (w + 2) for w in widths) + "┤\n"
-        out.write(aligned(COLUMNS) + "\n" + rule)
-        previous = None
-        for finding, row in zip(ordered, rows, strict=True):
-            if previous is not None and finding.verdict != previous:
-                out.write(rule)  # one block per verdict
-            previous = finding.verdict
-            out.write(aligned(row) + "\n")
-    out.write(price_line(report) + "\n")
+def _write_aligned(
+    ordered: list[Finding], rows: list[list[str]], widths: list[int], out: TextIO
+) -> None:
+    def aligned(cells: list[str] | tuple[str, ...]) -> str:
+        # The rules rich drew, so `grep '│ orphan'` keeps working.
+        return "│ " + " │ ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " │"
+
+    rule = "├" + "┼".join("─" * (w + 2) for w in widths) + "┤\n"
+    out.write(aligned(COLUMNS) + "\n" + rule)
+    previous = None
+    for finding, row in zip(ordered, rows, strict=True):
+        if previous is not None and finding.verdict != previous:
+            out.write(rule)  # one block per verdict
+        previous = finding.verdict
+        out.write(aligned(row) + "\n")
+
+
+def _wrapped(text: str, width: int, indent: str) -> list[str]:
+    if len(text) <= width:
+        return [text]
+    return textwrap.wrap(
+        text, width, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False
+    )
+
+
+_INDENT = 11  # "unverified" and a space: every verdict lines up
+
+
+def card_lines(finding: Finding, currency: str) -> list[str]:
+    """One finding as a block of lines, its verdict first: for a terminal too narrow for the
+    table, and for plain text wider than its width."""
+    verdict, name, where, size, power, _, _, age_, task, generation, reasons = _terminal_cells(
+        finding
+    )
+    billable, hourly, accrued = cost_cells(finding.cost, currency)
+    cost = f"billable {billable}, per hour {hourly}, accrued {accrued}"
+    if finding.cost.billable is not True or finding.cost.hourly is None:
+        cost += f" ({finding.cost.note})"
+    pad = " " * _INDENT
+    return [
+        f"{verdict:<{_INDENT}}{name}  ({where}, {size}, {power}, age {age_})",
+        f"{pad}{cost}",
+        f"{pad}task id {task} · generation {generation}",
+        f"{pad}reasons: {reasons.replace(chr(10), ', ')}",
+    ]
 
 
 def _terminal_columns(currency: str) -> tuple[str, ...]:
@@ -149,23 +214,6 @@ def _terminal_cells(finding: Finding) -> list[str]:
         _short(finding.generation, 12),
         "\n".join(finding.reasons) or "-",  # one a line: a reason is never split
     ]
-
-
-def _card(finding: Finding, currency: str) -> Text:
-    from rich.text import Text
-
-    verdict, name, where, size, power, hourly, accrued, age_, task, generation, reasons = (
-        _terminal_cells(finding)
-    )
-    lines = [
-        f"{verdict:<8}{name}  ({where}, {size}, {power}, age {age_})",
-        f"{'':<8}cost {hourly} {currency}/h, {accrued} {currency} accrued"
-        if finding.cost.billable
-        else f"{'':<8}cost: {finding.cost.note}",
-        f"{'':<8}task id {task} · generation {generation}",
-        f"{'':<8}reasons: {reasons.replace(chr(10), ', ')}\n",
-    ]
-    return Text("\n".join(lines), style=_STYLE.get(finding.verdict, ""))
 
 
 def _short(value: str | None, width: int) -> str:
