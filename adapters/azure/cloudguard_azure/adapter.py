@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 # Subscription states whose resources can still exist and bill. Disabled and
 # Deleted subscriptions have their VMs deallocated by Azure.
 _READABLE_STATES = {"enabled", "warned", "pastdue"}
+# Subscriptions - List (Microsoft.Resources), read as JSON (cloudguard_azure.paging).
+SUBSCRIPTIONS = "/subscriptions?api-version=2022-12-01"
 
 
 # A subscription whose page still fails after its retries is tried once more,
@@ -198,15 +200,15 @@ class AzureAdapter:
         wanted = list(dict.fromkeys(s.strip() for s in request.subscriptions if s.strip()))
         if not request.all_subscriptions:
             return wanted, []
-        from azure.mgmt.resource.subscriptions import SubscriptionClient
+        from cloudguard_azure import paging
 
         try:
             options = self._client_options(request, Clock(self._settings(request)))
-            with SubscriptionClient(credential, **options) as client:
+            with session.tenant_client(credential, options) as client:
                 listed = [
-                    str(s.subscription_id)
-                    for s in client.subscriptions.list()
-                    if normalise.text(s.state).lower() in _READABLE_STATES
+                    str(s.get("subscriptionId"))
+                    for s in paging.every_item(client, SUBSCRIPTIONS)
+                    if str(s.get("state") or "").lower() in _READABLE_STATES
                 ]
         except Exception as exc:  # every SDK failure is named, never swallowed
             return wanted, [
