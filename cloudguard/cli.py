@@ -93,6 +93,13 @@ def _register_trust() -> None:
     trust_command.register(app)  # after audit and reap in --help: it configures them
 
 
+def _register_setup() -> None:
+    from cloudguard import adapters_command, init_command
+
+    init_command.register(app)  # a project's first file
+    adapters_command.register(app)  # what sweeps and reaps which cloud
+
+
 def _register_audit() -> None:
     from cloudguard.audit.command import register_audit
 
@@ -110,6 +117,7 @@ def main() -> None:
     _register_audit()
     _register_reap()
     _register_trust()
+    _register_setup()
     app()
 
 

@@ -40,7 +40,7 @@ from cloudguard.cloud.options import (
     string,
 )
 from cloudguard.cloud.records import SweepRequest
-from cloudguard.cloud.registry import Clouds, installed_clouds
+from cloudguard.cloud.registry import Clouds, installed_adapters, installed_clouds
 from cloudguard.documents.findings import parse_leaked_by
 
 REPORT_PANEL = "Report"
@@ -56,6 +56,19 @@ def _extra_report(value: object) -> tuple[str, str]:
             f"expected FORMAT=FILE with FORMAT one of {'|'.join(cfg.FORMATS)}, got {value!r}"
         )
     return name, path
+
+
+def _providers() -> list[str]:
+    return sorted(installed_adapters())
+
+
+def _credentials() -> list[str]:
+    clouds = installed_clouds()
+    return sorted({name for cloud in clouds.available() for name in cloud.credential_names or ()})
+
+
+def _reports() -> list[str]:
+    return [f"{name}=" for name in cfg.FORMATS]
 
 
 def _tag_name(value: object) -> str:
@@ -103,6 +116,7 @@ class Settings:
         "e.g. azure. Repeatable.",
         many=True,
         panel=LIVE_PANEL,
+        complete=_providers,
     )
     subscription: tuple[str, ...] = option(
         trust=NeedsTrust("chooses what your credentials read"),
@@ -148,6 +162,7 @@ class Settings:
         help="Use this credential (by name).",
         apply=True,
         panel=LIVE_PANEL,
+        complete=_credentials,
     )
     concurrency: int = option(
         parse=positive_int,
@@ -247,6 +262,7 @@ class Settings:
         many=True,
         section=None,  # the command line only
         panel=REPORT_PANEL,
+        complete=_reports,
     )
     fail_on: str = option(
         parse=choice(cfg.FAIL_ON),

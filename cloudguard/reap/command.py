@@ -26,9 +26,9 @@ from cloudguard import exit_codes
 from cloudguard.audit.command_line import command_class, placed_by_hand, with_settings
 from cloudguard.audit.options import Settings
 from cloudguard.cloud.options import REAP_APPLY
-from cloudguard.cloud.reaping import REVERSIBLE
+from cloudguard.cloud.reaping import REQUESTED_ACTIONS, REVERSIBLE
 from cloudguard.cloud.registry import Clouds
-from cloudguard.documents.plan import Plan
+from cloudguard.documents.plan import REAPABLE_VERDICTS, Plan
 from cloudguard.documents.strict_json import DocumentError, DocumentUsageError
 from cloudguard.escape import one_line
 
@@ -41,6 +41,11 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _starting(values: Sequence[str], incomplete: str) -> list[str]:
+    """What shell completion offers: the values that start with what was typed."""
+    return [value for value in values if value.startswith(incomplete)]
 
 
 def _say(message: str) -> None:
@@ -70,6 +75,7 @@ def plan_command(
         list[str] | None,
         typer.Option(
             metavar="orphan|leaked",
+            autocompletion=lambda incomplete: _starting(REAPABLE_VERDICTS, incomplete),
             help="Verdicts to reap (repeatable; default: orphan and leaked). "
             "suspect, pending, unverified and ok are never reapable.",
         ),
@@ -78,6 +84,7 @@ def plan_command(
         str,
         typer.Option(
             metavar="deallocate|delete",
+            autocompletion=lambda incomplete: _starting(REQUESTED_ACTIONS, incomplete),
             help="deallocate (Azure VM deallocate, EC2 stop: reversible) or delete "
             "(Azure VM/disk delete, EC2 terminate, EBS delete).",
         ),

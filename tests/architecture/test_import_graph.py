@@ -77,6 +77,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "cloudguard.cli": ("cloudguard.*",),
     "cloudguard.cli_presentation": ("cloudguard.*",),
     "cloudguard.trust_command": ("cloudguard.*",),  # a command: reads every key's declaration
+    "cloudguard.init_command": ("cloudguard.*",),  # a command: writes what the others read
+    "cloudguard.adapters_command": ("cloudguard.*",),  # a command: lists the registry
     "cloudguard.__main__": ("cloudguard.*",),
     **{adapter: ("cloudguard.cloud.*",) for adapter in ADAPTERS},
     "cloudguard_azure.demo": ("cloudguard.cloud.*", "cloudguard.exit_codes"),
