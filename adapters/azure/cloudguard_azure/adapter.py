@@ -307,19 +307,31 @@ def _listings(
 ) -> list[Any]:
     """Per subscription: ONE paged VM listing that carries power state, one disk listing.
     The SDK's own request builders give the paths and api-versions it was generated for."""
-    from azure.mgmt.compute.operations._operations import (
-        build_disks_list_request,
-        build_virtual_machines_list_all_request,
-    )
-
     from cloudguard_azure.paging import Listing
 
-    vms = build_virtual_machines_list_all_request(subscription_id=subscription, status_only="true")
-    disks = build_disks_list_request(subscription_id=subscription)
+    vms_url, disks_url = _listing_urls(subscription)
     return [
-        Listing("VMs (virtualMachines.list_all statusOnly=true)", vms.url, vm),
-        Listing("managed disks (disks.list)", disks.url, disk),
+        Listing("VMs (virtualMachines.list_all statusOnly=true)", vms_url, vm),
+        Listing("managed disks (disks.list)", disks_url, disk),
     ]
+
+
+def _listing_urls(subscription: str) -> tuple[str, str]:
+    try:
+        from azure.mgmt.compute.operations._operations import (
+            build_disks_list_request,
+            build_virtual_machines_list_all_request,
+        )
+    except ImportError:
+        # A multi-API azure-mgmt-compute (before 35, as a suite beside cloudguard may pin)
+        # has no such builders: the same listings at the api-versions of its latest profile.
+        base = f"/subscriptions/{subscription}/providers/Microsoft.Compute"
+        return (
+            f"{base}/virtualMachines?api-version=2024-11-01&statusOnly=true",
+            f"{base}/disks?api-version=2024-03-02",
+        )
+    vms = build_virtual_machines_list_all_request(subscription_id=subscription, status_only="true")
+    return vms.url, build_disks_list_request(subscription_id=subscription).url
 
 
 def _failed(source: str, reason: str) -> SweepResult:

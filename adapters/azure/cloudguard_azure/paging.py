@@ -97,7 +97,14 @@ def _get(client: Any, url: str) -> Any:
     """GET `url` through `client`'s pipeline (its credential, retries and endpoint)."""
     request = HttpRequest("GET", url)
     request.headers["Accept"] = "application/json"
-    return client.send_request(request)
+    if hasattr(client, "send_request"):
+        return client.send_request(request)
+    # A multi-API client (azure-mgmt-compute before 35, which a peer suite may pin) has no
+    # `send_request` of its own; its ARM pipeline client, the same in every generation, has
+    # (and, as the client's own would, makes a relative URL the endpoint's).
+    pipeline = client._client
+    request.url = pipeline.format_url(request.url)
+    return pipeline.send_request(request)
 
 
 def _json(response: Any) -> Any:

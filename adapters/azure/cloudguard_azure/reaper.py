@@ -54,7 +54,7 @@ DEFAULT_LRO_TIMEOUT = 1800.0
 # the rest mean we cannot tell.
 _GONE_CODES = frozenset({"resourcenotfound"})
 _LOCK_LEVELS = frozenset({"cannotdelete", "readonly"})
-# Read as JSON through the resources client's pipeline (cloudguard_azure.paging): the
+# Read as JSON through the compute client's pipeline (cloudguard_azure.paging): the
 # subscriptions and locks clients left azure-mgmt-resource in its 26.0 for packages that
 # overwrite an older azure-mgmt-resource's files.
 _SUBSCRIPTION_API = "api-version=2022-12-01"  # Subscriptions - Get: its tags
@@ -152,16 +152,16 @@ class AzureReaper:
         sub_scope = f"/subscriptions/{sub}"
         group_scope = f"{sub_scope}/resourceGroups/{group}"
         try:
-            resources = self._client("resources", sub)
-            group_tags = resources.resource_groups.get(group).tags or {}
+            group_tags = self._client("resources", sub).resource_groups.get(group).tags or {}
             if (tag := protection_tag(group_tags)) is not None:
                 found.append(f"its resource group {group} carries protection tag {tag!r}")
-            subscription = paging.read_object(resources, f"{sub_scope}?{_SUBSCRIPTION_API}")
+            arm = self._client("compute", sub)  # its pipeline, for reads as JSON
+            subscription = paging.read_object(arm, f"{sub_scope}?{_SUBSCRIPTION_API}")
             if (tag := protection_tag(subscription.get("tags") or {})) is not None:
                 found.append(f"its subscription {sub} carries protection tag {tag!r}")
             seen: set[str] = set()
             for scope in (sub_scope, group_scope, resource_id):
-                for lock in paging.every_item(resources, f"{scope}{_LOCKS}"):
+                for lock in paging.every_item(arm, f"{scope}{_LOCKS}"):
                     lock_id, name = str(lock.get("id") or ""), str(lock.get("name") or "")
                     lock_scope = lock_id.split("/providers/Microsoft.Authorization/locks/")[0]
                     level = str((lock.get("properties") or {}).get("level") or "")

@@ -129,13 +129,13 @@ def shared_client_options(
 
 
 def tenant_client(credential: Any, options: dict[str, Any]) -> Any:
-    """A client whose pipeline (credential, retries, endpoint, CA bundle) carries the ARM
-    reads azure-mgmt-resource's subscriptions and locks clients made before they left it
-    (cloudguard_azure.paging: `every_item`, `read_object`). Only its pipeline is used: the
-    subscription id fills the URLs of its operation groups, which are not called."""
-    from azure.mgmt.resource.resources import ResourceManagementClient
+    """A client whose pipeline (credential, retries, endpoint, CA bundle) carries ARM reads
+    outside any one subscription (the subscriptions a credential sees), read as JSON with
+    `send_request` (cloudguard_azure.paging). Only its pipeline is used: the subscription id
+    fills the URLs of its operation groups, which are not called."""
+    from azure.mgmt.compute import ComputeManagementClient
 
-    return ResourceManagementClient(credential, subscription_id="", **options)
+    return ComputeManagementClient(credential, subscription_id="", **options)
 
 
 def preflight(credential: Any, name: str, scope: str = ARM_SCOPE) -> str | None:
