@@ -274,6 +274,8 @@ class Settings:
         panel=REPORT_PANEL,
     )
     allow_unverified: bool = option(
+        # Ignored while untrusted: without it the audit is only stricter.
+        trust=NeedsTrust("lets the audit pass with resources no evidence judged", ignored=True),
         parse=boolean,
         default=False,
         flags=("--allow-unverified",),
