@@ -76,9 +76,10 @@ def test_init_writes_a_commented_file_the_audit_reads_as_it_is(project: Path) ->
 def test_init_never_replaces_a_file_without_force(project: Path) -> None:
     (project / "cloudguard.toml").write_text("# mine\n")
     done = cloudguard("init", "--no-input")
+    kept = (project / "cloudguard.toml").read_text()
+    assert kept == "# mine\n", "an existing cloudguard.toml was replaced"
     assert done.exit_code == 2
     assert "cloudguard.toml exists: not replaced" in done.stderr
-    assert (project / "cloudguard.toml").read_text() == "# mine\n"
     # Nor through a link planted where it would go.
     (project / "cloudguard.toml").unlink()
     victim = project / "victim"
