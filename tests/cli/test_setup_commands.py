@@ -211,7 +211,7 @@ def test_adapters_lists_what_is_installed_and_whether_it_loads(
     [
         ("cloudguard audit --format ", ["table", "json", "markdown", "junit", "sarif", "html"]),
         ("cloudguard audit --provider a", ["aws", "azure"]),
-        ("cloudguard audit --fail-on ", ["orphan", "suspect", "unverified"]),
+        ("cloudguard audit --fail-on ", ["orphan", "suspect", "unverified", "new"]),
         ("cloudguard audit --engine ", ["auto", "arm", "resource-graph"]),
         ("cloudguard audit --report s", ["sarif="]),
         ("cloudguard reap plan --verdict ", ["orphan", "leaked"]),

@@ -184,8 +184,10 @@ def test_under_hard_the_command_cannot_stop_or_kill_its_supervisor(where: Path) 
     script = f"kill -STOP $PPID; kill -9 $PPID; kill -9 1; {CURL}; az account show 2>/dev/null"
     result = attacked_run(where, script, hard=True)
 
-    assert result.returncode == 98, f"the reach was silenced:\n{show(result)}"
-    assert targets(where) == ["198.51.100.7:80", RECORDED_AZ], show(result)
+    # Both reaches made after the attack are kept, and the run is red for them.
+    assert (result.returncode, targets(where)) == (98, ["198.51.100.7:80", RECORDED_AZ]), (
+        f"the attack on the supervisor cost a record:\n{show(result)}"
+    )
 
 
 def test_under_hard_the_command_sees_only_its_own_processes(where: Path) -> None:

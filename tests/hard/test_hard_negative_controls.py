@@ -125,7 +125,7 @@ MUTATIONS = [
         ),
         tests=(UNSTOPPABLE, OWN_PROCESSES),
         reason={
-            UNSTOPPABLE: "the reach was silenced",
+            UNSTOPPABLE: "the attack on the supervisor cost a record",
             OWN_PROCESSES: "the command saw processes outside its run",
         },
     ),

@@ -20,8 +20,14 @@ import textwrap
 from typing import TYPE_CHECKING, TextIO
 
 from cloudguard.audit.formats import StreamedFormat
+from cloudguard.audit.formats.changes import (
+    change_text,
+    history_lines,
+    short_change,
+    shows_changes,
+)
 from cloudguard.audit.formats.order import report_order
-from cloudguard.audit.formats.rows import COLUMNS, cost_cells, finding_cells
+from cloudguard.audit.formats.rows import columns, cost_cells, report_cells
 from cloudguard.audit.formats.summary import (
     evidence_lines,
     failure_lines,
@@ -72,13 +78,15 @@ class TableFormat(StreamedFormat):
             console.print(Text("WARNING " + line, style="yellow"), soft_wrap=True)
         for line in evidence_lines(report):
             console.print(Text("evidence " + line), soft_wrap=True)
+        for line in history_lines(report):
+            console.print(Text(line, style="bold" if line.startswith("since") else ""))
         if report.findings:
             table = _terminal_table(report)
             natural = console.measure(table, options=console.options.update_width(100_000))
             if natural.maximum > console.width:
                 # The terminal is too narrow for one line per finding: one block each.
                 for finding in report_order(report.findings):
-                    card = "\n".join(card_lines(finding, report.prices.currency)) + "\n"
+                    card = "\n".join(card_lines(report, finding)) + "\n"
                     console.print(Text(card, style=_STYLE.get(finding.verdict, "")))
             else:
                 console.print(table)
@@ -93,14 +101,15 @@ def _terminal_table(report: AuditReport) -> Table:
 
     # A terminal: fewer, narrower columns without rules.
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for header in _terminal_columns(report.prices.currency):
+    for header in _terminal_columns(report):
         table.add_column(header, no_wrap=True)
     previous = None
     for f in report_order(report.findings):
         if previous is not None and f.verdict != previous:
             table.add_section()
         previous = f.verdict
-        table.add_row(*(Text(c) for c in _terminal_cells(f)), style=_STYLE.get(f.verdict, ""))
+        cells = _terminal_cells(report, f)
+        table.add_row(*(Text(c) for c in cells), style=_STYLE.get(f.verdict, ""))
     return table
 
 
@@ -126,33 +135,39 @@ def _write_plain(report: AuditReport, out: TextIO, width: int) -> None:
         line(f"WARNING {text}")
     for text in evidence_lines(report):
         line(f"evidence {text}")
+    for text in history_lines(report):
+        line(text)
     if report.findings:
-        currency = report.prices.currency
+        headers = columns(report)
         ordered = report_order(report.findings)
-        rows = [finding_cells(finding, currency) for finding in ordered]
+        rows = [report_cells(report, finding) for finding in ordered]
         widths = [
-            max(len(header), *(len(row[i]) for row in rows)) for i, header in enumerate(COLUMNS)
+            max(len(header), *(len(row[i]) for row in rows)) for i, header in enumerate(headers)
         ]
         if sum(widths) + 3 * len(widths) + 1 <= width:
-            _write_aligned(ordered, rows, widths, out)
+            _write_aligned(headers, ordered, rows, widths, out)
         else:
             del rows  # a block per finding, made as it is written
             for finding in ordered:
-                for text in card_lines(finding, currency):
+                for text in card_lines(report, finding):
                     out.write("\n".join(_wrapped(text, width, " " * _INDENT)) + "\n")
                 out.write("\n")
     line(price_line(report))
 
 
 def _write_aligned(
-    ordered: list[Finding], rows: list[list[str]], widths: list[int], out: TextIO
+    headers: tuple[str, ...],
+    ordered: list[Finding],
+    rows: list[list[str]],
+    widths: list[int],
+    out: TextIO,
 ) -> None:
     def aligned(cells: list[str] | tuple[str, ...]) -> str:
         # The rules rich drew, so `grep '│ orphan'` keeps working.
         return "│ " + " │ ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " │"
 
     rule = "├" + "┼".join("─" * (w + 2) for w in widths) + "┤\n"
-    out.write(aligned(COLUMNS) + "\n" + rule)
+    out.write(aligned(headers) + "\n" + rule)
     previous = None
     for finding, row in zip(ordered, rows, strict=True):
         if previous is not None and finding.verdict != previous:
@@ -172,13 +187,12 @@ def _wrapped(text: str, width: int, indent: str) -> list[str]:
 _INDENT = 11  # "unverified" and a space: every verdict lines up
 
 
-def card_lines(finding: Finding, currency: str) -> list[str]:
+def card_lines(report: AuditReport, finding: Finding) -> list[str]:
     """One finding as a block of lines, its verdict first: for a terminal too narrow for the
     table, and for plain text wider than its width."""
-    verdict, name, where, size, power, _, _, age_, task, generation, reasons = _terminal_cells(
-        finding
-    )
-    billable, hourly, accrued = cost_cells(finding.cost, currency)
+    cells = _terminal_cells(report, finding)
+    verdict, name, where, size, power, _, _, age_, task, generation, reasons = cells[:11]
+    billable, hourly, accrued = cost_cells(finding.cost, report.prices.currency)
     cost = f"billable {billable}, per hour {hourly}, accrued {accrued}"
     if finding.cost.billable is not True or finding.cost.hourly is None:
         cost += f" ({finding.cost.note})"
@@ -188,19 +202,23 @@ def card_lines(finding: Finding, currency: str) -> list[str]:
         f"{pad}{cost}",
         f"{pad}task id {task} · generation {generation}",
         f"{pad}reasons: {reasons.replace(chr(10), ', ')}",
+        *([f"{pad}since the last audit: {change_text(report, finding)}"] if cells[11:] else []),
     ]
 
 
-def _terminal_columns(currency: str) -> tuple[str, ...]:
+def _terminal_columns(report: AuditReport) -> tuple[str, ...]:
+    currency = report.prices.currency
     return (
         "verdict", "name", "where", "size", "power", f"{currency}/h", "accrued",
         "age", "task id", "generation", "reasons",
+        *(("since last",) if shows_changes(report) else ()),
     )  # fmt: skip
 
 
-def _terminal_cells(finding: Finding) -> list[str]:
+def _terminal_cells(report: AuditReport, finding: Finding) -> list[str]:
     r, cost = finding.resource, finding.cost
     scope = _scope(r)  # the region is in the wide formats
+    changed = [short_change(report, finding)] if shows_changes(report) else []
     return [
         finding.verdict,
         one_line(r.name, 40),
@@ -213,6 +231,7 @@ def _terminal_cells(finding: Finding) -> list[str]:
         one_line(finding.task_id, 40),
         _short(finding.generation, 12),
         "\n".join(finding.reasons) or "-",  # one a line: a reason is never split
+        *changed,
     ]
 
 
