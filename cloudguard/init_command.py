@@ -267,6 +267,7 @@ def render(answers: Answers) -> str:
             "# (trust) The clouds swept live, with your credentials.",
             f"provider = {_toml(answers.providers)}",
         ]
+    lines += _HISTORY_COMMENT
     if answers.provider_variables:
         lines += [
             "",
@@ -277,6 +278,18 @@ def render(answers: Answers) -> str:
         ]
     return "\n".join(lines) + "\n"
 
+
+# The history is on by default and needs no key; the table is said, commented out, so a
+# team that shares one history across machines finds where it goes.
+_HISTORY_COMMENT = [
+    "",
+    "# The audit remembers what it found and says what changed since the last audit",
+    "# (docs/history.md): on by default, in a SQLite file in your state directory",
+    "# (~/.local/state/cloudguard/history.sqlite3). To keep one history for audits that run",
+    "# on many machines, a PostgreSQL database (trust) whose URL a variable holds:",
+    "# [history]",
+    '# url-env = "CLOUDGUARD_HISTORY_URL"',
+]
 
 _EVIDENCE_COMMENTS = {
     "controller-home": "# A controller home: state/<task>.meta, queue/<task>.json, workers/*.json.",

@@ -73,6 +73,26 @@ def test_init_writes_a_commented_file_the_audit_reads_as_it_is(project: Path) ->
     assert finding["reasons"] == ["owned-by-terraform-state"]
 
 
+def test_init_says_where_the_history_lives_and_its_table_reads_uncommented(
+    project: Path,
+) -> None:
+    assert cloudguard("init", "--no-input", "--owned-ids", "ids.txt").exit_code == 0
+    text = (project / "cloudguard.toml").read_text()
+    assert "history.sqlite3" in text and "# [history]\n# url-env = " in text
+    (project / "ids.txt").write_text("")
+    (project / "vms.json").write_text("[]")
+    uncommented = text.replace("# [history]\n# url-env", "[history]\nurl-env")
+    (project / "named.toml").write_text(uncommented)
+    audit = ("audit", "-i", "vms.json", "--no-history", "--config", "named.toml")
+    done = cloudguard(*audit)
+    assert done.exit_code == 0, done.output
+    # The control: the table is read, so a mistyped key in it is refused.
+    (project / "named.toml").write_text(uncommented.replace("url-env =", "url-envv ="))
+    typo = cloudguard(*audit)
+    assert typo.exit_code == 97, typo.output
+    assert "history.url-envv: unknown key" in typo.stderr
+
+
 def test_init_never_replaces_a_file_without_force(project: Path) -> None:
     (project / "cloudguard.toml").write_text("# mine\n")
     done = cloudguard("init", "--no-input")
