@@ -82,6 +82,11 @@ def _the_file(file: Path | None) -> Path:
                 f"{project_file.not_found_message(Path.cwd())}: name the file", param_hint="FILE"
             )
         return found
+    if file.is_dir():
+        raise typer.BadParameter(
+            f"{file} is a directory, not a file: name the {project_file.PROJECT_FILE} in it",
+            param_hint="FILE",
+        )
     if file.name != project_file.PROJECT_FILE:
         raise typer.BadParameter(
             f"only a discovered {project_file.PROJECT_FILE} needs trust: a file named with "

@@ -359,6 +359,69 @@ ROWS: dict[str, Row] = {
                         d__json=bytes(range(256))),
     "apply an empty object": row("reap", "apply", "d.json", code=97,
                                  says='a JSON document with no "schema" field', d__json=b"{}"),
+    # -- the history, acknowledgements and trust ------------------------------------------
+    "fail-on new without the history": row(*AUDIT, "--fail-on", "new", "--no-history", code=2,
+                                           says="--fail-on new needs the history"),
+    "acks missing": row(*AUDIT, "--acks", "nope.toml", code=97,
+                        says="invalid acknowledgements: nope.toml: cannot be read"),
+    "acks a directory": row(*AUDIT, "--acks", ".", code=97, says="not a regular file"),
+    "acks not TOML": row(*AUDIT, "--acks", "a.toml", code=97, says="a.toml: invalid TOML",
+                         a__toml=b"[ack\n"),
+    "acks without an owner": row(*AUDIT, "--acks", "a.toml", code=97, says="missing 'owner'",
+                                 a__toml=b'[[ack]]\nid = "x"\n'),
+    "notify fatal not a boolean": row(*AUDIT, "--config", "c.toml", code=97,
+                                      says="notify.fatal: expected true or false",
+                                      c__toml=b'[notify]\nfatal = "yes"\n'),
+    "webhook over http": row(*AUDIT, "--config", "c.toml", code=97,
+                             says="the URL must be https://",
+                             c__toml=b'[[notify.webhook]]\nkind = "slack"\n'
+                             b'url = "http://example.com"\n'),
+    "history format xml": row("history", "runs", "-f", "xml", code=2,
+                              says="'xml' is not table or json"),
+    "history limit zero": row("history", "runs", "-n", "0", code=2, says="--limit"),
+    "history resource without id": row("history", "resource", code=2,
+                                       says="give the resource's id"),
+    "history config a directory": row("history", "runs", "--config", ".", code=97,
+                                      says="a directory, not a file: name the file"),
+    "history config missing": row("history", "runs", "--config", "nope.toml", code=97,
+                                  says="nope.toml: does not exist"),
+    "history store damaged": row("history", "runs", "--config", "c.toml", code=75,
+                                 says="damaged or not a database",
+                                 c__toml=b'[history]\npath = "h.db"\n', h__db=b"garbage\n"),
+    "history store a directory": row("history", "runs", "--config", "c.toml", code=75,
+                                     says="is not a regular file",
+                                     c__toml=b'[history]\npath = "."\n'),
+    "history busy-timeout 20 digits": row("history", "runs", "--config", "c.toml", code=97,
+                                          says="history.busy-timeout: too long",
+                                          c__toml=b'[history]\nbusy-timeout = '
+                                          b'"99999999999999999999d"\n'),
+    "history url not PostgreSQL": row("history", "runs", "--config", "c.toml", code=97,
+                                      says="expected a postgresql://",
+                                      c__toml=b'[history]\nurl = "http://x"\n'),
+    "history url-env not a name": row("history", "runs", "--config", "c.toml", code=97,
+                                      says="not an environment variable name",
+                                      c__toml=b'[history]\nurl-env = "1BAD"\n'),
+    "history url-env unset": row("history", "runs", "--config", "c.toml", code=75,
+                                 says="is not set ([history] url-env names it)",
+                                 c__toml=b'[history]\nurl-env = "CLOUDGUARD_UNSET_URL"\n'),
+    "ack without id": row("ack", code=2, says="give the resource's id"),
+    "ack until not a date": row("ack", "x", "--reason", "r", "--until", "soon", code=2,
+                                says="not a date (YYYY-MM-DD)"),
+    "ack until February 30": row("ack", "x", "--reason", "r", "--until", "2030-02-30", code=2,
+                                 says="not a date"),
+    "ack until past": row("ack", "x", "--reason", "r", "--until", "2020-01-01", code=2,
+                          says="already past"),
+    "ack until years ahead": row("ack", "x", "--reason", "r", "--until", "9999-12-31", code=2,
+                                 says="more than a year ahead"),
+    "ack reason empty": row("ack", "x", "--reason", "", "--until", "2020-01-01", code=2,
+                            says="reason: must not be empty"),
+    "trust a directory": row("trust", ".", code=2, says="is a directory, not a file"),
+    "trust a file of another name": row("trust", "x.toml", code=2,
+                                        says="only a discovered cloudguard.toml needs trust"),
+    "trust in a missing directory": row("trust", "sub/cloudguard.toml", code=97,
+                                        says="its directory cannot be opened"),
+    "trust nothing, outside a repository": row(
+        "trust", code=2, says="(not inside a git repository, so no parent is searched)"),
     # -- init ----------------------------------------------------------------------------
     "init provider variable PATH": row("init", "--no-input", "--provider-variable", "PATH",
                                        code=2, says="provider variable 'PATH' cannot be bound"),
@@ -433,6 +496,15 @@ def test_help_at_80_columns_keeps_option_names_whole() -> None:
     assert max(len(line) for line in shown.splitlines()) <= 80
 
 
-def test_help_keeps_brackets_literal() -> None:
-    shown = " ".join(_help("reap", "apply").replace("│", " ").split())
-    assert "[reap] max-age" in shown, "a literal [reap] was swallowed as markup"
+@pytest.mark.parametrize(
+    ("command", "literal"),
+    [
+        (("reap", "apply"), "[reap] max-age"),
+        (("history", "runs"), "Config file whose [history] table"),
+        (("audit",), "the history store ([history])"),
+    ],
+    ids=["reap apply", "history runs", "audit"],
+)
+def test_help_keeps_brackets_literal(command: tuple[str, ...], literal: str) -> None:
+    shown = " ".join(_help(*command).replace("│", " ").split())
+    assert literal in shown, f"a literal {literal!r} was swallowed as markup"
