@@ -11,7 +11,7 @@ locks at three scopes). Prints one JSON line of what it saw.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from cloudguard_azure.adapter import AzureAdapter, RetrySettings
 from cloudguard_azure.fake_arm import serve
@@ -19,20 +19,9 @@ from cloudguard_azure.fake_arm.authorization.models import add_lock
 from cloudguard_azure.fake_arm.compute.models import add_vm
 
 from cloudguard.cloud.records import SweepRequest
+from cloudguard.documents.plan import PlanItem
 
 SUBSCRIPTIONS = ("0b1f6471-1bf0-4dda-aec3-111111111111", "0b1f6471-1bf0-4dda-aec3-222222222222")
-
-
-@dataclass(frozen=True)
-class Item:
-    provider: str
-    account: str
-    region: str
-    group: str
-    id: str
-    name: str
-    kind: str
-    action: str
 
 
 def main() -> None:
@@ -59,9 +48,13 @@ def main() -> None:
             }
         reaper = adapter.reaper(request)
         try:
-            live = reaper.current(
-                Item("azure", SUBSCRIPTIONS[0], "", "pilot", vm.id, vm.name, "vm", "deallocate")
-            )
+            item = PlanItem(
+                provider="azure", account=SUBSCRIPTIONS[0], region="", group="pilot", id=vm.id,
+                name=vm.name, kind="vm", action="deallocate", tags={"task-id": "t"},
+                verdict="orphan", reasons=(), power_state="running",
+                audited_at=datetime.now(UTC),
+            )  # fmt: skip
+            live = reaper.current(item)
         finally:
             reaper.close()
         print(json.dumps({"swept": swept, "protections": list(live.protections) if live else None}))

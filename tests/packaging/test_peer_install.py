@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from packaging_helpers import adapter_asking_for
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = ROOT / ".venv-tools" / "bin" / "uv"
@@ -123,16 +123,11 @@ def test_control_the_adapter_as_it_was_fails_pip_check(
     tmp_path: Path, wheels: dict[str, Path]
 ) -> None:
     # The same adapter asking for what it used to: pip check names each mismatch.
-    adapter = tmp_path / "azure"
-    shutil.copytree(ROOT / "adapters" / "azure", adapter, ignore=shutil.ignore_patterns("tests"))
-    pyproject = adapter / "pyproject.toml"
-    text = pyproject.read_text()
-    assert '"azure-mgmt-resourcegraph>=7",' in text
-    pyproject.write_text(
-        text.replace(
-            '"azure-mgmt-resourcegraph>=7",',
-            '"azure-mgmt-resourcegraph>=8", "azure-mgmt-resource-locks>=1.0",',
-        ).replace("cloudguard-ci = { workspace = true }\n", "")
+    adapter = adapter_asking_for(
+        tmp_path,
+        "azure",
+        '"azure-mgmt-resourcegraph>=7",',
+        '"azure-mgmt-resourcegraph>=8", "azure-mgmt-resource-locks>=1.0",',
     )
     old = tmp_path / "old"
     built = _run(UV, "build", "--wheel", "--out-dir", old, adapter)
