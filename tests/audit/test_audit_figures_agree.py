@@ -157,8 +157,13 @@ class _Page(HTMLParser):
         self.charts: list[list[str]] = []
         self._cell: list[str] | None = None
         self._in_text = False
+        self._in_findings = False  # the page has other tables (repeat offenders)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self._in_findings = ("id", "findings") in attrs
+        elif not self._in_findings and tag in ("tr", "td", "th"):
+            return
         if tag == "tr":
             self.rows.append([])
         elif tag in ("td", "th"):
@@ -169,7 +174,9 @@ class _Page(HTMLParser):
             self._in_text = True
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in ("td", "th") and self._cell is not None:
+        if tag == "table":
+            self._in_findings = False
+        elif tag in ("td", "th") and self._cell is not None:
             (self.header if tag == "th" else self.rows[-1]).append("".join(self._cell))
             self._cell = None
         elif tag == "text":
