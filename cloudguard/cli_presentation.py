@@ -24,9 +24,8 @@ Flags are labelled by their metavar only, never by their Python type.
 
 from __future__ import annotations
 
-import os
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -116,42 +115,10 @@ def _no_type_labels_where_they_mislead() -> None:
     TyperArgument.display_type_rich = argument_display  # type: ignore[method-assign,assignment]
 
 
-class ReaderMayLeave:
-    """stdout that, once its reader has gone (EPIPE), sends the rest to /dev/null.
-
-    Python ignores SIGPIPE, so writing to a closed pipe raises BrokenPipeError
-    wherever the write happens; the command should instead finish its work
-    (an audit still counts, a reap still logs) and exit with its own code.
-    """
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        try:
-            return self._stream.write(text)
-        except BrokenPipeError:
-            self._to_nowhere()
-            return len(text)
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except BrokenPipeError:
-            self._to_nowhere()
-
-    def _to_nowhere(self) -> None:
-        nowhere = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(nowhere, self._stream.fileno())
-        finally:
-            os.close(nowhere)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
 def reader_may_leave() -> None:
-    """From now on, a closed stdout is not an error (see `ReaderMayLeave`)."""
+    """From now on, a closed stdout is not an error: the stream of
+    `cloudguard.guard.closed_pipe`, which `run`, `check` and `doctor` put on stderr too."""
+    from cloudguard.guard.closed_pipe import ReaderMayLeave
+
     if not isinstance(sys.stdout, ReaderMayLeave):
         sys.stdout = ReaderMayLeave(sys.stdout)

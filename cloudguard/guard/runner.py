@@ -48,6 +48,7 @@ def run(
     err: TextIO = sys.stderr,
     hard: bool = False,
     forward: Sequence[int] = (),
+    reports: Sequence[tuple[str, str]] = (),
 ) -> int:
     if hard:  # before anything is armed or made: a host that cannot seal hard runs nothing
         try:
@@ -93,7 +94,7 @@ def run(
                 keep_log = False  # nothing ran: no evidence to keep
             else:
                 session.check(err)  # what was recorded before the sink failed is still shown
-            return error.exit_code
+            return _reported(reports, session, error.exit_code, err)
         _stop_stragglers(err, keeper)  # before the verdict, whatever ended the command
         verdict = session.check(err)
         keep_log = verdict == exit_codes.REACH_REFUSED
@@ -101,8 +102,22 @@ def run(
         session.close(keep_log=keep_log)
     if verdict == exit_codes.REACH_REFUSED:
         err.write(f"cloudguard: the command itself exited {code}; the run is red (98)\n")
-        return verdict
-    return verdict or code
+        return _reported(reports, session, verdict, err)
+    return _reported(reports, session, verdict or code, err)
+
+
+def _reported(
+    reports: Sequence[tuple[str, str]], session: GuardSession, code: int, err: TextIO
+) -> int:
+    """The run's findings in each `--report FORMAT=FILE`, from the keeper's memory."""
+    if not reports:
+        return code
+    from cloudguard.guard import report
+
+    found = report.ReachReport.of(
+        "cloudguard run", session.log.path, code, session.records(), session.tampering()
+    )
+    return report.deliver(reports, found, err)
 
 
 def _spawn(

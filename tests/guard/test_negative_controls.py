@@ -305,7 +305,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="markdown cells keep link syntax",
-        module="audit/formats/markdown.py",
+        module="escape.py",
         original='_ACTIVE = "\\\\`*_~|[]()!<>&:."',
         broken='_ACTIVE = "\\\\|`"',
         tests=(AUDIT_TRUST + "test_a_markdown_cell_escapes_link_and_image_syntax",),
