@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -86,6 +87,17 @@ def system_requirements() -> None:
     sys.exit(f"dev.py test needs these system packages: {' '.join(packages)} (install them)")
 
 
+def peer_wheels() -> None:
+    """The coexistence test (tests/packaging/test_peer_install.py) installs a peer suite's
+    locked wheels offline, as no test may reach the network: fetch them into uv's cache
+    now, before the suite runs."""
+    with tempfile.TemporaryDirectory() as scratch:
+        must(uv(), "venv", "--quiet", "--python", sys.executable, scratch)
+        python = Path(scratch) / "bin" / "python"
+        pins = ROOT / "tests" / "packaging" / "peer-pins.txt"
+        must(uv(), "pip", "install", "--quiet", "--no-deps", "--python", python, "-r", pins)
+
+
 def tool(name: str) -> Path:
     return VENV / "bin" / name
 
@@ -101,6 +113,7 @@ def main(argv: list[str]) -> int:
         return run(tool("cloudguard"), "demo", *rest)
     if command == "test":
         system_requirements()
+        peer_wheels()
         for check in (
             (tool("ruff"), "check", "."),
             (tool("ruff"), "format", "--check", "."),

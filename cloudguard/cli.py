@@ -8,11 +8,11 @@ Exit codes (a contract, see docs/reference.md):
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from cloudguard import exit_codes, trust_command
+from cloudguard import cli_presentation, exit_codes, trust_command
 from cloudguard.guard import command as guard_command
 
 EXIT_CODES_HELP = (
@@ -60,25 +60,8 @@ def _main(
     """Keep test suites from reaching real clouds; find the resources they leaked."""
 
 
-def _no_type_labels_where_they_mislead() -> None:
-    # Typer labels every parameter with its Python type: flags too ("--help
-    # <bool>", though a flag takes no value) and arguments beside their own
-    # metavar ("CMD <list[str]>"). Show the metavar alone, and nothing for a flag.
-    from typer.core import TyperArgument, TyperOption
-
-    option_type = TyperOption.display_type_rich
-
-    def option_display(self: TyperOption, ctx: Any) -> str | None:
-        return None if self.is_flag and self.metavar is None else option_type(self, ctx)
-
-    def argument_display(self: TyperArgument, ctx: Any) -> str | None:
-        return None
-
-    TyperOption.display_type_rich = option_display  # type: ignore[method-assign]
-    TyperArgument.display_type_rich = argument_display  # type: ignore[method-assign,assignment]
-
-
-_no_type_labels_where_they_mislead()
+# Plain-text help, whole option names, one-line usage errors (cloudguard.cli_presentation).
+cli_presentation.apply()
 
 
 # run, check, doctor: the guard's commands (their bodies and help: cloudguard.guard.command).
@@ -110,6 +93,13 @@ def _register_trust() -> None:
     trust_command.register(app)  # after audit and reap in --help: it configures them
 
 
+def _register_setup() -> None:
+    from cloudguard import adapters_command, init_command
+
+    init_command.register(app)  # a project's first file
+    adapters_command.register(app)  # what sweeps and reaps which cloud
+
+
 def _register_audit() -> None:
     from cloudguard.audit.command import register_audit
 
@@ -129,10 +119,12 @@ def _register_history() -> None:
 
 
 def main() -> None:
+    cli_presentation.reader_may_leave()  # `cloudguard audit | head -1` is not an error
     _register_audit()
     _register_reap()
     _register_trust()
     _register_history()
+    _register_setup()
     app()
 
 

@@ -21,8 +21,10 @@ def one_line(value: str | None, limit: int = DEFAULT_LIMIT) -> str:
         escaped = head  # the common case, and the refusers' fast path: nothing to escape
     else:
         escaped = "".join(_escape(ch) for ch in head)
-    if len(escaped) > limit or len(value) > limit * 4:
+    if len(value) > limit * 4:  # only the head was escaped: count what the value has left
         return f"{escaped[:limit]}…(+{len(value) - limit} chars)"
+    if len(escaped) > limit:  # count what the escaped form has left (escapes make it longer)
+        return f"{escaped[:limit]}…(+{len(escaped) - limit} chars)"
     return escaped
 
 

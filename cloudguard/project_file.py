@@ -137,13 +137,16 @@ def read_project_file(path: Path, *, discovered: bool = False) -> ProjectDocumen
     """
     raw = _read_discovered(path) if discovered else _read_named(path)
     try:
-        text = raw.decode("utf-8")
+        # "utf-8-sig": a byte-order mark (Windows editors write one) is not TOML's to refuse.
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise ProjectFileError(path, f"cannot be read: {error}") from None
+        raise ProjectFileError(path, f"cannot be read: not UTF-8 text ({error.reason})") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ProjectFileError(path, f"invalid TOML: {error}") from None
+    except RecursionError:
+        raise ProjectFileError(path, "invalid TOML: nested too deeply to read") from None
     document = ProjectDocument(path, text, data, sha256=trust.digest(raw), named=not discovered)
     for name in SECTIONS:
         document.section(name)
@@ -152,9 +155,15 @@ def read_project_file(path: Path, *, discovered: bool = False) -> ProjectDocumen
 
 def _read_named(path: Path) -> bytes:
     """A file the operator named: followed if a link, but never a FIFO waited on."""
+    if path.is_dir():
+        candidate = path / PROJECT_FILE
+        inside = f" (the file in it: {candidate})" if candidate.is_file() else ""
+        raise ProjectFileError(path, f"a directory, not a file: name the file{inside}")
     try:
         with open(private_files.open_regular(path, follow=True), "rb") as handle:
             return handle.read()
+    except FileNotFoundError:
+        raise ProjectFileError(path, "does not exist") from None
     except OSError as error:
         raise ProjectFileError(path, f"cannot be read: {error.strerror or error}") from None
 
@@ -202,6 +211,20 @@ def search_directories(start: Path, environ: Mapping[str, str] | None = None) ->
     home = (os.environ if environ is None else environ).get("HOME")
     if home and Path(os.path.abspath(home)) not in seen:
         yield Path(os.path.abspath(home))
+
+
+def not_found_message(start: Path, environ: Mapping[str, str] | None = None) -> str:
+    """Where `find_project_file` looked, for saying that it found nothing."""
+    start = Path(os.path.abspath(start))
+    root = repository_root(start)
+    if root is None:
+        where = f"in {start} (not inside a git repository, so no parent is searched)"
+    elif root == start:
+        where = f"in {start} (the repository root)"
+    else:
+        where = f"from {start} up to the repository root {root}"
+    home = (os.environ if environ is None else environ).get("HOME")
+    return f"no {PROJECT_FILE} {where}" + (f", nor in $HOME ({home})" if home else "")
 
 
 def repository_root(start: Path) -> Path | None:

@@ -79,11 +79,14 @@ def _the_file(file: Path | None) -> Path:
             raise project_file.ProjectFileError(error.path, error.reason) from None
         if found is None:
             raise typer.BadParameter(
-                f"no {project_file.PROJECT_FILE} from here up to the repository root, nor in "
-                "$HOME: name the file",
-                param_hint="FILE",
+                f"{project_file.not_found_message(Path.cwd())}: name the file", param_hint="FILE"
             )
         return found
+    if file.is_dir():
+        raise typer.BadParameter(
+            f"{file} is a directory, not a file: name the {project_file.PROJECT_FILE} in it",
+            param_hint="FILE",
+        )
     if file.name != project_file.PROJECT_FILE:
         raise typer.BadParameter(
             f"only a discovered {project_file.PROJECT_FILE} needs trust: a file named with "

@@ -22,7 +22,7 @@ from cloudguard.audit.price_lists import PriceLists
 from cloudguard.cloud.kinds import wanted
 from cloudguard.cloud.records import Resource, SourceFailure
 from cloudguard.cloud.registry import Clouds
-from cloudguard.documents.findings import AuditPolicy, AuditReport, Finding
+from cloudguard.documents.findings import UNVERIFIED, AuditPolicy, AuditReport, Finding
 
 # progress(stage, done, total): the CLI draws a bar from it when stderr is a TTY.
 Progress = Callable[[str, int, int], None]
@@ -97,6 +97,8 @@ def run_audit(
             *fleet.warnings(),
             *_unknown_power_warnings(findings),
             *(price_lists.warnings if price_lists is not None else ()),
+            *_unknown_age_warnings(findings),
+            *_unverified_warnings(findings, policy),
         ),
         evidence_sources=locations(request),
     )
@@ -155,4 +157,27 @@ def _unknown_power_warnings(findings: Iterable[Finding]) -> list[str]:
         f"{count} fleet VM{'s' if count > 1 else ''} from {_where(source)} with no power state: "
         "cost unknown, not zero (`az vm list` prints power state only with -d/--show-details)"
         for source, count in unknown.items()
+    ]
+
+
+def _unknown_age_warnings(findings: Iterable[Finding]) -> list[str]:
+    unknown = Counter(f.resource.source for f in findings if f.age is None)
+    example = {f.resource.source: f.resource.name for f in findings if f.age is None}
+    return [
+        f"{count} fleet resource{'s' if count > 1 else ''} from {_where(source)} (e.g. "
+        f"{example[source]}) with no creation time, or one that is not an ISO 8601 time: "
+        "age unknown, so --grace holds none of them pending"
+        for source, count in unknown.items()
+    ]
+
+
+def _unverified_warnings(findings: Iterable[Finding], policy: AuditPolicy) -> list[str]:
+    count = sum(1 for f in findings if f.verdict == UNVERIFIED)
+    if not count or not policy.fail_on_unverified:
+        return []
+    return [
+        f"{count} fleet resource{'s' if count > 1 else ''} unverified: no evidence source "
+        "could judge them (the evidence lines say which were not checked), and an unjudged "
+        "resource fails the audit (exit 1): supply the evidence, or accept them by name with "
+        "--allow-unverified"
     ]

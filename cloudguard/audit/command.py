@@ -11,11 +11,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 
-from cloudguard import exit_codes
+from cloudguard import exit_codes, project_file
 from cloudguard.acknowledgements import Ack, AckFileError
 from cloudguard.audit import from_settings, remember
 from cloudguard.audit.auditor import Progress, run_audit
@@ -31,7 +32,7 @@ from cloudguard.audit.options import Settings
 from cloudguard.cloud.options import AUDIT
 from cloudguard.cloud.records import SourceFailure
 from cloudguard.cloud.registry import Clouds
-from cloudguard.documents.findings import NEW_ONLY, AuditReport, exit_code
+from cloudguard.documents.findings import NEW_ONLY, UNVERIFIED, AuditReport, exit_code
 from cloudguard.escape import one_line
 from cloudguard.history.errors import HistoryError
 
@@ -48,20 +49,26 @@ def register_audit(app: typer.Typer) -> None:
 def audit(*, settings: Settings) -> None:
     """Find fleet-tagged resources of every kind no controller knows about, explain why, price them.
 
-    Exit codes: 0 nothing found; 1 orphans or leaked resources (and suspects
-    with --fail-on suspect; only new ones with --fail-on new; never acknowledged
+    Exit codes: 0 nothing found; 1 orphans or leaked resources, unverified ones
+    (no evidence could judge them; unless --allow-unverified), and suspects with
+    --fail-on suspect (only new ones with --fail-on new; never acknowledged
     ones); 2 usage error; 75 did not run: an inventory, evidence source or the
     history store could not be read or written, or (with [notify] fatal) a
     webhook could not be told (named on stderr); 97 invalid config.
     """
     _live_options_need_a_provider(settings)
+    if settings.fail_on == UNVERIFIED and settings.allow_unverified:
+        raise typer.BadParameter(
+            "--fail-on unverified and --allow-unverified say opposite things: keep one",
+            param_hint="--allow-unverified",
+        )
     clouds = settings.clouds or Clouds.installed()
     check_cloud_options(settings, clouds)
     inventories = _inventories(settings, clouds)
     if not inventories:
         raise typer.BadParameter(
             "nothing to audit: give --inventory FILE or --provider NAME "
-            "(or set them in the [audit] table of cloudguard.toml)",
+            f"(or set them in the [audit] table of cloudguard.toml: {_config_used(settings)})",
             param_hint="--inventory/--provider",
         )
     records = controller_records.RECORDS.value_in(settings.extra)
@@ -255,6 +262,13 @@ def _write_report(path: str, fmt: Any, report: Any, what: str, code: int) -> Non
         typer.echo(f"cloudguard audit: cannot write {what}: {exc}", err=True)
         raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
     typer.echo(f"cloudguard audit: report written to {path} (exit {code})", err=True)
+
+
+def _config_used(settings: Settings) -> str:
+    """Which cloudguard.toml these settings came from, or where none was found."""
+    if settings.config_file is not None:
+        return f"{settings.config_file} has no inventory or provider"
+    return project_file.not_found_message(Path.cwd())
 
 
 def _live_options_need_a_provider(settings: Settings) -> None:

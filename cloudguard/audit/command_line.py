@@ -34,7 +34,7 @@ ConfigFile = Annotated[
         "--config",
         "-c",
         metavar="FILE",
-        help="Config file whose \\[audit] table supplies these options "
+        help="Config file whose [audit] table supplies these options "
         "(default: the nearest cloudguard.toml up to the repository root, then $HOME; "
         "only your own file, not writable by others).",
     ),

@@ -26,7 +26,7 @@ from cloudguard.cloud.options import OptionValueError
 
 CONFIG_NAME = project_file.PROJECT_FILE
 FORMATS = FORMAT_NAMES  # the report formats --format accepts
-FAIL_ON = ("orphan", "suspect", "new")
+FAIL_ON = ("orphan", "suspect", "unverified", "new")
 
 
 class ConfigError(Exception):
@@ -35,8 +35,13 @@ class ConfigError(Exception):
         self.where = where
 
 
-def parse_duration(value: object) -> timedelta:
-    """`2h`, `90m`, `1h30m`, `45s`, `1d`: a unit is required.
+# The longest duration any option takes: a century is already no limit for a grace or a
+# plan's age, and a longer one overflowed (`--grace 99999999999999999999d`).
+LONGEST = timedelta(days=36_500)
+
+
+def parse_duration(value: object, longest: timedelta = LONGEST) -> timedelta:
+    """`2h`, `90m`, `1h30m`, `45s`, `1d`: a unit is required; at most `longest`.
 
     A bare number (`grace = 5` in TOML, `--grace 5`) is refused rather than
     guessed: it was silently seconds (and `2.5` two seconds) where a reader
@@ -50,18 +55,27 @@ def parse_duration(value: object) -> timedelta:
             f"{value}s): {value!r}"
         )
     text = str(value).strip()
-    parts = re.fullmatch(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text)
+    # [0-9], not \d: "١h" (an Arabic-Indic one) is no duration a reader would type.
+    parts = re.fullmatch(r"(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?", text)
     if not text or parts is None:
         raise OptionValueError(f"not a duration (use e.g. 2h, 90m, 1h30m): {value!r}")
     days, hours, minutes, seconds = (int(p or 0) for p in parts.groups())
-    return timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
+    seconds_in_all = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    if seconds_in_all > longest.total_seconds():
+        raise OptionValueError(f"too long: at most {_shown(longest)}, got {text}")
+    return timedelta(seconds=seconds_in_all)
 
 
-def parse_positive_duration(value: object) -> timedelta:
-    duration = parse_duration(value)
+def parse_positive_duration(value: object, longest: timedelta = LONGEST) -> timedelta:
+    duration = parse_duration(value, longest)
     if duration <= timedelta(0):
         raise OptionValueError(f"expected a duration above zero: {value!r}")
     return duration
+
+
+def _shown(duration: timedelta) -> str:
+    days, seconds = duration.days, duration.seconds
+    return f"{days}d" if not seconds else f"{days * 24 + seconds // 3600}h"
 
 
 def parse_argv(value: object) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from cloudguard.audit.options import OPTIONS, Settings
 from cloudguard.cloud.cloud import Cloud
 from cloudguard.cloud.options import Option
 from cloudguard.cloud.records import SweepRequest
-from cloudguard.documents.findings import AuditPolicy
+from cloudguard.documents.findings import ORPHAN, UNVERIFIED, AuditPolicy
 
 # Request field <- the core option that sets it.
 _POLICY = {
@@ -47,8 +47,12 @@ _CORE = {o.name: o for o in OPTIONS}
 
 
 def audit_policy(settings: Settings) -> AuditPolicy:
-    """The knobs classification obeys."""
-    return AuditPolicy(**_core_values(settings, _POLICY))
+    """The knobs classification obeys. `--fail-on unverified` is the default's name
+    (unverified resources fail, orphans and leaked too); `--allow-unverified` accepts them."""
+    values = _core_values(settings, _POLICY)
+    if values.get("fail_on") == UNVERIFIED:
+        values["fail_on"] = ORPHAN
+    return AuditPolicy(**values, fail_on_unverified=not settings.allow_unverified)
 
 
 def evidence_request(settings: Settings) -> EvidenceRequest:

@@ -50,7 +50,7 @@ ConfigFile = Annotated[
         "--config",
         "-c",
         metavar="FILE",
-        help="Config file whose \\[history] table says where the store is (default: the "
+        help="Config file whose [history] table says where the store is (default: the "
         "nearest cloudguard.toml up to the repository root, then $HOME).",
     ),
 ]
@@ -66,7 +66,7 @@ def _say(message: str) -> None:
 
 
 def _store(config: Path | None, say: Callable[[str], None] = _say) -> HistoryStore:
-    values = read_config(HISTORY, config, None)
+    _, values = read_config(HISTORY, config, None)
     return remember.open_history_or_exit(Settings(**values, command=HISTORY), say)
 
 

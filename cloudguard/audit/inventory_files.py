@@ -17,6 +17,7 @@ inventory: an audit that did not see the resources must not report "clean".
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 import sys
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from cloudguard import json_input
 from cloudguard.cloud.exports import ExportParser, InventoryFormatError
 from cloudguard.cloud.records import Resource, SourceFailure, SweepResult
 from cloudguard.cloud.registry import Clouds, installed_clouds
@@ -50,7 +52,7 @@ class InventoryFile:
             if self.path == STDIN:
                 text = (self.stdin or sys.stdin).read()
             else:
-                text = Path(self.path).read_text(encoding="utf-8")
+                text = _decoded(Path(self.path).read_bytes())
         except (OSError, UnicodeDecodeError) as exc:
             return _failed(source, f"cannot read: {exc}")
         if not text.strip():
@@ -67,12 +69,19 @@ class InventoryFile:
         return SweepResult(resources=resources)
 
 
+def _decoded(data: bytes) -> str:
+    """UTF-8, with or without a byte-order mark; UTF-16 when it starts with one (what
+    `az vm list > vms.json` writes in Windows PowerShell 5)."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16")
+    return data.decode("utf-8-sig")
+
+
 def _failed(source: str, reason: str) -> SweepResult:
     return SweepResult(resources=(), failures=(SourceFailure(source=source, reason=reason),))
 
 
 _SPACE = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
 
 
 def parse_inventory(
@@ -105,7 +114,7 @@ def _parse_text(text: str, source: str, parsers: list[ExportParser]) -> Iterator
     if text.startswith("[", start):
         yield from _list_entries(_array_items(text, start), source, parsers)
     else:
-        yield from _parse_document(json.loads(text), source, parsers)
+        yield from _parse_document(json_input.loads(text), source, parsers)
 
 
 def _array_items(text: str, start: int) -> Iterator[Any]:
@@ -119,7 +128,7 @@ def _array_items(text: str, start: int) -> Iterator[Any]:
         _end_of_document(text, index + 1)
         return
     while True:
-        item, index = _DECODER.raw_decode(text, index)
+        item, index = json_input.raw_decode(text, index)
         yield item
         index = _SPACE.match(text, index).end()  # type: ignore[union-attr]
         if text.startswith(",", index):
@@ -150,4 +159,7 @@ def _list_entries(
             raise InventoryFormatError(
                 f"entry {index} is not " + " nor ".join(p.entry_description for p in parsers)
             )
-        yield from last.parse_entry(item, source)
+        try:
+            yield from last.parse_entry(item, source)
+        except InventoryFormatError as error:
+            raise InventoryFormatError(f"entry {index}: {error}") from None

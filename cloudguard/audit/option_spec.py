@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cloudguard.cloud.options import Option, OptionValueError, declare
+from cloudguard.cloud.options import Option, OptionValueError, completions, declare
 
 
 def option(**declaration: Any) -> Any:
@@ -53,6 +53,10 @@ def typer_option(declared: Option, command: str) -> Any:
         details["min"] = declared.min
     if not declared.show_default:
         details["show_default"] = False
+    if declared.complete is not None or hasattr(declared.parse, "choices"):
+        details["autocompletion"] = lambda incomplete: [
+            value for value in completions(declared) if value.startswith(incomplete)
+        ]
     return typer.Option(*declared.flags, **details)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from cloudguard.audit import config as cfg
@@ -41,7 +42,7 @@ from cloudguard.cloud.options import (
     string,
 )
 from cloudguard.cloud.records import SweepRequest
-from cloudguard.cloud.registry import Clouds, installed_clouds
+from cloudguard.cloud.registry import Clouds, installed_adapters, installed_clouds
 from cloudguard.documents.findings import parse_leaked_by
 from cloudguard.history.sqlite import DEFAULT_BUSY_TIMEOUT
 from cloudguard.notify.send import Webhook
@@ -68,13 +69,35 @@ def _extra_report(value: object) -> tuple[str, str]:
     return name, path
 
 
+def _providers() -> list[str]:
+    return sorted(installed_adapters())
+
+
+def _credentials() -> list[str]:
+    clouds = installed_clouds()
+    return sorted({name for cloud in clouds.available() for name in cloud.credential_names or ()})
+
+
+def _reports() -> list[str]:
+    return [f"{name}=" for name in cfg.FORMATS]
+
+
+def _tag_name(value: object) -> str:
+    # An empty (or blank) tag name matches no resource: every VM would be "not the fleet's",
+    # and the audit clean.
+    name = string(value)
+    if not name.strip():
+        raise cfg.OptionValueError(f"expected a tag name, got {value!r}")
+    return name
+
+
 def _leaked_by(value: object) -> tuple[str, str]:
     return parse_leaked_by(string(value))
 
 
 _FORMAT_HELP = (
-    "|".join(FORMATS)
-    + " (default: table): "
+    # Listed with spaces, not "a|b|c": a help column of an 80-column terminal wraps at them.
+    f"{', '.join(list(FORMATS)[:-1])} or {list(FORMATS)[-1]} (default: table): "
     + "; ".join(f"{name}: {entry.summary}" for name, entry in FORMATS.items())
     + "."
 )
@@ -104,6 +127,7 @@ class Settings:
         "e.g. azure. Repeatable.",
         many=True,
         panel=LIVE_PANEL,
+        complete=_providers,
     )
     subscription: tuple[str, ...] = option(
         trust=NeedsTrust("chooses what your credentials read"),
@@ -158,6 +182,7 @@ class Settings:
         help="Use this credential (by name).",
         apply=True,
         panel=LIVE_PANEL,
+        complete=_credentials,
     )
     concurrency: int = option(
         parse=positive_int,
@@ -203,14 +228,14 @@ class Settings:
         panel=LIVE_PANEL,
     )
     task_tag: str = option(
-        parse=string,
+        parse=_tag_name,
         default="task-id",
         metavar="KEY",
         help="Tag naming the fleet task (default: task-id); untagged = not the fleet's.",
         apply=Shown("Tag naming the fleet task (default: task-id).", "KEY"),
     )
     generation_tag: str = option(
-        parse=string,
+        parse=_tag_name,
         default="repository-generation",
         metavar="KEY",
         help="Tag naming the repository generation (default: repository-generation).",
@@ -262,6 +287,7 @@ class Settings:
         many=True,
         section=None,  # the command line only
         panel=REPORT_PANEL,
+        complete=_reports,
     )
     prices: str = option(
         parse=choice(PRICE_MODES),
@@ -276,11 +302,25 @@ class Settings:
     fail_on: str = option(
         parse=choice(cfg.FAIL_ON),
         default="orphan",
-        metavar="orphan|suspect|new",
-        help="Exit 1 on orphans/leaked (orphan), also on suspects (suspect), or only on "
-        "orphans/leaked that are new since the last audit (new; needs the history) "
-        "(default: orphan). Acknowledged findings never fail the audit.",
+        metavar="VERDICT",
+        help="orphan|suspect|unverified|new: exit 1 on orphans and leaked resources (orphan, "
+        "the default), also on suspects (suspect), or only on orphans and leaked resources "
+        "new since the last audit (new; needs the history). Unverified resources (no "
+        "evidence could judge them) fail the audit too unless --allow-unverified; --fail-on "
+        "unverified says so. Acknowledged findings never fail the audit.",
         panel=REPORT_PANEL,
+    )
+    allow_unverified: bool = option(
+        # Ignored while untrusted: without it the audit is only stricter.
+        trust=NeedsTrust("lets the audit pass with resources no evidence judged", ignored=True),
+        parse=boolean,
+        default=False,
+        flags=("--allow-unverified",),
+        help="Accept fleet resources no evidence source could judge (unverified): they no "
+        "longer fail the audit. Without it, an audit that lost its evidence exits 1, not 0.",
+        cli_type=bool,
+        panel=REPORT_PANEL,
+        show_default=False,
     )
     # -- what the audit remembers and tells (docs/history.md) --
     history: bool = option(
@@ -412,10 +452,12 @@ class Settings:
         on_command_line=False,
     )
     # Not options: the values of the options declared by evidence sources and clouds, by
-    # name (defaults filled in); the names given on the command line; the command
-    # resolved for; and the clouds whose options were read (the registry it works with).
+    # name (defaults filled in); the names given on the command line; the cloudguard.toml
+    # read; the command resolved for; and the clouds whose options were read (the registry
+    # it works with).
     extra: Mapping[str, Any] = field(default_factory=dict)
     given: frozenset[str] = field(default=frozenset())
+    config_file: Path | None = None  # the cloudguard.toml read (None: none found)
     command: str = ""
     clouds: Clouds | None = field(default=None, compare=False, repr=False)
 

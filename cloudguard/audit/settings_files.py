@@ -40,7 +40,7 @@ def resolve(
     """Defaults, then cloudguard.toml (97 when invalid), then the command line (2 when bad).
     `given`: the command line's values by option name (None: not given)."""
     declared = {o.name: o for o, _ in every_option(clouds)}
-    values = read_config(command, config_path, clouds)
+    config_file, values = read_config(command, config_path, clouds)
     on_command_line = {
         name: from_command_line(declared[name], value)
         for name, value in given.items()
@@ -57,13 +57,17 @@ def resolve(
         **core,
         extra=extra,
         given=frozenset(on_command_line),
+        config_file=config_file,
         command=command,
         clouds=clouds,
     )
 
 
-def read_config(command: str, explicit: Path | None, clouds: Clouds | None) -> dict[str, Any]:
-    """The validated tables `command` reads, of `explicit` or the nearest cloudguard.toml.
+def read_config(
+    command: str, explicit: Path | None, clouds: Clouds | None
+) -> tuple[Path | None, dict[str, Any]]:
+    """The file read (None: none found) and the validated tables `command` reads from it:
+    `explicit`, or the nearest cloudguard.toml.
 
     A discovered file the operator has not trusted (cloudguard.trust) sets no key
     that needs trust: a key whose absence would change the result is refused (97
@@ -73,9 +77,7 @@ def read_config(command: str, explicit: Path | None, clouds: Clouds | None) -> d
     try:
         path = explicit if explicit is not None else cfg.find_config(Path.cwd())
         if path is None:
-            return {}
-        if explicit is not None and not explicit.exists():
-            raise cfg.ConfigError(str(explicit), "--config file does not exist")
+            return None, {}
         try:
             document = project_file.read_project_file(path, discovered=explicit is None)
         except project_file.ProjectFileError as exc:
@@ -85,7 +87,7 @@ def read_config(command: str, explicit: Path | None, clouds: Clouds | None) -> d
             values.update(section_values(document, section, clouds))
         for ignored in _untrusted(document, SECTIONS[command], clouds):
             del values[ignored.name]
-        return values
+        return path, values
     except cfg.ConfigError as exc:
         typer.echo(f"cloudguard {label}: invalid config: {exc}", err=True)
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc

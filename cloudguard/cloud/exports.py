@@ -47,12 +47,49 @@ def interned(value: Any) -> str:
     return sys.intern("" if value is None else str(value))
 
 
-def interned_tags(raw: Any) -> dict[str, str]:
-    """A tag object (`{"name": "value"}`) with interned strings; {} when it is not one
-    (az prints `"tags": null` for an untagged VM)."""
-    if not isinstance(raw, dict):
+_SCALARS = (str, int, float, bool)
+
+
+def interned_tags(raw: Any, where: str = "tags") -> dict[str, str]:
+    """A tag object (`{"name": "value"}`) with interned strings; {} for null (az prints
+    `"tags": null` for an untagged VM). Anything else is an InventoryFormatError: tags
+    that cannot be read must not make a fleet VM look untagged (and drop it unseen)."""
+    if raw is None:
         return {}
+    if not isinstance(raw, dict):
+        raise InventoryFormatError(
+            f"{where}: expected an object of name: value, got {type_name(raw)}"
+        )
+    for name, value in raw.items():
+        if value is not None and not isinstance(value, _SCALARS):
+            raise InventoryFormatError(
+                f"{where}: the value of {name!r} is {type_name(value)}, not text"
+            )
     return {interned(k): interned(v) for k, v in raw.items()}
+
+
+def entry_field(entry: dict[str, Any], key: str, expected: type | tuple[type, ...]) -> Any:
+    """`entry[key]` when it is of the `expected` type, None when absent or null; anything
+    else is an InventoryFormatError naming the field (an export is read as its CLI
+    prints it, never guessed from something else)."""
+    value = entry.get(key)
+    if value is None or isinstance(value, expected):
+        return value
+    raise InventoryFormatError(f"{key}: expected {_kind(expected)}, got {type_name(value)}")
+
+
+def type_name(value: Any) -> str:
+    """What a JSON value is, in JSON's words."""
+    if value is None:
+        return "null"
+    names = {bool: "true/false", int: "a number", float: "a number", str: "text"}
+    names |= {list: "a list", dict: "an object"}
+    return next((name for kind, name in names.items() if isinstance(value, kind)), "a value")
+
+
+def _kind(expected: type | tuple[type, ...]) -> str:
+    kinds = expected if isinstance(expected, tuple) else (expected,)
+    return " or ".join(type_name(kind()) for kind in kinds)
 
 
 _EXCESS_FRACTION = re.compile(r"(\.\d{6})\d+")
@@ -75,4 +112,7 @@ def parse_time(value: Any) -> datetime | None:
         return parsed.replace(tzinfo=UTC)
     if parsed.utcoffset() == _ZERO:
         return parsed  # already UTC (az and EC2 both write UTC): no conversion
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        return None  # year 1 east of UTC, or 9999 west of it: no time a VM was created

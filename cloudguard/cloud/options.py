@@ -11,7 +11,7 @@ name (`Option.value_in`). Stdlib only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +69,9 @@ class Option:
     # Runs a program, sends credentials, widens what is read, acted in or written: from a
     # discovered cloudguard.toml only once the operator trusted it (docs/reference.md).
     trust: NeedsTrust | None = None
+    # The values shell completion offers (asked only when completing: the installed
+    # adapters' names, say); a `choice` parser's choices are offered without it.
+    complete: Callable[[], Iterable[str]] | None = None
 
     @property
     def key(self) -> str:
@@ -135,4 +138,12 @@ def choice(choices: tuple[str, ...]) -> Callable[[object], str]:
             raise OptionValueError(f"{value!r} is not one of {', '.join(choices)}")
         return str(value)
 
+    check.choices = choices  # type: ignore[attr-defined]  # what shell completion offers
     return check
+
+
+def completions(declared: Option) -> tuple[str, ...]:
+    """The values shell completion offers for `declared` (none: any value goes)."""
+    if declared.complete is not None:
+        return tuple(declared.complete())
+    return tuple(getattr(declared.parse, "choices", ()))

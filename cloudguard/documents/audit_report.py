@@ -38,6 +38,7 @@ from cloudguard.documents.findings import (
     exit_code,
     leaked_by_text,
     parse_leaked_by,
+    spend,
 )
 from cloudguard.documents.strict_json import DocumentError, StrictReader, read_json_file
 from cloudguard.history.records import BACK, GONE, NEW, STILL
@@ -57,7 +58,7 @@ def report_document(report: AuditReport) -> dict[str, Any]:
 
 def report_head(report: AuditReport) -> dict[str, Any]:
     """Everything but the findings."""
-    billable = [f for f in report.findings if f.cost.billable]
+    cost = spend(report.findings)
     return {
         "$schema": schema_id("audit-report"),
         "schema": SCHEMA,
@@ -71,6 +72,7 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "leaked_by": leaked_by_text(report.policy.leaked_by),
             "fail_on": report.policy.fail_on,
             "kinds": list(report.policy.kinds),
+            "fail_on_unverified": report.policy.fail_on_unverified,
         },
         "evidence": dict(report.evidence_checked),
         "evidence_sources": dict(report.evidence_sources),
@@ -86,14 +88,15 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "untagged": report.untagged,
             "findings": len(report.findings),
             "by_verdict": {v: report.count(v) for v in VERDICTS},
-            "billable": len(billable),
-            "hourly": round(sum(f.cost.hourly or 0.0 for f in billable), 4),
-            "accrued": round(sum(f.cost.accrued or 0.0 for f in billable), 2),
-            "unpriced_billable": sum(1 for f in billable if f.cost.hourly is None),
+            "billable": cost.billable,
+            "hourly": round(cost.hourly, 4),  # the known part: see the counts below
+            "accrued": round(cost.accrued, 2),
+            "unpriced_billable": cost.unpriced,
+            "age_unknown_billable": cost.age_unknown,
             "power_unknown": sum(
                 1 for f in report.findings if f.cost.billable is None and f.resource.kind == VM
             ),
-            "billing_unknown": sum(1 for f in report.findings if f.cost.billable is None),
+            "billing_unknown": cost.power_unknown,  # any kind: whether it bills is unknown
             "by_kind": dict(Counter(f.resource.kind for f in report.findings)),
             "acknowledged": sum(1 for s in report.acknowledged.values() if not s.expired),
             "acknowledgement_expired": sum(1 for s in report.acknowledged.values() if s.expired),

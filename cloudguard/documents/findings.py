@@ -8,7 +8,7 @@ Stdlib and the cloud kernel's records only.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
@@ -107,6 +107,10 @@ class AuditPolicy:
     leaked_by: tuple[tuple[str, str], ...] = ()
     fail_on: str = ORPHAN  # "orphan", "suspect" or "new" (NEW_ONLY)
     kinds: tuple[str, ...] = ()  # the kinds audited (`--kind`); empty: every kind
+    # A fleet resource no evidence source could judge fails the audit unless the operator
+    # accepted that by name (--allow-unverified): an audit that lost its evidence (a
+    # scheduled job whose controller home moved) must not go green.
+    fail_on_unverified: bool = True
 
 
 @dataclass(frozen=True)
@@ -173,8 +177,15 @@ class AuditReport:
 
 
 def failing_verdicts(policy: AuditPolicy) -> frozenset[str]:
-    """The verdicts that fail the audit under `policy` (before acknowledgements)."""
-    return frozenset({LEAKED, ORPHAN} | ({SUSPECT} if policy.fail_on == SUSPECT else set()))
+    """The verdicts that fail the audit under `policy`: leaked and orphan always, suspect
+    with fail-on suspect, unverified unless accepted (--allow-unverified); before
+    acknowledgements."""
+    failing = {LEAKED, ORPHAN}
+    if policy.fail_on == SUSPECT:
+        failing.add(SUSPECT)
+    if policy.fail_on_unverified:
+        failing.add(UNVERIFIED)
+    return frozenset(failing)
 
 
 def acknowledged(report: AuditReport, finding: Finding) -> bool:
@@ -209,6 +220,44 @@ def failing(report: AuditReport, finding: Finding) -> bool:
     if report.policy.fail_on == NEW_ONLY:
         return news(report, finding) is not None
     return finding.verdict in failing_verdicts(report.policy) and not acknowledged(report, finding)
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What a set of findings costs, as far as it is known. Every report format shows these
+    figures, so "unknown" is never added in as zero anywhere."""
+
+    billable: int  # findings whose compute bills
+    hourly: float  # the sum of the known hourly estimates of those
+    accrued: float  # the sum of their known accrued estimates
+    unpriced: int  # billable, but no price for its size: in neither sum
+    age_unknown: int  # billable and priced, but its age unknown: in the hourly sum only
+    power_unknown: int  # whether it bills is unknown (no power state): in no figure above
+
+    @property
+    def unknown(self) -> int:
+        """Findings whose accrued cost is unknown, for any reason."""
+        return self.unpriced + self.age_unknown + self.power_unknown
+
+
+def spend(findings: Iterable[Finding]) -> Spend:
+    billable = unpriced = age_unknown = power_unknown = 0
+    hourly = accrued = 0.0
+    for f in findings:
+        cost = f.cost
+        if cost.billable is None:
+            power_unknown += 1
+        elif cost.billable:
+            billable += 1
+            if cost.hourly is None:
+                unpriced += 1
+                continue
+            hourly += cost.hourly
+            if cost.accrued is None:
+                age_unknown += 1
+            else:
+                accrued += cost.accrued
+    return Spend(billable, hourly, accrued, unpriced, age_unknown, power_unknown)
 
 
 def exit_code(report: AuditReport) -> int:

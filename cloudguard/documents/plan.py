@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cloudguard import json_input
 from cloudguard.cloud.reaping import DESTRUCTIVE, REQUESTED_ACTIONS, REVERSIBLE
 from cloudguard.cloud.registry import Clouds, installed_clouds
 from cloudguard.documents.audit_report import (
@@ -197,6 +198,8 @@ def read_plan_bytes(path: Path) -> bytes:
         return path.read_bytes()
     except FileNotFoundError as exc:
         raise PlanUsageError(f"plan {path} does not exist") from exc
+    except IsADirectoryError as exc:
+        raise PlanUsageError(f"plan {path} is a directory, not a file") from exc
     except OSError as exc:
         raise PlanError(str(path), f"cannot read plan: {exc}") from exc
 
@@ -209,7 +212,7 @@ def load_plan(path: Path, data: bytes | None = None, clouds: Clouds | None = Non
     if data is None:
         data = read_plan_bytes(path)
     try:
-        parsed = json.loads(data.decode("utf-8"))
+        parsed = json_input.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise PlanError(source, f"plan is not valid JSON: {exc}") from exc
     root = doc.root(parsed, SCHEMA, SCHEMA_VERSION, "plan", "make one with `cloudguard reap plan`")

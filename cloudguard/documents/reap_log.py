@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cloudguard import private_files
+from cloudguard import json_input, private_files
 from cloudguard.documents.strict_json import DocumentError
 from cloudguard.escape import one_line
 from cloudguard.schemas import schema_id
@@ -158,7 +158,7 @@ def read_reap_log(path: Path) -> list[dict[str, Any]]:
     for number, line in enumerate(lines, start=1):
         where = f"line {number}"
         try:
-            record = json.loads(line)
+            record = json_input.loads(line)
         except json.JSONDecodeError:
             raise ReapLogFormatError(source, f"{where}: torn or not JSON") from None
         if not isinstance(record, dict) or not all(

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cloudguard import json_input
 from cloudguard.cloud.options import OptionValueError
 
 
@@ -34,10 +35,12 @@ def read_json_file(path: Path, what: str, error: type[DocumentError] = DocumentE
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise DocumentUsageError(f"{what} {path} does not exist") from exc
+    except IsADirectoryError as exc:
+        raise DocumentUsageError(f"{what} {path} is a directory, not a file") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise error(str(path), f"cannot read {what}: {exc}") from exc
     try:
-        return json.loads(text)
+        return json_input.loads(text)
     except json.JSONDecodeError as exc:
         raise error(str(path), f"{what} is not valid JSON: {exc}") from exc
 
@@ -52,6 +55,15 @@ def not_a(root: Mapping[str, Any], expected: str) -> str:
             f"(its keys: {keys}), not something cloudguard wrote"
         )
     return f"not a {expected}: its schema is {schema!r} version {version!r}"
+
+
+def not_an_object(value: Any, expected: str) -> str:
+    """Why `value`, the whole document, is not the `expected` document (a JSON object)."""
+    if isinstance(value, list):
+        entries = f"{len(value)} entr{'y' if len(value) == 1 else 'ies'}"
+        return f"not a {expected}: a JSON list of {entries} (an inventory export?), not an object"
+    kind = "a string" if isinstance(value, str) else "null" if value is None else "a value"
+    return f"not a {expected}: {kind}, not a JSON object"
 
 
 def aware_time(text: str) -> datetime:
@@ -81,7 +93,9 @@ class StrictReader:
         given; `what`: "report"); else the error says what it is instead, and `remedy` how
         to make the right one."""
         versions = (version,) if isinstance(version, int) else version
-        root = self.obj(value, "")
+        if not isinstance(value, dict):
+            raise self.error(self.source, f"{not_an_object(value, f'{schema} {what}')}; {remedy}")
+        root: Mapping[str, Any] = value
         if root.get("schema") != schema or root.get("schema_version") not in versions:
             expected = f"{schema} v{' or v'.join(map(str, versions))} {what}"
             raise self.error(self.source, f"{not_a(root, expected)}; {remedy}")

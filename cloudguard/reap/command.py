@@ -26,9 +26,9 @@ from cloudguard import exit_codes
 from cloudguard.audit.command_line import command_class, placed_by_hand, with_settings
 from cloudguard.audit.options import Settings
 from cloudguard.cloud.options import REAP_APPLY
-from cloudguard.cloud.reaping import REVERSIBLE
+from cloudguard.cloud.reaping import REQUESTED_ACTIONS, REVERSIBLE
 from cloudguard.cloud.registry import Clouds
-from cloudguard.documents.plan import Plan
+from cloudguard.documents.plan import REAPABLE_VERDICTS, Plan
 from cloudguard.documents.strict_json import DocumentError, DocumentUsageError
 from cloudguard.escape import one_line
 
@@ -41,6 +41,11 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _starting(values: Sequence[str], incomplete: str) -> list[str]:
+    """What shell completion offers: the values that start with what was typed."""
+    return [value for value in values if value.startswith(incomplete)]
 
 
 def _say(message: str) -> None:
@@ -70,6 +75,7 @@ def plan_command(
         list[str] | None,
         typer.Option(
             metavar="orphan|leaked",
+            autocompletion=lambda incomplete: _starting(REAPABLE_VERDICTS, incomplete),
             help="Verdicts to reap (repeatable; default: orphan and leaked). "
             "suspect, pending, unverified and ok are never reapable.",
         ),
@@ -78,6 +84,7 @@ def plan_command(
         str,
         typer.Option(
             metavar="deallocate|delete",
+            autocompletion=lambda incomplete: _starting(REQUESTED_ACTIONS, incomplete),
             help="deallocate (Azure VM deallocate, EC2 stop: reversible) or delete "
             "(every kind the cloud reaps: Azure resources by id and groups whole, EC2 "
             "terminate, EBS volumes, snapshots, ...; the rest is listed with its command).",
@@ -120,7 +127,7 @@ def plan_command(
     from cloudguard.documents.audit_report import load_report
     from cloudguard.documents.plan import plan_digest, render_plan
     from cloudguard.private_files import write_private
-    from cloudguard.reap.planning import build_plan
+    from cloudguard.reap.planning import NO_IDENTITY, build_plan
 
     from_ = _report_argument(report_path, from_)
     clouds = Clouds.installed()
@@ -142,6 +149,13 @@ def plan_command(
         _say(f"refused: {exc}")
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
 
+    unknown = sum(1 for skipped in plan.not_planned if skipped.why == NO_IDENTITY)
+    if unknown:
+        _say(
+            f"warning: {unknown} finding(s) not planned: {NO_IDENTITY}; audit a fresh "
+            "`az vm list --show-details -o json` (it prints vmId and timeCreated) or sweep "
+            "live, then plan again"
+        )
     unread = report.get("failures") if isinstance(report, dict) else None
     if unread:
         # Still a valid plan for what was read; what was not read is not in it.

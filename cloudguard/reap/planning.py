@@ -30,6 +30,14 @@ from cloudguard.documents.plan import (
     PlanUsageError,
 )
 
+# Why a finding of a cloud whose ids are reused (an Azure VM re-created under its name has
+# its id) is left out when its audit did not record which resource it saw: apply would skip
+# it anyway (identity-unknown), after a review that could not have known.
+NO_IDENTITY = (
+    "the audit does not say which resource it saw (no unique id, e.g. vmId, or no creation "
+    "time in its inventory): apply could not tell it from one re-created under its name"
+)
+
 # Power states in which the reversible action has nothing left to do.
 _ALREADY_OFF = {"deallocate": {"deallocated"}, "stop": {"stopped"}}
 
@@ -196,4 +204,6 @@ def _not_planned_because(
         return f"already {item.power_state}: nothing to {action}"
     if item.power_state == "terminated":
         return "already terminated"
+    if not cloud.ids_never_reused and (not item.uid or item.created is None):
+        return NO_IDENTITY
     return None

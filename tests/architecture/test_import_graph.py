@@ -8,7 +8,7 @@ Names imported by string (`importlib.import_module`) are not seen.
 
 The layers, each importing only from itself and the layers named beside it:
 
-    base       cloudguard, exit_codes, escape, private_files, project_file, schemas
+    base       cloudguard, exit_codes, escape, json_input, private_files, project_file, schemas
     acks       acknowledgements: base
     history    history/ (the store): base, acks
     notify     notify/ (webhooks): base, the history's records
@@ -43,6 +43,7 @@ BASE = (
     "cloudguard",
     "cloudguard.exit_codes",
     "cloudguard.escape",
+    "cloudguard.json_input",
     "cloudguard.private_files",
     "cloudguard.project_file",
     "cloudguard.schemas",
@@ -94,7 +95,10 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "cloudguard.reap.*",
     ),
     "cloudguard.cli": ("cloudguard.*",),
+    "cloudguard.cli_presentation": ("cloudguard.*",),
     "cloudguard.trust_command": ("cloudguard.*",),  # a command: reads every key's declaration
+    "cloudguard.init_command": ("cloudguard.*",),  # a command: writes what the others read
+    "cloudguard.adapters_command": ("cloudguard.*",),  # a command: lists the registry
     "cloudguard.__main__": ("cloudguard.*",),
     **{adapter: ("cloudguard.cloud.*",) for adapter in ADAPTERS},
     "cloudguard_azure.demo": ("cloudguard.cloud.*", "cloudguard.exit_codes"),

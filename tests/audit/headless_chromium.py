@@ -150,9 +150,12 @@ class Browser:
             raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
         return result["result"].get("value")
 
-    def screenshot(self, path: Path) -> None:
-        self.page("Emulation.setDeviceMetricsOverride", width=1400, height=1000,
+    def resize(self, width: int, height: int = 1000) -> None:
+        self.page("Emulation.setDeviceMetricsOverride", width=width, height=height,
                   deviceScaleFactor=1, mobile=False)  # fmt: skip
+
+    def screenshot(self, path: Path, width: int = 1400) -> None:
+        self.resize(width)
         data = self.page("Page.captureScreenshot", format="png", captureBeyondViewport=True)
         path.write_bytes(base64.b64decode(data["data"]))
 

@@ -6,6 +6,7 @@ import io
 import json
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from audit_helpers import (
@@ -66,12 +67,40 @@ def test_a_repo_that_is_not_git_is_75(tmp_path, one_orphan):
 
 def test_evidence_not_supplied_is_reported_as_not_checked(one_orphan):
     result = run_audit_cli("--inventory", str(one_orphan), "--format", "json")
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # an unjudged fleet resource fails the audit
     report = json.loads(result.stdout)
     (finding,) = report["findings"]
     assert finding["verdict"] == "unverified"
     assert set(finding["checks"].values()) == {"not-checked", ""}
     assert all(v.startswith("not checked") for v in report["evidence"].values())
+
+
+def test_an_audit_without_evidence_fails_unless_unverified_is_accepted_by_name(one_orphan):
+    # A scheduled job that lost its evidence line must not go green.
+    unjudged = run_audit_cli("--inventory", str(one_orphan))
+    assert unjudged.exit_code == 1, "an unjudged fleet resource passed the audit"
+    assert "1 fleet resource unverified: no evidence source could judge them" in unjudged.stderr
+    assert "--allow-unverified" in unjudged.stderr
+    explicit = run_audit_cli("--inventory", str(one_orphan), "--fail-on", "unverified")
+    assert explicit.exit_code == 1, "an unjudged fleet resource passed the audit"
+    # The control: accepted by name, the same audit passes, and the report says so.
+    accepted = run_audit_cli("--inventory", str(one_orphan), "--allow-unverified", "-f", "json")
+    assert accepted.exit_code == 0, accepted.stderr
+    report = json.loads(accepted.stdout)
+    assert report["policy"]["fail_on_unverified"] is False
+    assert report["summary"]["by_verdict"]["unverified"] == 1
+
+
+def test_a_repositorys_file_cannot_accept_unverified_resources_until_trusted(one_orphan):
+    # A discovered file is whoever opened a pull request: without the operator's trust it
+    # cannot make an audit without evidence pass (ignored, and said; the audit fails).
+    Path("cloudguard.toml").write_text("[audit]\nallow-unverified = true\n")
+    done = run_audit_cli("--inventory", str(one_orphan))
+    assert done.exit_code == 1, "an untrusted file accepted unjudged resources"
+    assert "ignored audit.allow-unverified" in done.stderr
+    # The control: named on the command line (the operator's own act), it takes effect.
+    named = run_audit_cli("--inventory", str(one_orphan), "--config", "cloudguard.toml")
+    assert named.exit_code == 0, named.stderr
 
 
 def test_leaked_by_reports_every_carrier_whatever_the_controller_says(tmp_path):

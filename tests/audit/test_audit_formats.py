@@ -170,7 +170,45 @@ def test_output_is_never_written_through_a_planted_symlink(hostile, tmp_path):
 
 def test_a_terminal_given_a_huge_report_gets_the_plain_table(hostile, monkeypatch):
     monkeypatch.setattr(table, "RICH_LIMIT", 2)  # the real limit is thousands of findings
-    out = _terminal(hostile, monkeypatch, 240)
+    out = _terminal(hostile, monkeypatch, 400)  # wide enough for every column on one line
     rows = [line for line in out.splitlines() if "vm-" in line]
     assert len(rows) == 3 and all(row.startswith("│ ") for row in rows)
     assert "\x1b" not in out
+
+
+def _written(hostile_args, path, monkeypatch, columns):
+    """The table as `cloudguard audit --output FILE` writes it (no terminal there)."""
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", str(columns))
+    report = run_audit(
+        [InventoryFile(hostile_args[1])],
+        EvidenceRequest(controller_home=hostile_args[3]),
+        AuditPolicy(),
+        bundled_prices(),
+        datetime.now(UTC),
+    )
+    with path.open("w", encoding="utf-8") as out:
+        TableFormat().write(report, out)
+    return path.read_text().splitlines()
+
+
+def test_a_table_written_to_a_file_fits_a_ci_log(hostile, tmp_path, monkeypatch):
+    # A file or a pipe has no terminal width: 120 columns (what a CI log viewer shows), one
+    # block per finding when every column on one line would not fit, verdict first.
+    lines = _written(hostile, tmp_path / "audit.txt", monkeypatch, None)
+    assert max(len(line) for line in lines) <= table.PLAIN_WIDTH, max(lines, key=len)
+    heads = sorted(line.split()[:2] for line in lines if line[:1].isalpha() and " vm-" in line)
+    assert heads == [["ok", "vm-fine"], ["orphan", "vm-hostile"], ["orphan", "vm-long"]]
+    assert not any("\x1b" in line for line in lines)
+
+
+@pytest.mark.parametrize("columns", [100, 400])
+def test_plain_text_takes_the_width_columns_gives(hostile, tmp_path, monkeypatch, columns):
+    # $COLUMNS wins: wide enough, every column of a finding on one line (for grep);
+    # narrower, blocks, each line wrapped to the width.
+    lines = _written(hostile, tmp_path / "audit.txt", monkeypatch, columns)
+    assert max(len(line) for line in lines) <= columns
+    rows = [line for line in lines if line.startswith("│ ") and "vm-" in line]
+    assert len(rows) == (3 if columns == 400 else 0)

@@ -141,7 +141,9 @@ def test_incident_vm_is_an_orphan_with_every_reason_and_exit_1(incident):
     assert report["prices"]["currency"] == "USD" and report["prices"]["as_of"]
 
 
-def test_incident_table_names_the_orphan_first_with_its_cost(incident):
+def test_incident_table_names_the_orphan_first_with_its_cost(incident, monkeypatch):
+    # Wide enough for one line per finding (120 columns, a CI log's, gets a block each).
+    monkeypatch.setenv("COLUMNS", "400")
     code, out, _ = _audit(incident)
     assert code == 1
     rows = [line for line in out.splitlines() if "vm-" in line]

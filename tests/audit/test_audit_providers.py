@@ -65,9 +65,9 @@ def test_request_options_reach_the_adapter(tmp_path):
 
 def test_the_retry_budget_comes_from_config_and_defaults_to_10(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert run_audit_cli("--provider", "fake").exit_code == 0
+    assert run_audit_cli("--provider", "fake", "--allow-unverified").exit_code == 0
     (tmp_path / "cloudguard.toml").write_text("[audit]\nretries = 25\n")
-    assert run_audit_cli("--provider", "fake").exit_code == 0
+    assert run_audit_cli("--provider", "fake", "--allow-unverified").exit_code == 0
     assert [request.retries for request in audit_fake_adapter.SEEN] == [10, 25]
 
 

@@ -17,7 +17,9 @@ def cloudguard_app() -> typer.Typer:
     if not getattr(cli, "_registered_for_tests", False):
         cli._register_audit()
         cli._register_reap()
+        cli._register_trust()
         cli._register_history()
+        cli._register_setup()
         cli._registered_for_tests = True  # type: ignore[attr-defined]
     return cli.app
 

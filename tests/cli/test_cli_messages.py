@@ -139,6 +139,7 @@ def test_reap_apply_with_an_unknown_credential_is_a_usage_error(tmp_path: Path) 
         "powerState": "VM running",
         "timeCreated": "2026-01-01T00:00:00.0000000+00:00",
         "tags": {"task-id": "t-gone"},
+        "vmId": "11111111-2222-3333-4444-555555555555",  # which VM was audited: planned
     }
     (tmp_path / "az.json").write_text(json.dumps([vm]))
     home = tmp_path / "home"

@@ -76,7 +76,7 @@ ODD = {
         "cannot be created: No such file or directory",
     ),
     "run: --registry that does not exist": Odd(
-        ("run", "--registry", "{tmp}/nope.toml", "--", "true"), 97, "nope.toml: cannot be read"
+        ("run", "--registry", "{tmp}/nope.toml", "--", "true"), 97, "nope.toml: does not exist"
     ),
     "run: --registry with an unknown key": Odd(
         ("run", "--registry", "{tmp}/c.toml", "--", "true"),
@@ -175,7 +175,7 @@ ODD = {
     ),
     # -- doctor ------------------------------------------------------------------------
     "doctor: --registry that does not exist": Odd(
-        ("doctor", "--registry", "{tmp}/nope.toml"), 97, "nope.toml: cannot be read"
+        ("doctor", "--registry", "{tmp}/nope.toml"), 97, "nope.toml: does not exist"
     ),
     "doctor: --python that does not exist": Odd(
         ("doctor", "--python", "{tmp}/no-python"), 2, "'--python'", ours=False

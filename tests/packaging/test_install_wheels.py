@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from packaging_helpers import adapter_asking_for
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = ROOT / ".venv-tools" / "bin" / "uv"
@@ -125,16 +125,7 @@ def test_control_an_adapter_naming_the_index_project_does_not_resolve_locally(
     # The same install, with the AWS adapter still depending on "cloudguard":
     # with no index it cannot be satisfied, and online it would have fetched the
     # unrelated project. The test above would go red the same way.
-    adapter = tmp_path / "aws"
-    shutil.copytree(ROOT / "adapters" / "aws", adapter, ignore=shutil.ignore_patterns("tests"))
-    pyproject = adapter / "pyproject.toml"
-    text = pyproject.read_text()
-    assert '"cloudguard-ci==' in text
-    pyproject.write_text(
-        text.replace('"cloudguard-ci==0.1.0"', '"cloudguard"').replace(
-            "cloudguard-ci = { workspace = true }\n", ""
-        )
-    )
+    adapter = adapter_asking_for(tmp_path, "aws", '"cloudguard-ci==0.1.0"', '"cloudguard"')
     built = _run(UV, "build", "--wheel", "--out-dir", tmp_path / "dist", adapter)
     assert built.returncode == 0, built.stderr
     python = _fresh_venv(tmp_path / "venv")

@@ -371,7 +371,7 @@ MUTATIONS = [
         name="azure: management locks not read",
         module="reaper.py",
         package=AZURE_PACKAGE,
-        original='                for lock in locks.list_by_scope(scope.lstrip("/")):\n',
+        original='                for lock in paging.every_item(arm, f"{scope}{_LOCKS}"):\n',
         broken="                for lock in ():\n",
         tests=(
             f"{AZURE_PROTECTED}[lock-subscription]",

@@ -119,7 +119,7 @@ def test_a_missing_report_is_a_usage_error(tmp_path: Path) -> None:
             json.dumps({"schema": "cloudguard.reap.plan", "schema_version": 1}),
             "not a cloudguard.audit",
         ),
-        (json.dumps([]), "expected a JSON object"),
+        (json.dumps([]), "a JSON list of 0 entries (an inventory export?), not an object"),
     ],
 )
 def test_a_report_of_the_wrong_schema_or_malformed_is_refused_with_97(

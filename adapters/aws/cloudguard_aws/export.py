@@ -18,7 +18,13 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from cloudguard.cloud.exports import InventoryFormatError, interned, parse_time
+from cloudguard.cloud.exports import (
+    InventoryFormatError,
+    entry_field,
+    interned,
+    parse_time,
+    type_name,
+)
 from cloudguard.cloud.records import Resource
 from cloudguard_aws import kinds
 
@@ -85,11 +91,18 @@ def instance_resource(instance: Any, owner: str, source: str) -> Resource:
     `--query` form left the reservation out)."""
     if not isinstance(instance, dict) or not isinstance(instance.get("InstanceId"), str):
         raise InventoryFormatError("an instance has no string InstanceId")
+    try:
+        return _instance(instance, owner, source)
+    except InventoryFormatError as error:
+        raise InventoryFormatError(f"instance {instance['InstanceId']}: {error}") from None
+
+
+def _instance(instance: dict[str, Any], owner: str, source: str) -> Resource:
     tags = _tags(instance.get("Tags"))
-    placement = instance.get("Placement") or {}
-    zone = str(placement.get("AvailabilityZone") or "")
+    placement = entry_field(instance, "Placement", dict) or {}
+    zone = entry_field(placement, "AvailabilityZone", str) or ""
     region = _AWS_REGION.match(zone)
-    state = instance.get("State") or {}
+    state = entry_field(instance, "State", dict) or {}
     return Resource(
         provider="aws",
         account=interned(owner),
@@ -98,22 +111,27 @@ def instance_resource(instance: Any, owner: str, source: str) -> Resource:
         id=instance["InstanceId"],
         name=tags.get("Name") or instance["InstanceId"],
         kind="vm",
-        size=interned(instance.get("InstanceType")),
-        power_state=_AWS_POWER.get(str(state.get("Name") or ""), "unknown"),
-        created=parse_time(instance.get("LaunchTime")),
+        size=interned(entry_field(instance, "InstanceType", str)),
+        power_state=_AWS_POWER.get(entry_field(state, "Name", str) or "", "unknown"),
+        created=parse_time(entry_field(instance, "LaunchTime", str)),
         tags=tags,
         source=source,
     )
 
 
 def _tags(raw: Any) -> dict[str, str]:
-    if not isinstance(raw, list):
+    """`Tags` as EC2 prints it, a list of {Key, Value}; absent for an untagged instance.
+    Anything else is refused: unread tags must not make a fleet instance look untagged."""
+    if raw is None:
         return {}
-    return {
-        interned(t["Key"]): interned(t.get("Value"))
-        for t in raw
-        if isinstance(t, dict) and "Key" in t
-    }
+    if not isinstance(raw, list):
+        raise InventoryFormatError(f"Tags: expected a list of {{Key, Value}}, got {type_name(raw)}")
+    tags = {}
+    for tag in raw:
+        if not isinstance(tag, dict) or not isinstance(tag.get("Key"), str):
+            raise InventoryFormatError("Tags: an entry is not {Key, Value} with a text Key")
+        tags[interned(tag["Key"])] = interned(entry_field(tag, "Value", str))
+    return tags
 
 
 def volume_resource(volume: dict[str, Any], region: str, account: str) -> Resource:

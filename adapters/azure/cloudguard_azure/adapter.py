@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cloudguard.cloud import kinds as cloud_kinds
 from cloudguard.cloud.kinds import wanted as kinds_wanted
@@ -60,6 +60,8 @@ if TYPE_CHECKING:
 # Subscription states whose resources can still exist and bill. Disabled and
 # Deleted subscriptions have their VMs deallocated by Azure.
 _READABLE_STATES = {"enabled", "warned", "pastdue"}
+# Subscriptions - List (Microsoft.Resources), read as JSON (cloudguard_azure.paging).
+SUBSCRIPTIONS = "/subscriptions?api-version=2022-12-01"
 
 
 # A subscription whose page still fails after its retries is tried once more,
@@ -232,15 +234,15 @@ class AzureAdapter:
         wanted = list(dict.fromkeys(s.strip() for s in request.subscriptions if s.strip()))
         if not request.all_subscriptions:
             return wanted, []
-        from azure.mgmt.resource.subscriptions import SubscriptionClient
+        from cloudguard_azure import paging
 
         try:
             options = self._client_options(request, Clock(self._settings(request)))
-            with SubscriptionClient(credential, **options) as client:
+            with session.tenant_client(credential, options) as client:
                 listed = [
-                    str(s.subscription_id)
-                    for s in client.subscriptions.list()
-                    if normalise.text(s.state).lower() in _READABLE_STATES
+                    str(s.get("subscriptionId"))
+                    for s in paging.every_item(client, SUBSCRIPTIONS)
+                    if str(s.get("state") or "").lower() in _READABLE_STATES
                 ]
         except Exception as exc:  # every SDK failure is named, never swallowed
             return wanted, [
@@ -338,18 +340,10 @@ def _listings(
     managed disks (`disks.list`), every other resource (`resources.list` with ARM's
     creation time) and the resource groups (`resourceGroups.list`). The SDKs' own request
     builders give the paths and api-versions they were generated for."""
-    from azure.mgmt.compute.operations._operations import (
-        build_disks_list_request,
-        build_virtual_machines_list_all_request,
-    )
-    from azure.mgmt.resource.resources.operations._operations import (
-        build_resource_groups_list_request,
-        build_resources_list_request,
-    )
-
     from cloudguard_azure.paging import Listing
 
     wanted = kinds_wanted(request.kinds)
+    urls = _listing_urls(subscription)
 
     def asked(kind: str) -> bool:
         return wanted is None or kind in wanted
@@ -359,15 +353,13 @@ def _listings(
 
     listings: list[Listing] = []
     if asked(cloud_kinds.VM):
-        vms = build_virtual_machines_list_all_request(
-            subscription_id=subscription, status_only="true"
-        )
         take_vm = lambda item: kept(normalise.vm_from_arm(item, subscription, source))  # noqa: E731
-        listings.append(Listing("VMs (virtualMachines.list_all statusOnly=true)", vms.url, take_vm))
+        listings.append(
+            Listing("VMs (virtualMachines.list_all statusOnly=true)", urls.vms, take_vm)
+        )
     if asked(cloud_kinds.DISK):
-        disks = build_disks_list_request(subscription_id=subscription)
         take_disk = lambda item: kept(normalise.disk_from_arm(item, subscription, source))  # noqa: E731
-        listings.append(Listing("managed disks (disks.list)", disks.url, take_disk))
+        listings.append(Listing("managed disks (disks.list)", urls.disks, take_disk))
     if wanted is None or wanted - {cloud_kinds.VM, cloud_kinds.DISK, cloud_kinds.RESOURCE_GROUP}:
 
         def take_any(item: dict[str, Any]) -> Resource | None:
@@ -375,17 +367,55 @@ def _listings(
                 return None
             return kept(generic.resource_from_arm(item, source))
 
-        every = build_resources_list_request(subscription_id=subscription, expand=_EXPAND)
         listings.append(
-            Listing("resources (resources.list)", every.url, take_any, client="resources")
+            Listing("resources (resources.list)", urls.resources, take_any, client="resources")
         )
     if asked(cloud_kinds.RESOURCE_GROUP):
-        groups = build_resource_groups_list_request(subscription_id=subscription)
         take_group = lambda item: kept(generic.group_from_arm(item, source))  # noqa: E731
         listings.append(
-            Listing("resource groups (resourceGroups.list)", groups.url, take_group, "resources")
+            Listing("resource groups (resourceGroups.list)", urls.groups, take_group, "resources")
         )
     return listings
+
+
+class _ListingUrls(NamedTuple):
+    vms: str
+    disks: str
+    resources: str
+    groups: str
+
+
+def _listing_urls(subscription: str) -> _ListingUrls:
+    """The listings' URLs from the installed SDKs' own request builders: the paths and
+    api-versions they were generated for."""
+    try:
+        from azure.mgmt.compute.operations._operations import (
+            build_disks_list_request,
+            build_virtual_machines_list_all_request,
+        )
+        from azure.mgmt.resource.resources.operations._operations import (
+            build_resource_groups_list_request,
+            build_resources_list_request,
+        )
+    except ImportError:
+        # Multi-API SDKs (azure-mgmt-compute before 35, azure-mgmt-resource before 24, as a
+        # suite beside cloudguard may pin) have no such builders: the same listings at the
+        # api-versions of their latest profiles.
+        base = f"/subscriptions/{subscription}"
+        compute = f"{base}/providers/Microsoft.Compute"
+        return _ListingUrls(
+            f"{compute}/virtualMachines?api-version=2024-11-01&statusOnly=true",
+            f"{compute}/disks?api-version=2024-03-02",
+            f"{base}/resources?api-version=2022-09-01&$expand=createdTime%2CchangedTime",
+            f"{base}/resourcegroups?api-version=2022-09-01",
+        )
+    vms = build_virtual_machines_list_all_request(subscription_id=subscription, status_only="true")
+    return _ListingUrls(
+        vms.url,
+        build_disks_list_request(subscription_id=subscription).url,
+        build_resources_list_request(subscription_id=subscription, expand=_EXPAND).url,
+        build_resource_groups_list_request(subscription_id=subscription).url,
+    )
 
 
 def _failed(source: str, reason: str) -> SweepResult:

@@ -20,7 +20,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from cloudguard.cloud.exports import InventoryFormatError, interned, interned_tags, parse_time
+from cloudguard.cloud.exports import (
+    InventoryFormatError,
+    entry_field,
+    interned,
+    interned_tags,
+    parse_time,
+)
 from cloudguard.cloud.records import Resource
 from cloudguard_azure import generic, graph_rows, kinds
 
@@ -65,27 +71,37 @@ class AzCliExport:
 
 
 def vm_from_cli(item: dict[str, Any], source: str) -> Resource:
+    try:
+        return _vm(item, source)
+    except InventoryFormatError as error:
+        name = item["id"].rsplit("/", 1)[-1] or "(no id)"
+        raise InventoryFormatError(f"VM {name}: {error}") from None
+
+
+def _vm(item: dict[str, Any], source: str) -> Resource:
     arm_id: str = item["id"]
+    if not arm_id.strip():
+        raise InventoryFormatError("id: empty")
     match = _ARM_ID.match(arm_id)
     subscription = match.group("sub") if match else ""
-    group = item.get("resourceGroup") or (match.group("group") if match else "")
-    hardware = item.get("hardwareProfile") or {}
+    group = entry_field(item, "resourceGroup", str) or (match.group("group") if match else "")
+    hardware = entry_field(item, "hardwareProfile", dict) or {}
     # `az vm list` without -d prints no powerState at all: "unknown", whose cost is unknown.
-    power = str(item.get("powerState") or "").strip().lower()
+    power = (entry_field(item, "powerState", str) or "").strip().lower()
     return Resource(
         provider="azure",
         account=interned(subscription),
-        region=interned(item.get("location")),
+        region=interned(entry_field(item, "location", str)),
         group=interned(group),
         id=arm_id,
-        name=str(item.get("name") or arm_id.rsplit("/", 1)[-1]),
+        name=entry_field(item, "name", str) or arm_id.rsplit("/", 1)[-1],
         kind="vm",
-        size=interned(hardware.get("vmSize")) if isinstance(hardware, dict) else "",
+        size=interned(entry_field(hardware, "vmSize", str)),
         power_state=_AZURE_POWER.get(power, "unknown"),
-        created=parse_time(item.get("timeCreated")),
+        created=parse_time(entry_field(item, "timeCreated", str)),
         tags=interned_tags(item.get("tags")),
         source=source,
-        uid=str(item.get("vmId") or ""),
+        uid=entry_field(item, "vmId", str) or "",
     )
 
 

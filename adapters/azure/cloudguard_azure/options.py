@@ -14,9 +14,9 @@ ENGINE = declare(
     "engine",
     parse=choice(ENGINES),
     default="auto",
-    metavar="auto|arm|resource-graph",
-    help="Azure: sweep with per-subscription ARM listings or with Resource Graph "
-    "(default auto: Resource Graph above 100 subscriptions).",
+    metavar="ENGINE",
+    help="Azure: auto|arm|resource-graph: sweep with per-subscription ARM listings (arm) or "
+    "with Resource Graph (default auto: Resource Graph above 100 subscriptions).",
     panel=LIVE_PANEL,
 )
 

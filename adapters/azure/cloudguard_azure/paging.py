@@ -1,4 +1,4 @@
-"""Paged ARM listings read page by page, resumable from the last nextLink.
+"""ARM reads as JSON: paged listings read page by page, resumable from the last nextLink.
 
 The requests go through the management client's own pipeline (its
 authentication, retry and quota policies) with `send_request`; the pages are
@@ -11,6 +11,13 @@ A `Listing` remembers what it has read and where to go on: when a page fails
 after all its retries, the subscription's second attempt resumes at that
 page's nextLink instead of re-reading the pages before it. A page is taken
 whole or not at all.
+
+The few reads that are not a sweep's listing (the subscriptions a credential
+sees, one subscription's tags, the locks at a scope) are made the same way,
+`every_item` and `read_object`, rather than through azure-mgmt-resource's
+subscriptions and locks clients: those moved in its 26.0 to packages of their
+own that install into the same directory an older azure-mgmt-resource owns,
+and a suite pinning the older one broke when both were installed.
 """
 
 from __future__ import annotations
@@ -60,9 +67,7 @@ class Listing:
         """Read the remaining pages, from where the last read stopped."""
         while not self.done:
             # A nextLink carries its own query (api-version, $skiptoken).
-            request = HttpRequest("GET", self.next_link or self.url)
-            request.headers["Accept"] = "application/json"
-            values, next_link = _page(client.send_request(request))
+            values, next_link = _page(_get(client, self.next_link or self.url))
             taken = [r for r in map(self.take, values) if r is not None]
             # Only a whole page moves the listing on.
             self.resources.extend(taken)
@@ -71,7 +76,39 @@ class Listing:
             self.done = not next_link
 
 
-def _page(response: Any) -> tuple[list[dict[str, Any]], str | None]:
+def every_item(client: Any, url: str) -> list[dict[str, Any]]:
+    """Every item of a paged ARM listing (`value`, following `nextLink`), as JSON."""
+    items: list[dict[str, Any]] = []
+    link: str | None = url
+    while link:
+        values, link = _page(_get(client, link))
+        items.extend(values)
+    return items
+
+
+def read_object(client: Any, url: str) -> dict[str, Any]:
+    """One ARM resource (a GET of `url`) as JSON."""
+    document = _json(_get(client, url))
+    if not isinstance(document, dict):
+        raise UnreadablePage("the answer is not a JSON object", response=None)
+    return document
+
+
+def _get(client: Any, url: str) -> Any:
+    """GET `url` through `client`'s pipeline (its credential, retries and endpoint)."""
+    request = HttpRequest("GET", url)
+    request.headers["Accept"] = "application/json"
+    if hasattr(client, "send_request"):
+        return client.send_request(request)
+    # A multi-API client (azure-mgmt-compute before 35, which a peer suite may pin) has no
+    # `send_request` of its own; its ARM pipeline client, the same in every generation, has
+    # (and, as the client's own would, makes a relative URL the endpoint's).
+    pipeline = client._client
+    request.url = pipeline.format_url(request.url)
+    return pipeline.send_request(request)
+
+
+def _json(response: Any) -> Any:
     status = response.status_code
     if status != 200:
         error_type = {401: ClientAuthenticationError, 404: ResourceNotFoundError}.get(
@@ -80,11 +117,15 @@ def _page(response: Any) -> tuple[list[dict[str, Any]], str | None]:
         raise error_type(response=response, error_format=ARMErrorFormat)
     body = response.body()
     try:
-        page = json.loads(body)
+        return json.loads(body)
     except ValueError as exc:
         raise UnreadablePage(
             f"page is not valid JSON ({len(body)} bytes): {exc}", response=response
         ) from exc
+
+
+def _page(response: Any) -> tuple[list[dict[str, Any]], str | None]:
+    page = _json(response)
     values = page.get("value") if isinstance(page, dict) else None
     if not isinstance(values, list):
         raise UnreadablePage("page has no `value` list", response=response)

@@ -4,8 +4,8 @@ Reads with ARM GET, one resource at a time (`virtual_machines.get(...,
 expand="instanceView")` for tags and power state in one call, `disks.get`),
 never from a listing or Resource Graph, which can lag ARM; then what
 protects it from above: its resource group's and subscription's tags, and
-the management locks (Microsoft.Authorization/locks, azure-mgmt-resource-locks)
-at its own, its group's and its subscription's scope. A 404 is "gone" only
+the management locks (Microsoft.Authorization/locks, read as JSON) at its
+own, its group's and its subscription's scope. A 404 is "gone" only
 when ARM says the resource itself is not found (`ResourceNotFound`); a
 missing subscription or group is "cannot tell". Acts with the long-running
 operations (`begin_deallocate`, `begin_delete`) and waits for them to
@@ -36,7 +36,7 @@ from cloudguard.cloud.reaping import (
     protection_tag,
 )
 from cloudguard.cloud.records import SweepRequest
-from cloudguard_azure import generic, network_dependents, normalise, session
+from cloudguard_azure import generic, network_dependents, normalise, paging, session
 from cloudguard_azure import kinds as azure_kinds
 from cloudguard_azure.budget import Clock
 from cloudguard_azure.session import arm_code as _arm_code
@@ -57,6 +57,11 @@ _GONE_CODES = frozenset({"resourcenotfound"})
 # A group item is gone when its group is (a member's missing group is "cannot tell").
 _GROUP_GONE_CODES = frozenset({"resourcegroupnotfound"})
 _LOCK_LEVELS = frozenset({"cannotdelete", "readonly"})
+# Read as JSON through the compute client's pipeline (cloudguard_azure.paging): the
+# subscriptions and locks clients left azure-mgmt-resource in its 26.0 for packages that
+# overwrite an older azure-mgmt-resource's files.
+_SUBSCRIPTION_API = "api-version=2022-12-01"  # Subscriptions - Get: its tags
+_LOCKS = "/providers/Microsoft.Authorization/locks?api-version=2020-05-01"  # at a scope
 
 
 class AzureReaper:
@@ -264,21 +269,21 @@ class AzureReaper:
             group_tags = self._client("resources", sub).resource_groups.get(group).tags or {}
             if (tag := protection_tag(group_tags)) is not None:
                 found.append(f"its resource group {group} carries protection tag {tag!r}")
-            subscription = self._client("subscriptions", "").subscriptions.get(sub)
-            if (tag := protection_tag(subscription.tags or {})) is not None:
+            arm = self._client("compute", sub)  # its pipeline, for reads as JSON
+            subscription = paging.read_object(arm, f"{sub_scope}?{_SUBSCRIPTION_API}")
+            if (tag := protection_tag(subscription.get("tags") or {})) is not None:
                 found.append(f"its subscription {sub} carries protection tag {tag!r}")
-            locks = self._client("locks", sub).management_locks
             seen: set[str] = set()
             for scope in (sub_scope, group_scope, resource_id):
-                # The operation's URL template is "/{scope}/providers/...": no leading "/".
-                for lock in locks.list_by_scope(scope.lstrip("/")):
-                    lock_scope = str(lock.id).split("/providers/Microsoft.Authorization/locks/")[0]
-                    level = normalise.text(lock.level)
-                    if str(lock.id).casefold() in seen or level.casefold() not in _LOCK_LEVELS:
+                for lock in paging.every_item(arm, f"{scope}{_LOCKS}"):
+                    lock_id, name = str(lock.get("id") or ""), str(lock.get("name") or "")
+                    lock_scope = lock_id.split("/providers/Microsoft.Authorization/locks/")[0]
+                    level = str((lock.get("properties") or {}).get("level") or "")
+                    if lock_id.casefold() in seen or level.casefold() not in _LOCK_LEVELS:
                         continue
                     if _covers(lock_scope, resource_id):
-                        seen.add(str(lock.id).casefold())
-                        found.append(f"management lock {lock.name!r} ({level}) on {lock_scope}")
+                        seen.add(lock_id.casefold())
+                        found.append(f"management lock {name!r} ({level}) on {lock_scope}")
         except Exception as exc:  # protection unknown: not "unprotected"
             raise ReadError(source, f"cannot read its protection: {describe_error(exc)}") from exc
         return tuple(found)
@@ -353,18 +358,6 @@ def _resources(credential: Any, subscription: str, options: dict[str, Any]) -> A
     return ResourceManagementClient(credential, subscription, **options)
 
 
-def _subscriptions(credential: Any, subscription: str, options: dict[str, Any]) -> Any:
-    from azure.mgmt.resource.subscriptions import SubscriptionClient
-
-    return SubscriptionClient(credential, **options)
-
-
-def _locks(credential: Any, subscription: str, options: dict[str, Any]) -> Any:
-    from azure.mgmt.resource.locks import ManagementLockClient
-
-    return ManagementLockClient(credential, subscription, **options)
-
-
 def _network(credential: Any, subscription: str, options: dict[str, Any]) -> Any:
     from azure.mgmt.network import NetworkManagementClient
 
@@ -375,8 +368,6 @@ _CLIENTS = {
     "compute": _compute,
     "network": _network,
     "resources": _resources,
-    "subscriptions": _subscriptions,
-    "locks": _locks,
 }
 
 

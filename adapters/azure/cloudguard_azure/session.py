@@ -107,6 +107,16 @@ def _base_options(
     return options
 
 
+def tenant_client(credential: Any, options: dict[str, Any]) -> Any:
+    """A client whose pipeline (credential, retries, endpoint, CA bundle) carries ARM reads
+    outside any one subscription (the subscriptions a credential sees), read as JSON with
+    `send_request` (cloudguard_azure.paging). Only its pipeline is used: the subscription id
+    fills the URLs of its operation groups, which are not called."""
+    from azure.mgmt.compute import ComputeManagementClient
+
+    return ComputeManagementClient(credential, subscription_id="", **options)
+
+
 def preflight(credential: Any, name: str, scope: str = ARM_SCOPE) -> str | None:
     """Ask for one ARM token before sweeping: a missing identity is one clear failure
     naming the chain that was tried, not N identical per-subscription failures."""

@@ -24,7 +24,15 @@ def test_demo_reports_the_orphan_refuses_a_reach_and_leaves_nothing() -> None:
 
     assert done.returncode == 1, done.stderr  # the audit's code: an orphan was found
     assert "exited 1" in out
-    row = next(line for line in out.splitlines() if demo.INCIDENT_VM in line and "orphan" in line)
+    # The finding's table row, or (narrower than every column) its block: the head line and
+    # the indented lines under it.
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if demo.INCIDENT_VM in line and "orphan" in line)
+    row = lines[at]
+    for line in lines[at + 1 :]:
+        if not line.startswith(" "):
+            break
+        row += " " + line.strip()
     for reason in ("no-controller-record", "fixture-task-id", "unknown-generation"):
         assert reason in row
     assert "Standard_D4as_v6" in row and "running" in row

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from cloudguard import json_input
 from cloudguard.audit.evidence.interface import (
     EvidenceError,
     EvidenceRequest,
@@ -88,7 +89,7 @@ def _worker_task(path: Path, source: str) -> list[str]:
     # A worker record we cannot parse might be the one that explains a VM:
     # failing closed beats reporting its VM as an orphan.
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json_input.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EvidenceError(source, f"unreadable worker record {path.name}: {exc}") from exc
     if not isinstance(record, dict):
@@ -110,7 +111,7 @@ def exported_controller_tasks(path: str, stdin: TextIO | None = None) -> frozens
     source = "controller records " + ("stdin" if path == "-" else path)
     try:
         text = (stdin or sys.stdin).read() if path == "-" else Path(path).read_text("utf-8")
-        document = json.loads(text)
+        document = json_input.loads(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EvidenceError(source, f"cannot read: {exc}") from exc
     if not isinstance(document, dict) or not ({"tasks", "workers"} & document.keys()):

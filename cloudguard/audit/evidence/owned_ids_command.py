@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from cloudguard import json_input
 from cloudguard.audit import config as cfg
 from cloudguard.audit.evidence.interface import (
     EvidenceError,
@@ -44,9 +45,18 @@ COMMAND = declare(
     locates=True,
     trust=NeedsTrust("runs a program with your environment and credentials"),
 )
+# A day is already no limit for one command; the wait for it cannot be much longer (the
+# kernel's poll takes at most ~24 days).
+LONGEST_TIMEOUT = timedelta(hours=24)
+
+
+def _timeout(value: object) -> timedelta:
+    return cfg.parse_positive_duration(value, LONGEST_TIMEOUT)
+
+
 TIMEOUT = declare(
     "owned_ids_timeout",
-    parse=cfg.parse_positive_duration,
+    parse=_timeout,
     default=timedelta(seconds=DEFAULT_COMMAND_TIMEOUT),
     metavar="DURATION",
     help="Kill --owned-ids-command after this long: the audit did not run (default: 60s).",
@@ -115,7 +125,7 @@ def _parse_json_lines(stdout: bytes, source: str) -> frozenset[str]:
             continue
         # Name the line, never quote it: it is untrusted output.
         try:
-            entry: Any = json.loads(line)
+            entry: Any = json_input.loads(line)
         except json.JSONDecodeError:
             raise EvidenceError(source, f"output line {number} is not JSON") from None
         cloud_id = entry.get("id") if isinstance(entry, dict) else entry

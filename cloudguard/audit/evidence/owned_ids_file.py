@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cloudguard import json_input
 from cloudguard.audit.evidence.interface import (
     EvidenceError,
     EvidenceRequest,
@@ -44,7 +45,7 @@ def read_owned_ids_file(path: str | Path) -> frozenset[str]:
         raise EvidenceError(source, f"cannot read: {exc}") from exc
     if text.lstrip().startswith("["):
         try:
-            document = json.loads(text)
+            document = json_input.loads(text)
         except json.JSONDecodeError as exc:
             raise EvidenceError(source, f"not a JSON list: {exc}") from exc
         if not isinstance(document, list):

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from cloudguard import json_input
 from cloudguard.audit.evidence.interface import (
     EvidenceError,
     EvidenceRequest,
@@ -51,7 +52,7 @@ def read_terraform_state(path: str | Path) -> frozenset[str]:
     """Cloud ids (as `cloud_id_key` gives them) of the managed resources in `path`."""
     source = f"terraform state {path}"
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = json_input.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise EvidenceError(source, f"cannot read: {exc}") from exc
     except json.JSONDecodeError as exc:

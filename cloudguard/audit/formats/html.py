@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import html
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from cloudguard.audit.formats.changes import change_text, history_lines, shows_changes
 from cloudguard.audit.formats.order import report_order
-from cloudguard.audit.formats.rows import CHANGE_COLUMN
+from cloudguard.audit.formats.rows import CHANGE_COLUMN, cost_cells
 from cloudguard.audit.formats.summary import evidence_lines, failure_lines, headline, price_line
 from cloudguard.audit.formats.text import age, money, one_line
-from cloudguard.documents.findings import VERDICTS, AuditReport, Finding
+from cloudguard.documents.findings import VERDICTS, AuditReport, Finding, Spend, spend
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
@@ -34,15 +34,20 @@ COLORS = {
     "ok": "#2b8a3e",
 }
 
+# Every column fits the window, down to 1280 px: a free-form value (a name, an account, a
+# task id, a generation) may break anywhere (`overflow-wrap:anywhere` lowers its narrowest
+# width), however long; the short ones (verdict, region, size, power, figures) never do.
+# A header wraps between its words ("since the last audit" is wider than its cells).
 STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;max-width:1400px}
+body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;max-width:1800px}
 h1{font-size:1.4rem}h2{font-size:1.1rem;margin-top:2rem}
 .charts{display:flex;flex-wrap:wrap;gap:2rem}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}
+td{overflow-wrap:anywhere}td.short,td.num{white-space:nowrap}
 th{cursor:pointer;user-select:none;background:#f4f4f6;position:sticky;top:0}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .verdict{font-weight:600}.failures{color:#b3261e}
 """
 
@@ -85,31 +90,37 @@ def _e(value: str) -> str:
     return html.escape(value, quote=True)
 
 
+def _sort_key(value: float | None, billable: bool | None) -> str:
+    """A cost cell's data-sort: what does not bill is 0; an unknown cost sorts as the most
+    (it may be), never as nothing."""
+    if billable is False:
+        return "0"
+    return "Infinity" if value is None else repr(value)
+
+
 def _row(finding: Finding, report: AuditReport) -> str:
     currency = report.prices.currency
     r, cost = finding.resource, finding.cost
-    hourly = cost.hourly if cost.billable and cost.hourly is not None else 0.0
-    accrued = cost.accrued if cost.billable and cost.accrued is not None else 0.0
+    _, hourly, accrued = cost_cells(cost, currency, r.kind)
     seconds = int(finding.age.total_seconds()) if finding.age is not None else -1
     rank = VERDICTS.index(finding.verdict) if finding.verdict in VERDICTS else len(VERDICTS)
     colour = COLORS.get(finding.verdict, "#000")
     cells = [
-        f'<td class="verdict" data-sort="{rank}" style="color:{colour}">{_e(finding.verdict)}</td>',
+        f'<td class="verdict short" data-sort="{rank}" style="color:{colour}">'
+        f"{_e(finding.verdict)}</td>",
         f"<td>{_e(one_line(r.name, 80))}</td>",
-        f"<td>{_e(r.provider)} {_e(r.kind)}</td>",
+        f'<td class="short">{_e(r.provider)} {_e(r.kind)}</td>',
         f"<td>{_e(one_line(r.account, 64))}</td>",
         f"<td>{_e(one_line(r.group, 64) if r.group else '-')}</td>",
-        f"<td>{_e(one_line(r.region, 32))}</td>",
-        f"<td>{_e(one_line(r.size, 32))}</td>",
-        f"<td>{_e(r.power_state)}</td>",
-        f'<td class="num" data-sort="{hourly}">'
-        f"{_e(money(cost.hourly, currency) if cost.billable else '-')}</td>",
-        f'<td class="num" data-sort="{accrued}">'
-        f"{_e(money(cost.accrued, currency) if cost.billable else '-')}</td>",
+        f'<td class="short">{_e(one_line(r.region, 32))}</td>',
+        f'<td class="short">{_e(one_line(r.size, 32))}</td>',
+        f'<td class="short">{_e(r.power_state)}</td>',
+        f'<td class="num" data-sort="{_sort_key(cost.hourly, cost.billable)}">{_e(hourly)}</td>',
+        f'<td class="num" data-sort="{_sort_key(cost.accrued, cost.billable)}">{_e(accrued)}</td>',
         f"<td>{_e(one_line(cost.source, 80) or '-')}</td>",
         f'<td class="num" data-sort="{seconds}">{_e(age(finding.age))}</td>',
         f"<td>{_e(one_line(finding.task_id, 64))}</td>",
-        f"<td>{_e(one_line(finding.generation, 16))}</td>",
+        f"<td>{_e(one_line(finding.generation, 64))}</td>",  # a whole SHA-256 fits
         f"<td>{_e(', '.join(finding.reasons) or '-')}</td>",
     ]
     if shows_changes(report):
@@ -122,17 +133,21 @@ def bar_chart(
     bars: Iterable[tuple[str, float, str]],
     show: Callable[[float], str],
     *,
-    width: int = 660,
+    width: int = 720,
     empty: str = "nothing billable",
+    shown: Sequence[str] | None = None,
 ) -> str:
-    """A horizontal bar chart as SVG: (label, value, colour) per bar; `show` writes a value.
+    """A horizontal bar chart as SVG: (label, value, colour) per bar; `show` writes a value
+    (or `shown`: each bar's text, when a value alone would not say all of it).
 
     Also draws the benchmark charts in docs/ (benchmarks/charts.py)."""
     bars = list(bars)
+    texts = list(shown) if shown is not None else [show(value) for _, value, _ in bars]
     label_width, row, top = 330, 26, 30  # a subscription id and its provider fit
     height = top + row * max(len(bars), 1) + 10
     biggest = max((value for _, value, _ in bars), default=0.0) or 1.0
-    span = width - label_width - 110
+    # Room after the longest bar for its text (~7 px a character at 12 px), never cut.
+    span = max(width - label_width - 10 - 7 * max(map(len, texts), default=0), 100)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" aria-label="{_e(title)}">',
@@ -140,19 +155,36 @@ def bar_chart(
     ]
     if not bars:
         parts.append(f'<text x="0" y="{top + 16}" font-size="12">{_e(empty)}</text>')
-    for index, (label, value, color) in enumerate(bars):
+    for index, ((label, value, color), text) in enumerate(zip(bars, texts, strict=True)):
         y = top + index * row
         length = max(value / biggest * span, 1.0) if value else 0.0
         parts += [
             f'<text x="{label_width - 8}" y="{y + 16}" font-size="12" text-anchor="end">'
             f"{_e(one_line(label, 48))}</text>",
             f'<rect x="{label_width}" y="{y + 4}" width="{length:.1f}" height="16" '
-            f'fill="{color}"><title>{_e(label)}: {_e(show(value))}</title></rect>',
+            f'fill="{color}"><title>{_e(label)}: {_e(text)}</title></rect>',
             f'<text x="{label_width + length + 6:.1f}" y="{y + 16}" font-size="12">'
-            f"{_e(show(value))}</text>",
+            f"{_e(text)}</text>",
         ]
     parts.append("</svg>")
     return "".join(parts)
+
+
+def accrued_text(cost: Spend, currency: str) -> str:
+    """A group's accrued cost as the table would add it up: the known sum, and how many of
+    its resources cost an unknown amount (not in it: never counted as zero)."""
+    if not cost.unknown:
+        return money(cost.accrued, currency)
+    if not cost.billable - cost.unpriced - cost.age_unknown:
+        return f"unknown ({cost.unknown})"
+    return f"{money(cost.accrued, currency)} + {cost.unknown} unknown"
+
+
+def _chart(title: str, groups: dict[str, tuple[list[Finding], str]], currency: str) -> str:
+    costs = {name: spend(findings) for name, (findings, _) in groups.items()}
+    bars = [(name, costs[name].accrued, colour) for name, (_, colour) in groups.items()]
+    texts = [accrued_text(costs[name], currency) for name in groups]
+    return bar_chart(title, bars, lambda value: money(value, currency), shown=texts)
 
 
 def column_chart(
@@ -235,10 +267,6 @@ OFFENDER_COLUMNS = ("task id", "resources leaked", "audits that saw them leaking
                     "leaked cost observed", "first seen", "last seen")  # fmt: skip
 
 
-def _accrued(findings: Iterable[Finding]) -> float:
-    return sum(f.cost.accrued or 0.0 for f in findings if f.cost.billable)
-
-
 def cost_charts(report: AuditReport) -> str:
     currency = report.prices.currency
     by_account: dict[str, list[Finding]] = defaultdict(list)
@@ -247,19 +275,19 @@ def cost_charts(report: AuditReport) -> str:
         r = finding.resource
         by_account[f"{r.provider} {r.account or '(unknown account)'}"].append(finding)
         by_verdict[finding.verdict].append(finding)
-    accounts = sorted(
-        ((name, _accrued(fs), "#1f6feb") for name, fs in by_account.items()),
-        key=lambda bar: -bar[1],
-    )
-    verdicts = [(v, _accrued(by_verdict[v]), COLORS[v]) for v in VERDICTS if v in by_verdict]
-
-    def show(value: float) -> str:
-        return money(value, currency)
-
+    accounts = sorted(by_account.items(), key=lambda group: -spend(group[1]).accrued)
     return (
         '<div class="charts">'
-        + bar_chart(f"Accrued cost by subscription / account ({currency})", accounts, show)
-        + bar_chart(f"Accrued cost by verdict ({currency})", verdicts, show)
+        + _chart(
+            f"Accrued cost by subscription / account ({currency})",
+            {name: (findings, "#1f6feb") for name, findings in accounts},
+            currency,
+        )
+        + _chart(
+            f"Accrued cost by verdict ({currency})",
+            {v: (by_verdict[v], COLORS[v]) for v in VERDICTS if v in by_verdict},
+            currency,
+        )
         + "</div>"
     )
 

@@ -1,9 +1,10 @@
 """JUnit XML for CI dashboards: one test case per fleet resource, one per unreadable source.
 
-A finding that fails the audit is a failure (orphan and leaked; suspect too
-with fail-on suspect; only the new ones with fail-on new; never an
-acknowledged one); pending and unverified are skipped (not a pass: nothing
-was proven); unreadable sources are errors.
+A finding that fails the audit is a failure (orphan and leaked; unverified
+unless --allow-unverified; suspect too with fail-on suspect; only the new ones
+with fail-on new; never an acknowledged one); pending, and the rest of the
+unverified, are skipped (not a pass: nothing was proven); unreadable sources
+are errors.
 
 Written element by element as it is formatted (the counts on <testsuite>
 come from one cheap pass first), never as one in-memory tree: a tree of
@@ -19,8 +20,9 @@ from xml.sax.saxutils import escape, quoteattr
 from cloudguard.audit.formats import StreamedFormat
 from cloudguard.audit.formats.changes import change_text, history_lines, shows_changes
 from cloudguard.audit.formats.order import report_order
+from cloudguard.audit.formats.rows import cost_cells
 from cloudguard.audit.formats.summary import headline, warning_lines
-from cloudguard.audit.formats.text import defang, inert, money
+from cloudguard.audit.formats.text import defang, inert
 from cloudguard.cloud.kinds import VM
 from cloudguard.documents.findings import (
     PENDING,
@@ -40,7 +42,9 @@ class JunitFormat(StreamedFormat):
             "tests": len(report.failures) + len(report.findings),
             "failures": len(fails),
             "errors": len(report.failures),
-            "skipped": sum(1 for f in report.findings if f.verdict in _SKIPPED),
+            "skipped": sum(
+                1 for f in report.findings if f.verdict in _SKIPPED and id(f) not in fails
+            ),
         }
         out.write('<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n')
         out.write(f'  <testsuite name="cloudguard audit"{_attributes(counts)}>\n')
@@ -72,14 +76,12 @@ class JunitFormat(StreamedFormat):
 
 def _detail(f: Finding, currency: str) -> str:
     r = f.resource
-    vm = r.kind == VM  # only a VM has a power state; another kind's billing is its own
-    unknown = "unknown (power state unknown)" if vm else "unknown (see the note)"
-    billable = {True: "yes", False: "no", None: unknown}[f.cost.billable]
+    billable, hourly, accrued = cost_cells(f.cost, currency, r.kind)
     return (
         f"{f.verdict}: {', '.join(f.reasons) or 'no reasons'}; {inert(r.kind, 40)}; task id "
         f"{inert(f.task_id)}; generation {inert(f.generation, 40)}; "
-        f"{f'{r.power_state}, ' if vm else ''}billable {billable}, "
-        f"{money(f.cost.hourly, currency)}/h, accrued {money(f.cost.accrued, currency)}"
+        f"{f'{r.power_state}, ' if r.kind == VM else ''}billable {billable}, "
+        f"per hour {hourly}, accrued {accrued}"
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from cloudguard.audit.formats.changes import change_text, shows_changes
 from cloudguard.audit.formats.text import age, money, one_line
 from cloudguard.cloud.kinds import VM
-from cloudguard.documents.findings import AuditReport, Finding
+from cloudguard.documents.findings import AuditReport, Cost, Finding
 
 COLUMNS = (
     "verdict", "name", "kind", "account / group", "region", "size", "power", "billable",
@@ -27,18 +27,23 @@ def report_cells(report: AuditReport, finding: Finding) -> list[str]:
     return cells
 
 
+def cost_cells(cost: Cost, currency: str, kind: str = VM) -> tuple[str, str, str]:
+    """billable, per hour, accrued: as every format shows them in words. "-" is "does not
+    bill"; "unknown" is unknown (no price for the size, no power state, no age), never 0.
+    Only a VM's billing follows a power state (its disks bill while it is stopped)."""
+    vm = kind == VM
+    if cost.billable is None:
+        billing = "unknown (power state unknown)" if vm else "unknown (see the note)"
+        return billing, "unknown", "unknown"
+    if cost.billable:
+        return "yes", money(cost.hourly, currency), money(cost.accrued, currency)
+    return ("no (disks bill)" if vm else "no"), "-", "-"
+
+
 def finding_cells(finding: Finding, currency: str) -> list[str]:
     """Every cell escaped and shortened to one line: tag values are untrusted input."""
     r, cost = finding.resource, finding.cost
-    vm = r.kind == VM
-    if cost.billable is None:
-        billable = "unknown (power state unknown)" if vm else "unknown (see the note)"
-        hourly, accrued = "unknown", "unknown"
-    elif cost.billable:
-        billable = "yes"
-        hourly, accrued = money(cost.hourly, currency), money(cost.accrued, currency)
-    else:
-        billable, hourly, accrued = "no (disks bill)" if vm else "no", "-", "-"
+    billable, hourly, accrued = cost_cells(cost, currency, r.kind)
     return [
         finding.verdict,
         one_line(r.name, 40),
@@ -46,7 +51,7 @@ def finding_cells(finding: Finding, currency: str) -> list[str]:
         one_line("/".join(p for p in (r.account, r.group) if p), 64),
         one_line(r.region, 20),
         one_line(r.size, 24),
-        r.power_state if vm else "-",
+        r.power_state if r.kind == VM else "-",
         billable,
         hourly,
         accrued,

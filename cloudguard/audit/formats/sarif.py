@@ -1,7 +1,8 @@
 """SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
 
-One result per orphan, leaked or suspect finding (pending, unverified and ok
-prove nothing wrong and are left out). A cloud resource is not a line of
+One result per orphan, leaked or suspect finding, and per unverified one while
+unverified resources fail the audit (pending, accepted unverified and ok
+findings prove nothing wrong and are left out). A cloud resource is not a line of
 code: each result names the resource as a logical location (its cloud id)
 and, as its physical location, where the record came from (the inventory
 file, or the provider and account swept).
@@ -28,10 +29,20 @@ from typing import Any
 from cloudguard import __version__
 from cloudguard.audit.formats.changes import change_text, shows_changes
 from cloudguard.audit.formats.order import report_order
+from cloudguard.audit.formats.rows import cost_cells
 from cloudguard.audit.formats.summary import headline
-from cloudguard.audit.formats.text import defang, inert, money
+from cloudguard.audit.formats.text import defang, inert
 from cloudguard.documents.audit_report import ack_document
-from cloudguard.documents.findings import LEAKED, ORPHAN, SUSPECT, AuditReport, Finding, exit_code
+from cloudguard.documents.findings import (
+    LEAKED,
+    ORPHAN,
+    SUSPECT,
+    UNVERIFIED,
+    AuditReport,
+    Finding,
+    exit_code,
+    failing_verdicts,
+)
 from cloudguard.history.records import STILL, GoneResource
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -58,6 +69,14 @@ RULES: dict[str, tuple[str, str, str, str]] = {
         "A recorded resource with a fixture task id or a generation that is no commit",
         "A controller knows it, but its tags point at a test. Look before reaping.",
     ),
+    UNVERIFIED: (
+        "cloudguard/unverified",
+        "warning",
+        "A fleet-tagged resource no evidence source could judge",
+        "The audit read no controller records and no owned ids that could explain it, so it "
+        "can be called neither ok nor orphan, and it fails the audit. Give the audit its "
+        "evidence, or accept unjudged resources with --allow-unverified.",
+    ),
 }
 
 
@@ -72,8 +91,11 @@ def _fingerprint(provider: str, account: str, resource_id: str, verdict: str) ->
 
 
 def sarif_document(report: AuditReport) -> dict[str, Any]:
-    findings = [f for f in report_order(report.findings) if f.verdict in RULES]
-    gone = [g for g in report.history.gone if g.last_verdict in RULES] if report.history else []
+    # Suspects are reported whatever --fail-on says (a warning to look at); unverified ones
+    # only while they fail the audit, so an alert says why the job failed.
+    shown = set(RULES) - ({UNVERIFIED} - failing_verdicts(report.policy))
+    findings = [f for f in report_order(report.findings) if f.verdict in shown]
+    gone = [g for g in report.history.gone if g.last_verdict in shown] if report.history else []
     reported = {f.verdict for f in findings} | {g.last_verdict for g in gone}
     verdicts_present = [v for v in RULES if v in reported]
     rule_index = {v: i for i, v in enumerate(verdicts_present)}
@@ -132,15 +154,11 @@ def _invocation(report: AuditReport) -> dict[str, Any]:
 def _result(finding: Finding, index: int, report: AuditReport) -> dict[str, Any]:
     r, cost = finding.resource, finding.cost
     rule_id, level, _, _ = RULES[finding.verdict]
-    currency = report.prices.currency
-    spend = (
-        f"~{money(cost.hourly, currency)}/h, ~{money(cost.accrued, currency)} accrued"
-        if cost.billable
-        else cost.note
-    )
+    billable, hourly, accrued = cost_cells(cost, report.prices.currency, r.kind)
     where = "/".join(p for p in (r.account, r.group, r.region) if p)
     what = f"{finding.verdict} {r.provider} {r.kind} {inert(r.name, 80)}"
     why = ", ".join(finding.reasons) or "no reason recorded"
+    spend = f"billable {billable}, per hour {hourly}, accrued {accrued}; {cost.note}"
     text = f"{what} in {inert(where, 160)}: {why}; {spend}"
     if shows_changes(report):
         text += f"; since the last audit: {defang(change_text(report, finding))}"

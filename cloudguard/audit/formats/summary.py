@@ -5,26 +5,37 @@ from __future__ import annotations
 from collections import Counter
 
 from cloudguard.audit.formats.text import money, one_line
-from cloudguard.documents.findings import VERDICTS, AuditReport, exit_code
+from cloudguard.documents.findings import VERDICTS, AuditReport, Spend, exit_code, spend
 
 
 def headline(report: AuditReport) -> str:
     counts = ", ".join(f"{report.count(v)} {v}" for v in VERDICTS if report.count(v))
-    billable = [f for f in report.findings if f.cost.billable]
-    hourly = sum(f.cost.hourly or 0.0 for f in billable)
-    accrued = sum(f.cost.accrued or 0.0 for f in billable)
-    unpriced = sum(1 for f in billable if f.cost.hourly is None)
-    unknown = sum(1 for f in report.findings if f.cost.billable is None)
-    currency = report.prices.currency
     status = "DID NOT RUN COMPLETELY" if report.failures else f"exit {exit_code(report)}"
     return (
         f"cloudguard audit: {status}. {report.resources_seen} resources, "
         f"{report.untagged} without the {report.policy.task_tag!r} tag (not the fleet's); "
-        f"{counts or 'no fleet resources'}. {len(billable)} billable: "
-        f"~{money(hourly, currency)}/h, ~{money(accrued, currency)} accrued"
-        + (f" ({unpriced} of them unpriced, not in those sums)" if unpriced else "")
-        + (f"; {unknown} more of unknown billing." if unknown else ".")
+        f"{counts or 'no fleet resources'}. {spend_text(spend(report.findings), report)}."
     )
+
+
+def spend_text(cost: Spend, report: AuditReport) -> str:
+    """The billable count and the sums, and what is not in them: an unknown cost is said,
+    never added in as zero."""
+    currency = report.prices.currency
+    text = (
+        f"{cost.billable} billable: ~{money(cost.hourly, currency)}/h, "
+        f"~{money(cost.accrued, currency)} accrued"
+    )
+    left_out = []
+    if cost.unpriced:
+        left_out.append(f"{cost.unpriced} of unknown price in neither sum")
+    if cost.age_unknown:
+        left_out.append(f"{cost.age_unknown} of unknown age not in the accrued sum")
+    if left_out:
+        text += f" ({'; '.join(left_out)})"
+    if cost.power_unknown:
+        text += f"; {cost.power_unknown} more of unknown cost (power state unknown)"
+    return text
 
 
 def evidence_lines(report: AuditReport) -> list[str]:

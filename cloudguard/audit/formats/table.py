@@ -1,16 +1,22 @@
 """The table: grouped by verdict, most urgent first, billable first within a group.
 
 On a terminal (color) rich draws it to fit the terminal's width. Files,
-pipes and CI logs, and terminals given a huge report, get plain aligned text,
-one line per finding: rich laying out one table of 100,000 rows took
-minutes. Column widths need every row, so the cells are made once and kept
-(mostly references to the records' own strings) until written.
+pipes and CI logs, and terminals given a huge report, get plain text: rich
+laying out one table of 100,000 rows took minutes. Plain text fits a width
+too: `$COLUMNS` when set, the terminal's when writing to one, else 120 (a
+CI log viewer's). Every column on one line per finding when that fits, and
+otherwise one block per finding (its verdict first, for `grep -A3 ^orphan`),
+each line wrapped to the width. Column widths need every row, so the cells
+are made once and kept (mostly references to the records' own strings)
+until written.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import shutil
+import textwrap
 from typing import TYPE_CHECKING, TextIO
 
 from cloudguard.audit.formats import StreamedFormat
@@ -21,7 +27,7 @@ from cloudguard.audit.formats.changes import (
     shows_changes,
 )
 from cloudguard.audit.formats.order import report_order
-from cloudguard.audit.formats.rows import columns, report_cells
+from cloudguard.audit.formats.rows import columns, cost_cells, report_cells
 from cloudguard.audit.formats.summary import (
     evidence_lines,
     failure_lines,
@@ -36,7 +42,6 @@ from cloudguard.documents.findings import AuditReport, Finding
 
 if TYPE_CHECKING:
     from rich.table import Table
-    from rich.text import Text
 
     from cloudguard.cloud.records import Resource
 
@@ -44,6 +49,9 @@ _STYLE = {"leaked": "bold red", "orphan": "bold red", "suspect": "yellow", "pend
 # Beyond this many findings even a terminal gets the plain table: a person
 # greps a report that long rather than reads it, and rich would take minutes.
 RICH_LIMIT = 2_000
+# The width of plain text written to a file or a pipe, unless $COLUMNS says otherwise:
+# what a CI log viewer shows without wrapping.
+PLAIN_WIDTH = 120
 
 
 class TableFormat(StreamedFormat):
@@ -51,7 +59,7 @@ class TableFormat(StreamedFormat):
         if color and len(report.findings) <= RICH_LIMIT:
             out.write(self._rich(report))
         else:
-            _write_plain(report, out)
+            _write_plain(report, out, plain_width(out))
 
     def _rich(self, report: AuditReport) -> str:
         # rich is imported here: the plain table (files, pipes, CI) does not pay for it.
@@ -79,7 +87,8 @@ class TableFormat(StreamedFormat):
             if natural.maximum > console.width:
                 # The terminal is too narrow for one line per finding: one block each.
                 for finding in report_order(report.findings):
-                    console.print(_card(report, finding), soft_wrap=True)
+                    card = "\n".join(card_lines(report, finding)) + "\n"
+                    console.print(Text(card, style=_STYLE.get(finding.verdict, "")))
             else:
                 console.print(table)
         console.print(Text(price_line(report)), soft_wrap=True)
@@ -105,16 +114,30 @@ def _terminal_table(report: AuditReport) -> Table:
     return table
 
 
-def _write_plain(report: AuditReport, out: TextIO) -> None:
-    out.write(headline(report) + "\n")
-    for line in failure_lines(report):
-        out.write(f"UNREADABLE {line}\n")
-    for line in warning_lines(report):
-        out.write(f"WARNING {line}\n")
-    for line in evidence_lines(report):
-        out.write(f"evidence {line}\n")
-    for line in history_lines(report):
-        out.write(f"{line}\n")
+def plain_width(out: TextIO) -> int:
+    """How wide plain text may be: $COLUMNS, else the terminal's, else PLAIN_WIDTH."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) >= 40:
+        return int(columns)
+    try:
+        return os.get_terminal_size(out.fileno()).columns if out.isatty() else PLAIN_WIDTH
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return PLAIN_WIDTH
+
+
+def _write_plain(report: AuditReport, out: TextIO, width: int) -> None:
+    def line(text: str) -> None:
+        out.write("\n".join(_wrapped(text, width, "  ")) + "\n")
+
+    line(headline(report))
+    for text in failure_lines(report):
+        line(f"UNREADABLE {text}")
+    for text in warning_lines(report):
+        line(f"WARNING {text}")
+    for text in evidence_lines(report):
+        line(f"evidence {text}")
+    for text in history_lines(report):
+        line(text)
     if report.findings:
         headers = columns(report)
         ordered = report_order(report.findings)
@@ -122,20 +145,71 @@ def _write_plain(report: AuditReport, out: TextIO) -> None:
         widths = [
             max(len(header), *(len(row[i]) for row in rows)) for i, header in enumerate(headers)
         ]
+        if sum(widths) + 3 * len(widths) + 1 <= width:
+            _write_aligned(headers, ordered, rows, widths, out)
+        else:
+            del rows  # a block per finding, made as it is written
+            for finding in ordered:
+                for text in card_lines(report, finding):
+                    out.write("\n".join(_wrapped(text, width, " " * _INDENT)) + "\n")
+                out.write("\n")
+    line(price_line(report))
 
-        def aligned(cells: list[str] | tuple[str, ...]) -> str:
-            # The rules rich drew, so `grep '│ orphan'` keeps working.
-            return "│ " + " │ ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " │"
 
-        rule = "├" + "┼".join("─" * (w + 2) for w in widths) + "┤\n"
-        out.write(aligned(headers) + "\n" + rule)
-        previous = None
-        for finding, row in zip(ordered, rows, strict=True):
-            if previous is not None and finding.verdict != previous:
-                out.write(rule)  # one block per verdict
-            previous = finding.verdict
-            out.write(aligned(row) + "\n")
-    out.write(price_line(report) + "\n")
+def _write_aligned(
+    headers: tuple[str, ...],
+    ordered: list[Finding],
+    rows: list[list[str]],
+    widths: list[int],
+    out: TextIO,
+) -> None:
+    def aligned(cells: list[str] | tuple[str, ...]) -> str:
+        # The rules rich drew, so `grep '│ orphan'` keeps working.
+        return "│ " + " │ ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " │"
+
+    rule = "├" + "┼".join("─" * (w + 2) for w in widths) + "┤\n"
+    out.write(aligned(headers) + "\n" + rule)
+    previous = None
+    for finding, row in zip(ordered, rows, strict=True):
+        if previous is not None and finding.verdict != previous:
+            out.write(rule)  # one block per verdict
+        previous = finding.verdict
+        out.write(aligned(row) + "\n")
+
+
+def _wrapped(text: str, width: int, indent: str) -> list[str]:
+    if len(text) <= width:
+        return [text]
+    return textwrap.wrap(
+        text, width, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False
+    )
+
+
+_INDENT = 11  # "unverified" and a space: every verdict lines up
+
+
+def card_lines(report: AuditReport, finding: Finding) -> list[str]:
+    """One finding as a block of lines, its verdict first: for a terminal too narrow for the
+    table, and for plain text wider than its width."""
+    cells = _terminal_cells(report, finding)
+    (verdict, name, kind, where, size, power, _, _, source, age_, task, generation,
+     reasons) = cells[:13]  # fmt: skip
+    billable, hourly, accrued = cost_cells(
+        finding.cost, report.prices.currency, finding.resource.kind
+    )
+    cost = f"billable {billable}, per hour {hourly}, accrued {accrued}"
+    if finding.cost.billable is not True or finding.cost.hourly is None:
+        cost += f" ({finding.cost.note})"
+    elif source != "-":
+        cost += f" (prices: {source})"
+    pad = " " * _INDENT
+    return [
+        f"{verdict:<{_INDENT}}{name}  ({kind}, {where}, {size}, {power}, age {age_})",
+        f"{pad}{cost}",
+        f"{pad}task id {task} · generation {generation}",
+        f"{pad}reasons: {reasons.replace(chr(10), ', ')}",
+        *([f"{pad}since the last audit: {change_text(report, finding)}"] if cells[13:] else []),
+    ]
 
 
 def _terminal_columns(report: AuditReport) -> tuple[str, ...]:
@@ -167,25 +241,6 @@ def _terminal_cells(report: AuditReport, finding: Finding) -> list[str]:
         "\n".join(finding.reasons) or "-",  # one a line: a reason is never split
         *changed,
     ]
-
-
-def _card(report: AuditReport, finding: Finding) -> Text:
-    from rich.text import Text
-
-    currency = report.prices.currency
-    cells = _terminal_cells(report, finding)
-    (verdict, name, kind, where, size, power, hourly, accrued, source, age_, task, generation,
-     reasons) = cells[:13]  # fmt: skip
-    lines = [
-        f"{verdict:<8}{name}  ({kind}, {where}, {size}, {power}, age {age_})",
-        f"{'':<8}cost {hourly} {currency}/h, {accrued} {currency} accrued (prices: {source})"
-        if finding.cost.billable
-        else f"{'':<8}cost: {finding.cost.note}",
-        f"{'':<8}task id {task} · generation {generation}",
-        f"{'':<8}reasons: {reasons.replace(chr(10), ', ')}",
-        *([f"{'':<8}since the last audit: {change_text(report, finding)}"] if cells[13:] else []),
-    ]
-    return Text("\n".join(lines) + "\n", style=_STYLE.get(finding.verdict, ""))
 
 
 def _short(value: str | None, width: int) -> str:

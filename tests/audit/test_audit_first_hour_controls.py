@@ -1,0 +1,136 @@
+"""Negative controls of the first hour (issue 25): break each promise on purpose, and its named
+tests must go red for the right reason (harness: tests/cloudguard_mutants.py).
+
+Never silently clean (an unjudged resource fails the audit), unknown never
+zero (in any format), odd input is a message and its code (never a traceback,
+never 1), the table and the page fit where they are read, help keeps its
+brackets, a reader that leaves is not an error, and `init` never replaces a
+file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+
+ODD = "tests/cli/test_odd_inputs.py"
+ROW = f"{ODD}::test_an_odd_input_gets_one_line_and_its_exit_code"
+FIGURES = "tests/audit/test_audit_figures_agree.py"
+HTML = "tests/audit/test_audit_html.py::test_every_column_is_visible_at_common_window_widths"
+SETUP = "tests/cli/test_setup_commands.py"
+
+MUTATIONS = [
+    Mutation(
+        name="an unjudged fleet resource passes the audit",
+        module="documents/findings.py",
+        original="    if policy.fail_on_unverified:\n",
+        broken="    if False:\n",
+        tests=(
+            "tests/audit/test_audit_cli.py::"
+            "test_an_audit_without_evidence_fails_unless_unverified_is_accepted_by_name",
+        ),
+        reason="an unjudged fleet resource passed the audit",
+    ),
+    Mutation(
+        name="the HTML chart counts an unknown cost as zero",
+        module="audit/formats/html.py",
+        original="    if not cost.unknown:\n",
+        broken="    if True:\n",
+        tests=(f"{FIGURES}::test_the_html_charts_never_count_an_unknown_cost_as_zero",),
+        reason="an unknown cost counted as zero",
+    ),
+    Mutation(
+        name="a VM whose compute does not bill is priced 0 per hour",
+        module="audit/formats/rows.py",
+        original='    return "no (disks bill)", "-", "-"\n',
+        broken='    return "no (disks bill)", money(cost.hourly, currency), "-"\n',
+        tests=(
+            f"{FIGURES}::test_the_table_says_what_the_json_says",
+            f"{FIGURES}::test_junit_says_what_the_json_says",
+        ),
+        reason={
+            f"{FIGURES}::test_the_table_says_what_the_json_says": "table row of vm-off",
+            f"{FIGURES}::test_junit_says_what_the_json_says": "the JUnit figures differ",
+        },
+    ),
+    Mutation(
+        name="a JSON nested too deeply is a traceback again",
+        module="json_input.py",
+        original="    except (json.JSONDecodeError, UnicodeDecodeError):\n        raise\n"
+        "    except (RecursionError, ValueError) as error:\n",
+        broken="    except (json.JSONDecodeError, UnicodeDecodeError):\n        raise\n"
+        "    except ValueError as error:\n",
+        tests=(f"{ROW}[controller records 100,000 deep]",),
+        reason="a traceback: RecursionError",
+    ),
+    Mutation(
+        name="a duration past a century overflows",
+        module="audit/config.py",
+        original="    if seconds_in_all > longest.total_seconds():\n",
+        broken="    if False:\n",
+        tests=(f"{ROW}[grace 20 digits of days]",),
+        reason="a traceback: OverflowError",
+    ),
+    Mutation(
+        name="tags of the wrong shape make a fleet VM look untagged",
+        module="cloud/exports.py",
+        original="    if not isinstance(raw, dict):\n        raise InventoryFormatError(",
+        broken=(
+            "    if not isinstance(raw, dict):\n        return {}\n"
+            "        raise InventoryFormatError("
+        ),
+        tests=(f"{ROW}[az tags as a list]",),
+        reason="az tags as a list: exit 0",
+    ),
+    Mutation(
+        name="a reader that leaves makes the audit exit 1",
+        module="cli_presentation.py",
+        original="    if not isinstance(sys.stdout, ReaderMayLeave):\n",
+        broken="    if False:\n",
+        tests=(f"{ODD}::test_a_reader_that_leaves_is_not_an_error[True-0]",),
+        reason="not the audit's own 0",
+    ),
+    Mutation(
+        name="help text is read as rich markup",
+        module="cli_presentation.py",
+        original="    rich_utils._make_rich_text = plain_text\n",
+        broken="",
+        tests=(
+            f"{ODD}::test_help_keeps_brackets_literal[reap apply]",
+            f"{ODD}::test_help_keeps_brackets_literal[audit]",
+        ),
+        reason="was swallowed as markup",
+    ),
+    Mutation(
+        name="an HTML cell never breaks",
+        module="audit/formats/html.py",
+        original="td{overflow-wrap:anywhere}",
+        broken="",
+        tests=(f"{HTML}[1280]",),
+        reason="at 1280 px these cells are off-screen",
+    ),
+    Mutation(
+        name="init replaces an existing file",
+        module="init_command.py",
+        original="            os.link(temporary, output)",
+        broken="            os.replace(temporary, output)",
+        # Both guards: the look before the answers, and the link that fails on a file
+        # that appeared since.
+        also=(("init_command.py", "    if output.exists() and not force:\n", "    if False:\n"),),
+        tests=(f"{SETUP}::test_init_never_replaces_a_file_without_force",),
+        reason="an existing cloudguard.toml was replaced",
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_a_first_hour_promise_turns_its_tests_red(
+    tmp_path: Path, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path, mutation)
+
+
+def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
+    assert_green_unmutated(tmp_path, MUTATIONS)
