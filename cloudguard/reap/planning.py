@@ -34,8 +34,8 @@ from cloudguard.documents.plan import (
 # its id) is left out when its audit did not record which resource it saw: apply would skip
 # it anyway (identity-unknown), after a review that could not have known.
 NO_IDENTITY = (
-    "the audit does not say which resource it saw (no unique id, e.g. vmId, or no creation "
-    "time in its inventory): apply could not tell it from one re-created under its name"
+    "the audit does not say which resource it saw (neither a unique id, e.g. vmId, nor a "
+    "creation time in its inventory): apply could not tell it from one re-created under its name"
 )
 
 # Power states in which the reversible action has nothing left to do.
@@ -204,6 +204,9 @@ def _not_planned_because(
         return f"already {item.power_state}: nothing to {action}"
     if item.power_state == "terminated":
         return "already terminated"
-    if not cloud.ids_never_reused and (not item.uid or item.created is None):
+    # As apply judges it (reap/verify.py): a unique id or a creation time names the resource
+    # reviewed; a group has neither and is what it holds.
+    unnamed = not item.uid and item.created is None and item.kind != kinds.RESOURCE_GROUP
+    if unnamed and not cloud.ids_never_reused:
         return NO_IDENTITY
     return None

@@ -50,9 +50,11 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     home = controller_home(tmp / "home", meta=["t-live", "t-live-2"])
     paths = {name: tmp / f"audit.{name}" for name in FORMATS}
     reports = [arg for name in FORMATS for arg in ("--report", f"{name}={paths[name]}")]
+    # Module-scoped: made before the per-test state directory exists, so no history.
     result = run_audit_cli(
-        "-i", str(inventory), "--controller-home", str(home), "-f", "json", *reports
-    )
+        "-i", str(inventory), "--controller-home", str(home), "-f", "json", "--no-history",
+        *reports,
+    )  # fmt: skip
     assert result.exit_code == 1, result.stderr
     return {"json": json.loads(result.stdout)} | {n: p.read_text() for n, p in paths.items()}
 
@@ -234,7 +236,7 @@ def test_every_format_opens_with_the_same_headline_and_its_sums_are_the_jsons(
     assert (
         f"{summary['billable']} billable: ~{money(summary['hourly'], currency)}/h, "
         f"~{money(summary['accrued'], currency)} accrued (1 of unknown price in neither sum; "
-        "1 of unknown age not in the accrued sum); 1 more of unknown cost (power state unknown)"
+        "1 of unknown age not in the accrued sum); 1 more of unknown billing"
     ) in headline
     markdown = re.sub(r"\\(.)", r"\1", written["markdown"]).splitlines()[2]
     junit = ET.fromstring(written["junit"]).find("testsuite/system-out")

@@ -44,8 +44,10 @@ MUTATIONS = [
     Mutation(
         name="a VM whose compute does not bill is priced 0 per hour",
         module="audit/formats/rows.py",
-        original='    return "no (disks bill)", "-", "-"\n',
-        broken='    return "no (disks bill)", money(cost.hourly, currency), "-"\n',
+        original='    return ("no (disks bill)" if vm else "no"), "-", "-"\n',
+        broken=(
+            '    return ("no (disks bill)" if vm else "no"), money(cost.hourly, currency), "-"\n'
+        ),
         tests=(
             f"{FIGURES}::test_the_table_says_what_the_json_says",
             f"{FIGURES}::test_junit_says_what_the_json_says",

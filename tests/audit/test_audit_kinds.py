@@ -91,7 +91,7 @@ def test_the_headline_of_every_format_says_how_many_billable_findings_are_unpric
     done = audit(export, "-f", fmt)
 
     assert "2 billable" in done.stdout, done.stdout
-    assert "(2 of them unpriced" in done.stdout, (
+    assert "(2 of unknown price in neither sum" in done.stdout, (
         f"the headline does not say how many are unpriced: {done.stdout[:400]}"
     )
     assert "1 more of unknown billing" in done.stdout

@@ -213,7 +213,9 @@ def test_adapters_lists_what_is_installed_and_whether_it_loads(
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["provider", "distribution", "version", "options", "loads"]
     azure = next(line.split() for line in lines if line.startswith("azure"))
-    assert azure == ["azure", "cloudguard-azure", "0.1.0", "--engine", "yes"]
+    assert azure == [
+        "azure", "cloudguard-azure", "0.1.0", "--engine,", "--retail-prices-endpoint", "yes"
+    ]  # fmt: skip
     # One that does not load says why (and the others still list).
     broken = EntryPoint("broken", "cloudguard_no_such_module:Adapter", "cloudguard.adapters")
     installed = {**registry.installed_adapters(), "broken": broken}

@@ -34,7 +34,7 @@ def spend_text(cost: Spend, report: AuditReport) -> str:
     if left_out:
         text += f" ({'; '.join(left_out)})"
     if cost.power_unknown:
-        text += f"; {cost.power_unknown} more of unknown cost (power state unknown)"
+        text += f"; {cost.power_unknown} more of unknown billing"
     return text
 
 
