@@ -32,6 +32,7 @@ class StatusRule:
     times: int  # how many matching requests still get this answer
     match: str = ""  # a substring of the path (case-insensitive); "" matches every request
     retry_after: float | None = None  # seconds: Retry-After if whole, else retry-after-ms
+    method: str = ""  # only requests of this method ("DELETE": not the GET of the same path)
 
 
 @dataclass
@@ -108,6 +109,9 @@ class Faults:
     requests: Counter[str] = field(default_factory=Counter)  # "GET vm_list_all" -> count
     answered: Counter[str] = field(default_factory=Counter)  # "429", "200", "reset" -> count
     log: list[str] = field(default_factory=list)  # "GET /subscriptions/...?...$skiptoken=50"
+    # When each request of `log` arrived (time.monotonic(), the server's clock): a test proves
+    # a wait by the gaps between arrivals, not by its own wall clock.
+    arrivals: list[float] = field(default_factory=list)
     in_flight: int = 0
     peak_in_flight: int = 0  # the most requests being answered at once: proves a concurrency bound
     graph: GraphFaults = field(default_factory=GraphFaults)  # Resource Graph's quota and faults
@@ -120,10 +124,18 @@ class Faults:
     # -- steering ----------------------------------------------------------------
 
     def inject(
-        self, status: int, *, times: int = 1, match: str = "", retry_after: float | None = None
+        self,
+        status: int,
+        *,
+        times: int = 1,
+        match: str = "",
+        retry_after: float | None = None,
+        method: str = "",
     ) -> None:
         with self._lock:
-            self.rules.append(StatusRule(status, times, match.casefold(), retry_after))
+            self.rules.append(
+                StatusRule(status, times, match.casefold(), retry_after, method.upper())
+            )
 
     def storm(
         self,
@@ -175,12 +187,12 @@ class Faults:
 
     # -- consulted by the server ---------------------------------------------------
 
-    def take_rule(self, path: str) -> StatusRule | None:
+    def take_rule(self, path: str, method: str = "") -> StatusRule | None:
         """`path` with its query, so a rule can name one page (`$skiptoken=50`)."""
         with self._lock:
             folded = path.casefold()
             for rule in self.rules:
-                if rule.times > 0 and rule.match in folded:
+                if rule.times > 0 and rule.match in folded and rule.method in ("", method):
                     rule.times -= 1
                     return rule
             for chance in self.random_rules:
@@ -232,6 +244,7 @@ class Faults:
     def record(self, method: str, target: str) -> None:
         with self._lock:
             self.log.append(f"{method} {target}")
+            self.arrivals.append(time.monotonic())
 
     def answer(self, outcome: str) -> None:
         with self._lock:
@@ -269,6 +282,7 @@ class Faults:
             self.requests.clear()
             self.answered.clear()
             self.log.clear()
+            self.arrivals.clear()
             self.peak_in_flight = self.in_flight
 
 

@@ -92,7 +92,7 @@ def handle(
             "MissingApiVersionParameter",
             "The api-version query parameter (?api-version=) is required for all requests.",
         )
-    if rule := ctx.faults.take_rule(target):
+    if rule := ctx.faults.take_rule(target, method):
         code, message = _INJECTED.get(rule.status, _INJECTED[500])
         response = arm_error(rule.status, code, message)
         if rule.status == 401:
