@@ -7,6 +7,8 @@ import stat
 from pathlib import Path
 
 import pytest
+from named_checks import broken
+from second_uid import another_users_file, run_guard
 
 from cloudguard.private_files import UnsafePathError, create_new, open_own, write_private
 
@@ -52,11 +54,25 @@ def test_not_a_regular_file_is_refused(tmp_path: Path) -> None:
         open_own(fifo, os.O_RDWR)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a file owned by another uid")
-def test_another_users_file_is_refused_before_truncation(tmp_path: Path) -> None:
-    theirs = tmp_path / "theirs.json"
-    theirs.write_text("their content")
-    os.chown(theirs, 12345, 12345)
-    with pytest.raises(UnsafePathError, match="owned by uid 12345"):
-        write_private(theirs, "mine")
+WRITE_AS_THE_SECOND_USER = """
+from cloudguard.private_files import UnsafePathError, write_private
+try:
+    write_private("theirs.json", "mine")
+except UnsafePathError as error:
+    print("REFUSED", error)
+else:
+    print("WRITTEN")
+"""
+
+
+def test_another_users_file_is_refused_before_truncation(second_user: Path) -> None:
+    """Written to by the second user (uid 65534): a file of ours it could write (0666)."""
+    theirs = another_users_file(second_user, "theirs.json", b"their content")
+
+    result = run_guard(second_user, WRITE_AS_THE_SECOND_USER, env={"PATH": "/usr/bin:/bin"})
+
+    assert result.stdout.startswith("REFUSED"), broken(
+        "another-users-file-refused", f"another user's file was written: {result}"
+    )
+    assert f"owned by uid {os.geteuid()}" in result.stdout, result.stdout
     assert theirs.read_text() == "their content"

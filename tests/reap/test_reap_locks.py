@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from named_checks import broken
+from second_uid import require_a_second_user, run_guard
 
 from cloudguard.reap.locks import LockError, lock_directory, plan_lock
 
@@ -42,3 +44,31 @@ def test_a_lock_is_exclusive_and_released_on_close(
         assert first.held and not second.held
     with plan_lock(directory, "sha256:ab") as again:
         assert again.held
+
+
+LOCK_AS_THE_SECOND_USER = """
+from cloudguard.reap.locks import LockError, lock_directory
+try:
+    print("USED", lock_directory())
+except LockError as error:
+    print("REFUSED", error)
+"""
+
+
+def test_another_users_lock_directory_is_refused(second_user: Path) -> None:
+    """Met by the second user (uid 65534): a lock directory of ours, which it may not trust
+    (whoever owns it can remove the locks in it)."""
+    require_a_second_user()
+    theirs = second_user / "run" / "cloudguard" / "reap-locks"
+    theirs.mkdir(parents=True, mode=0o755)
+
+    result = run_guard(
+        second_user,
+        LOCK_AS_THE_SECOND_USER,
+        env={"PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": str(second_user / "run")},
+    )
+
+    assert result.stdout.startswith("REFUSED"), broken(
+        "another-users-lock-directory-refused", f"another user's lock directory was used: {result}"
+    )
+    assert "not a directory of this user's" in result.stdout, result.stdout
