@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from named_checks import broken
 from second_uid import OTHER_UID, as_other_user, python, world_readable_dir
 
 from cloudguard.project_file import UntrustedFileError, find_project_file, read_project_file
@@ -41,7 +42,7 @@ def cloudguard(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
             check=False,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"cloudguard {' '.join(args)} hung on a FIFO", pytrace=False)
+        pytest.fail(broken("a-fifo-never-hangs", f"cloudguard {' '.join(args)} hung on a FIFO"))
 
 
 @pytest.fixture
@@ -105,7 +106,10 @@ def test_a_directory_others_can_write_is_refused(tmp_path: Path) -> None:
 
     done = cloudguard("audit", "--inventory", "-", cwd=shared)
 
-    assert done.returncode == 97, f"a file in a directory others can write was read: {done}"
+    assert done.returncode == 97, broken(
+        "a-directory-others-write-is-refused",
+        f"a file in a directory others can write was read: {done}",
+    )
     assert "writable by group or others without the sticky bit" in done.stderr, done.stderr
     shared.chmod(0o1777)  # sticky: only the owner may rename or remove it
     assert cloudguard("audit", "--inventory", "-", cwd=shared).returncode != 97
@@ -156,7 +160,10 @@ def test_another_user_swapping_the_file_never_gets_it_read(tmp_path: Path) -> No
                 refused += 1
                 continue
             read += 1
-            assert "planted" not in text, f"cloudguard read the file uid {OTHER_UID} swapped in"
+            assert "planted" not in text, broken(
+                "a-swapped-file-is-never-read",
+                f"cloudguard read the file uid {OTHER_UID} swapped in",
+            )
     finally:
         (shared / "stop").touch()
         swaps = int(swapper.communicate(timeout=30)[0] or 0)

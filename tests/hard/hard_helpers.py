@@ -60,11 +60,13 @@ def hard_run(
     host_setup: str = "",
     env: Mapping[str, str] | None = None,
     timeout: float = 60,
+    cwd: Path | None = None,
 ) -> HardRun:
     """`cloudguard run OPTIONS --log LOG -- COMMAND` in a fresh loopback-only namespace.
 
     `host_setup` is shell run first in that namespace (a server on "the host's" loopback);
-    a background job it starts must set S to its pid, to be stopped after the run.
+    a background job it starts must set S to its pid, to be stopped after the run. `cwd`:
+    where the run starts (its cloudguard.toml is the project's).
     """
     log = tmp_path / f"reach-{len(list(tmp_path.glob('reach-*')))}.jsonl"
     stop = '[ -z "$S" ] || kill $S'
@@ -81,6 +83,7 @@ def hard_run(
         text=True,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
+        cwd=cwd,
         check=False,
     )
     return HardRun(result.returncode, result.stdout, result.stderr, log)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from hard_helpers import hard_env, hard_run
+from named_checks import broken
 
 HOMES = (".aws", ".azure", ".azd", ".config/gcloud", ".IdentityService")
 MINTER = """#!/bin/sh
@@ -69,10 +70,44 @@ def test_planted_credentials_are_invisible_inside_and_untouched_after(tmp_path: 
 
     run = hard_run(tmp_path, "sh", "-c", PROBE, env=env)
 
-    assert not marker.exists(), f"the planted credential_process ran inside:\n{run.output}"
+    assert "CREDS " in run.stdout, broken("the-probe-ran", f"it did not:\n{run.output}")
+    assert not marker.exists(), broken(
+        "credential-homes-masked", f"the planted credential_process ran inside:\n{run.output}"
+    )
     assert "CREDS None" in run.stdout, run.output
     for name in HOMES:
         assert f"LIST {name}:\n" in run.stdout, f"{name} is not empty inside:\n{run.output}"
     assert "WROTE" not in run.stdout, f"a masked home was writable:\n{run.output}"
     assert fingerprint(home) == before, "the real credential homes changed"
+    assert run.returncode == 0, run.output
+
+
+TOKEN = "s.FAKEvaultTOKEN0001"
+READ_THE_TOKEN = 'echo "TOKEN[$(cat "$HOME/.vault-token")]"'
+
+
+def test_a_projects_own_file_home_is_masked_empty_and_read_only(tmp_path: Path) -> None:
+    """A file (not a directory) the project's `[hard.masked_homes]` names: an empty
+    read-only file inside, the real one untouched."""
+    env = hard_env(tmp_path)
+    token = Path(env["HOME"]) / ".vault-token"
+    token.write_text(TOKEN)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "cloudguard.toml").write_text(
+        '[hard.masked_homes]\n"~/.vault-token" = "the team\'s Vault token"\n'
+    )
+    # The control: under the soft seal the same read finds the token.
+    soft = hard_run(tmp_path, "sh", "-c", READ_THE_TOKEN, options=(), env=env, cwd=project)
+    assert f"TOKEN[{TOKEN}]" in soft.stdout, soft.output
+
+    script = f'{READ_THE_TOKEN}; (echo x > "$HOME/.vault-token") 2>/dev/null && echo WROTE'
+    run = hard_run(tmp_path, "sh", "-c", f"{script}; exit 0", env=env, cwd=project)
+
+    assert "TOKEN[" in run.stdout, broken("the-probe-ran", f"it did not:\n{run.output}")
+    assert "TOKEN[]" in run.stdout, broken(
+        "a-projects-file-home-is-masked", f"the project's masked file was read:\n{run.output}"
+    )
+    assert "WROTE" not in run.stdout, f"a masked file was writable:\n{run.output}"
+    assert token.read_text() == TOKEN, "the real file changed"
     assert run.returncode == 0, run.output

@@ -1,13 +1,11 @@
 """Negative controls for the hard seal: break the sink's recording, the DNS answer, the masks or
-the fail-closed checks in a copy of the package; the named tests must go red for that reason
+the fail-closed checks in a copy of the package; each named test must fail at its named check
 (harness: tests/cloudguard_mutants.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+from cloudguard_mutants import Mutation, assert_turns_red
 
 CORPUS = (
     "tests/hard/test_hard_corpus.py::test_every_technique_is_recorded_and_red_under_the_hard_seal"
@@ -22,6 +20,12 @@ INTEGRITY = "tests/guard/test_verdict_integrity.py::"
 UNSTOPPABLE = f"{INTEGRITY}test_under_hard_the_command_cannot_stop_or_kill_its_supervisor"
 OWN_PROCESSES = f"{INTEGRITY}test_under_hard_the_command_sees_only_its_own_processes"
 UNREADABLE_INIT = f"{INTEGRITY}test_under_hard_the_commands_init_cannot_be_read"
+PROJECT_HOME = (
+    "tests/hard/test_hard_masks.py::test_a_projects_own_file_home_is_masked_empty_and_read_only"
+)
+NAMES_THE_SENDER = (
+    "tests/hard/test_hard_corpus.py::test_a_record_names_the_program_and_the_test_that_was_running"
+)
 XDIST_RUNNING_TEST = (
     "tests/hard/test_hard_corpus.py::test_under_xdist_each_record_names_its_own_workers_test"
 )
@@ -33,7 +37,7 @@ MUTATIONS = [
         original="        self.relay.record(entry)\n",
         broken="            pass\n",
         tests=(f"{CORPUS}[curl]", f"{CORPUS}[getent-lookup]", f"{CORPUS}[python-isolated-imds]"),
-        reason="the run did not go red",  # nothing recorded: the check sees a clean run
+        check="the-reach-is-recorded",
     ),
     Mutation(
         name="the resolver answers no address",
@@ -43,7 +47,7 @@ MUTATIONS = [
         tests=(
             "tests/hard/test_hard_corpus.py::test_a_connection_is_attributed_to_the_name_it_was_resolved_from",
         ),
-        reason="the DNS answer gave it nowhere to go",
+        check="the-answer-leads-to-the-sink",
     ),
     Mutation(
         name="pytest does not tell the sink its running test",
@@ -51,11 +55,7 @@ MUTATIONS = [
         original="    if not seal_root:\n        return\n",
         broken="    if True:\n        return\n",
         tests=(RUNNING_TEST, XDIST_RUNNING_TEST),
-        # each named test's own message (the harness reads each one's, never the pooled output)
-        reason={
-            RUNNING_TEST: "the records do not name the running tests",
-            XDIST_RUNNING_TEST: "a record does not name its own test",
-        },
+        check="records-name-the-running-test",
     ),
     Mutation(
         name="no credential home is masked",
@@ -65,7 +65,34 @@ MUTATIONS = [
         tests=(
             "tests/hard/test_hard_masks.py::test_planted_credentials_are_invisible_inside_and_untouched_after",
         ),
-        reason="the planted credential_process ran inside",
+        check="credential-homes-masked",
+    ),
+    Mutation(
+        name="a file home is not masked (only directories are)",
+        module="guard/hard/masks.py",
+        original="    if os.path.exists(path):\n        linux.mount(empty_file,",
+        broken="    if False:\n        linux.mount(empty_file,",
+        tests=(PROJECT_HOME,),
+        check="a-projects-file-home-is-masked",
+    ),
+    Mutation(
+        name="a project's [hard.masked_homes] is not read",
+        module="guard/registry.py",
+        original="masked_homes=tuple(dict.fromkeys(h for f in files for h in f.masked_homes)),",
+        broken="masked_homes=tuple(default.masked_homes),",
+        tests=(PROJECT_HOME,),
+        check="a-projects-file-home-is-masked",
+    ),
+    *(
+        Mutation(
+            name=f"a record names {whose} as the sender",
+            module="guard/hard/attribution.py",
+            original="    return Sender(pid=inner, ppid=inner_parent,",
+            broken=f"    return Sender(pid={pid}, ppid=inner_parent,",
+            tests=(NAMES_THE_SENDER,),
+            check="the-record-names-the-sender",
+        )
+        for whose, pid in (("no pid", "None"), ("the parent's pid", "inner_parent"))
     ),
     Mutation(
         name="the host check ignores disabled user namespaces",
@@ -75,7 +102,7 @@ MUTATIONS = [
         tests=(
             "tests/hard/test_hard_fail_closed.py::test_no_user_namespaces_is_75_naming_the_sysctl_and_nothing_runs",
         ),
-        reason="the cause was not named",
+        check="the-sysctl-is-named",
     ),
     Mutation(
         name="a setup failure is not reported as one",
@@ -85,7 +112,7 @@ MUTATIONS = [
         tests=(
             "tests/hard/test_hard_fail_closed.py::test_a_device_that_is_not_a_tun_is_75_naming_it_and_nothing_runs",
         ),
-        reason="the cause was not named",
+        check="the-tun-refusal-is-named",
     ),
     Mutation(
         name="a record the sink could not relay is not reported",
@@ -93,7 +120,7 @@ MUTATIONS = [
         original='    if merged.get("lost"):\n',
         broken="    if False:\n",
         tests=(AGREE,),
-        reason="a record the sink could not relay passed",
+        check="lost-record-reported",
     ),
     Mutation(
         name="the relayed count is not checked",
@@ -101,7 +128,7 @@ MUTATIONS = [
         original='    if str(merged.get("recorded")) != str(received):\n',
         broken="    if False:\n",
         tests=(AGREE,),
-        reason="a record lost between the seal and the run passed",
+        check="relayed-count-checked",
     ),
     Mutation(
         name="a dead sink is not noticed",
@@ -109,7 +136,7 @@ MUTATIONS = [
         original='    if "code" not in merged:\n',
         broken='    if "code" not in merged:\n        return code\n    if False:\n',
         tests=(KILLED,),
-        reason="assert 137 == 97",  # the killed supervisor's own code instead of 97
+        check="a-dead-sink-is-97",
     ),
     Mutation(
         name="the command shares the supervisor's pid namespace",
@@ -124,9 +151,9 @@ MUTATIONS = [
             ),
         ),
         tests=(UNSTOPPABLE, OWN_PROCESSES),
-        reason={
-            UNSTOPPABLE: "the attack on the supervisor cost a record",
-            OWN_PROCESSES: "the command saw processes outside its run",
+        check={
+            UNSTOPPABLE: "the-supervisor-survives-its-command",
+            OWN_PROCESSES: "only-its-own-processes",
         },
     ),
     Mutation(
@@ -135,15 +162,13 @@ MUTATIONS = [
         original="        linux.set_dumpable(False)  # after the id maps",
         broken="        linux.set_dumpable(True)  # after the id maps",
         tests=(UNREADABLE_INIT,),
-        reason="the command read its init's descriptors",
+        check="its-init-unreadable",
     ),
 ]
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
-def test_breaking_the_hard_seal_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
-    assert_turns_red(tmp_path, mutation)
-
-
-def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
-    assert_green_unmutated(tmp_path, MUTATIONS)
+def test_breaking_the_hard_seal_turns_its_tests_red(
+    tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
