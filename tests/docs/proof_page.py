@@ -32,6 +32,10 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "tests/pytest_plugin/test_plugin_truth_mutants.py",
         "tests/pytest_plugin/test_plugin_mutants.py",
     ),
+    ("reference.md#what-cloudguard-trusts", "What cloudguard trusts"): (
+        "tests/cli/test_trust_negative_controls.py",
+        "tests/cloud/test_endpoint_rule_controls.py",
+    ),
     ("audit.md", "The audit"): (
         "tests/audit/test_audit_negative_controls.py",
         "tests/audit/test_audit_owned_negative_controls.py",
