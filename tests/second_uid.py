@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 from host_lacks import require
+from named_checks import broken
 
 import cloudguard
 
@@ -50,6 +51,15 @@ def another_users_file(where: Path, name: str, content: bytes) -> Path:
     path.write_bytes(content)
     path.chmod(0o666)
     return path
+
+
+def refused_to_the_second_user(where: Path, script: str, check: str, what: str) -> str:
+    """Run `script` as the second user; it must print REFUSED and why: a file of this
+    process's owner, `what` it may not be used as. Its output."""
+    result = run_guard(where, script, env={"PATH": "/usr/bin:/bin"})
+    assert result.stdout.startswith("REFUSED"), broken(check, f"{what}: {result}")
+    assert f"owned by uid {os.geteuid()}" in result.stdout, result.stdout
+    return result.stdout
 
 
 def as_other_user(*argv: str) -> list[str]:

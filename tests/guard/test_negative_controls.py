@@ -158,7 +158,7 @@ MUTATIONS += [
         original="extra = 0 if follow else os.O_NOFOLLOW",
         broken="extra = 0",
         tests=(SYMLINKED,),
-        check="a-linked-log-is-refused",
+        check="a-linked-log-is-refused-as-a-link",
     ),
 ]
 ONE_VERDICT = "tests/pytest_plugin/test_plugin_one_verdict.py::test_one_verdict_in_every_mode"

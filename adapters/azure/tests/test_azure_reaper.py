@@ -782,8 +782,9 @@ def test_two_applies_racing_send_one_action(incident: Incident, tmp_path: Path) 
     """Two real processes apply one plan at once: one delete, never two.
 
     The overlap is forced, not hoped for: the fake holds the first apply's delete in flight
-    (its locks held) until the second apply has run to its end. (A delete, not a deallocate:
-    a VM being deallocated is `already-done` to the second apply, locks or no locks.)"""
+    (its locks held) until the second apply has ended, or sent a delete of its own. (A
+    delete, not a deallocate: a VM being deallocated is `already-done` to the second
+    apply, locks or no locks.)"""
     plan = incident.plan("--action", "delete")
     incident.arm.faults.reset_counts()
     incident.arm.state.hold_operations = True
@@ -806,10 +807,15 @@ def test_two_applies_racing_send_one_action(incident: Incident, tmp_path: Path) 
         in_flight = _wait_until(lambda: incident.arm.faults.requests["DELETE vm_delete"] == 1)
         assert in_flight, "the first apply never sent its delete"
         second = start(2)
-        second_out = second.communicate(timeout=120)[0]
+        _wait_until(
+            lambda: (
+                second.poll() is not None or incident.arm.faults.requests["DELETE vm_delete"] > 1
+            )
+        )
     finally:
-        incident.arm.state.hold_operations = False  # the barrier opens: the first may end
+        incident.arm.state.hold_operations = False  # the barrier opens: both may end
         first_out = first.communicate(timeout=120)[0]
+    second_out = second.communicate(timeout=120)[0]
 
     sent = incident.arm.faults.requests["DELETE vm_delete"]
     assert sent == 1, broken(
