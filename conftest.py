@@ -80,6 +80,16 @@ def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[No
     yield
 
 
+@pytest.fixture(autouse=True)
+def _a_history_store_of_its_own(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `cloudguard audit` and `reap apply` remember each run in the user's state directory
+    # by default: each test gets its own, so neither another test's runs nor the
+    # developer's own history change what a report says is new.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The session's own reach log (armed by the cloudguard plugin, written by every
     sealed child of every test) matches the reach-log schema, line by line."""

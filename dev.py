@@ -12,6 +12,7 @@ It installs a pinned `uv` into .venv-tools/ and the locked workspace
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import subprocess
@@ -50,15 +51,30 @@ def install() -> None:
 
 
 # What the test suite needs from the system, beyond Python: a C compiler (the C-extension
-# proof), headless Chromium (the HTML report), iproute2 and util-linux (the hard seal).
+# proof), headless Chromium (the HTML report), iproute2 and util-linux (the hard seal),
+# a PostgreSQL server (the history store's tests start a throwaway cluster of their own).
 # Each test that needs one fails rather than skips without it, so `test` installs what is
 # missing where it can (root on Debian: CI and these machines) and says what to install
 # where it cannot.
-SYSTEM_PACKAGES = {"cc": "gcc libc6-dev", "chromium": "chromium", "ip": "iproute2"}
+SYSTEM_PACKAGES = {
+    "cc": "gcc libc6-dev",
+    "chromium": "chromium",
+    "ip": "iproute2",
+    "postgres": "postgresql",
+}
+# Debian installs PostgreSQL's server programs outside PATH, one directory per version.
+PROGRAM_DIRS = {"postgres": "/usr/lib/postgresql/*/bin"}
+
+
+def installed(command: str) -> bool:
+    if shutil.which(command):
+        return True
+    pattern = PROGRAM_DIRS.get(command)
+    return bool(pattern and glob.glob(os.path.join(pattern, command)))
 
 
 def system_requirements() -> None:
-    missing = [pkg for cmd, pkg in SYSTEM_PACKAGES.items() if not shutil.which(cmd)]
+    missing = [pkg for cmd, pkg in SYSTEM_PACKAGES.items() if not installed(cmd)]
     if not missing:
         return
     packages = " ".join(missing).split()

@@ -122,10 +122,17 @@ def _register_reap() -> None:
     app.add_typer(reap_app, name="reap")  # `reap plan`, `reap apply`; each lists its exit codes
 
 
+def _register_history() -> None:
+    from cloudguard.audit.history_command import register
+
+    register(app)  # `history runs|resource|cost|offenders|acks`, `ack`
+
+
 def main() -> None:
     _register_audit()
     _register_reap()
     _register_trust()
+    _register_history()
     app()
 
 

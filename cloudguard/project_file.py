@@ -51,6 +51,8 @@ SECTIONS: dict[str, str] = {
     "hard": "cloudguard.guard.registry",
     "audit": "cloudguard.audit.settings_files",
     "reap": "cloudguard.audit.settings_files",
+    "history": "cloudguard.audit.settings_files",
+    "notify": "cloudguard.audit.settings_files",
 }
 
 

@@ -6,7 +6,11 @@ An assertion's message is evaluated only when the assertion fails, so
 `broken` runs exactly when its check fails. It returns the message with a
 marker no other failure carries: the check's name and a token drawn at random
 for this one failure, kept in this process. A test that formats its own
-message still uses it (`pytest.fail(broken(...))`, `raise AssertionError(...)`).
+message still uses it (`pytest.fail(broken(...))`, `raise AssertionError(...)`),
+and a check that something is refused names itself with `raises_at`:
+
+    with raises_at("a-newer-store-refused", HistoryTooNew, "a v99 store was opened"):
+        open_store(location)
 
 The negative controls' harness (tests/cloudguard_mutants.py) loads this module
 as a plugin of the test run it starts (`-p named_checks --named-checks=FILE`).
@@ -20,13 +24,17 @@ replaced by another failure.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+
+E = TypeVar("E", bound=BaseException)
 
 # The checks that failed in the running test, by the token each failure drew.
 _failed: dict[str, tuple[str, ...]] = {}
@@ -38,6 +46,17 @@ def broken(check: str | Iterable[str], detail: str) -> str:
     token = secrets.token_hex(8)
     _failed[token] = checks
     return f"{detail}\n[broken: {', '.join(checks)} #{token}]"
+
+
+@contextlib.contextmanager
+def raises_at(
+    check: str, expected: type[E], detail: str, *, match: str | None = None
+) -> Iterator[pytest.ExceptionInfo[E]]:
+    """`pytest.raises(expected, match=match)` whose "did not raise" is the failure of `check`
+    (a raise of another type, or a message that does not match, fails at no named check)."""
+    with pytest.raises(expected, match=match) as raised:
+        yield raised
+        pytest.fail(broken(check, f"DID NOT RAISE {expected.__name__}: {detail}"))
 
 
 def failed_checks(message: str) -> list[str]:

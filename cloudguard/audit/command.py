@@ -9,13 +9,15 @@ import gc
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 
 from cloudguard import exit_codes
-from cloudguard.audit import from_settings
+from cloudguard.acknowledgements import Ack, AckFileError
+from cloudguard.audit import from_settings, remember
 from cloudguard.audit.auditor import Progress, run_audit
 from cloudguard.audit.command_line import (
     check_cloud_options,
@@ -27,8 +29,14 @@ from cloudguard.audit.evidence import controller_records
 from cloudguard.audit.inventories import Inventory
 from cloudguard.audit.options import Settings
 from cloudguard.cloud.options import AUDIT
+from cloudguard.cloud.records import SourceFailure
 from cloudguard.cloud.registry import Clouds
-from cloudguard.documents.findings import exit_code
+from cloudguard.documents.findings import NEW_ONLY, AuditReport, exit_code
+from cloudguard.escape import one_line
+from cloudguard.history.errors import HistoryError
+
+if TYPE_CHECKING:
+    from cloudguard.history.store import HistoryStore
 
 
 def register_audit(app: typer.Typer) -> None:
@@ -41,8 +49,10 @@ def audit(*, settings: Settings) -> None:
     """Find fleet-tagged VMs no controller knows about, explain why, and price them.
 
     Exit codes: 0 nothing found; 1 orphans or leaked resources (and suspects
-    with --fail-on suspect); 2 usage error; 75 did not run: an inventory or
-    evidence source could not be read (named on stderr); 97 invalid config.
+    with --fail-on suspect; only new ones with --fail-on new; never acknowledged
+    ones); 2 usage error; 75 did not run: an inventory, evidence source or the
+    history store could not be read or written, or (with [notify] fatal) a
+    webhook could not be told (named on stderr); 97 invalid config.
     """
     _live_options_need_a_provider(settings)
     clouds = settings.clouds or Clouds.installed()
@@ -61,20 +71,31 @@ def audit(*, settings: Settings) -> None:
             param_hint="-",
         )
 
+    if settings.fail_on == NEW_ONLY and not settings.history:
+        raise typer.BadParameter(
+            "--fail-on new needs the history (it says what is new): drop --no-history",
+            param_hint="--fail-on",
+        )
+
     from cloudguard.audit.cost import bundled_prices
     from cloudguard.audit.formats import get_format, write_report
 
+    now = datetime.now(UTC)
+    # The store first: one that cannot be used is 75 now, not after a long sweep.
+    store = remember.open_history_or_exit(settings, _say) if settings.history else None
+    acks = _acknowledgements(settings, store, now)
     with _progress() as progress, _without_cycle_collection():
         report = run_audit(
             inventories,
             from_settings.evidence_request(settings),
             from_settings.audit_policy(settings),
             bundled_prices(clouds),
-            datetime.now(UTC),
+            now,
             progress,
         )
-
-    from cloudguard.audit.formats.text import one_line
+        report = remember.apply_acknowledgements(report, acks, clouds)
+        if store is not None:
+            report = _remembered(report, store, remember.scope_of(settings, clouds), clouds)
 
     for failure in report.failures:
         # Reasons can quote adapter exceptions and file names: escaped, never raw.
@@ -113,7 +134,66 @@ def audit(*, settings: Settings) -> None:
             "the sources above were not read, so nothing is known about them",
             err=True,
         )
+    if settings.notify and settings.webhook and not _notified(report, settings):
+        raise typer.Exit(exit_codes.DID_NOT_RUN)
     raise typer.Exit(code)
+
+
+def _say(message: str) -> None:
+    typer.echo(f"cloudguard audit: {message}", err=True)
+
+
+def _acknowledgements(settings: Settings, store: HistoryStore | None, now: datetime) -> list[Ack]:
+    try:
+        return remember.read_acknowledgements(settings, store, now)
+    except AckFileError as exc:
+        typer.echo(f"cloudguard audit: invalid acknowledgements: {exc}", err=True)
+        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
+    except HistoryError as exc:
+        typer.echo(f"cloudguard audit: did not run: {one_line(str(exc), 600)}", err=True)
+        raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
+
+
+def _remembered(
+    report: AuditReport, store: HistoryStore, scope: str, clouds: Clouds
+) -> AuditReport:
+    """`report` recorded and told what changed; a store that fails now is one more source the
+    audit could not use (75, in every format), and the report is written without it."""
+    try:
+        with store:
+            return remember.remember(report, store, scope, clouds)
+    except HistoryError as exc:
+        failure = SourceFailure(f"history store {exc.location}", f"{exc.reason}: not recorded")
+        return replace(report, failures=(*report.failures, failure))
+
+
+def _notified(report: AuditReport, settings: Settings) -> bool:
+    """Tell the webhooks what is new; False when one could not be told and [notify] says
+    that is fatal. Nothing new, nothing sent."""
+    from cloudguard.notify.send import deliver
+
+    news = remember.notification(report)
+    if report.history is None:
+        typer.echo("cloudguard audit: [notify] needs the history to tell what is new: "
+                   "nothing sent (--no-history)", err=True)  # fmt: skip
+        return True
+    if not news.worth_sending:
+        typer.echo("cloudguard audit: nothing new to notify", err=True)
+        return True
+    failures = deliver(news, list(settings.webhook))
+    for failure in failures:
+        typer.echo(f"cloudguard audit: could not notify {failure}", err=True)
+    told = len(settings.webhook) - len(failures)
+    typer.echo(
+        f"cloudguard audit: notified {told} of {len(settings.webhook)} webhook(s): "
+        f"{len(news.new)} new, {len(news.expired)} acknowledgement(s) expired",
+        err=True,
+    )
+    if failures and settings.fatal:
+        typer.echo("cloudguard audit: exit 75: [notify] fatal = true and a webhook was not told",
+                   err=True)  # fmt: skip
+        return False
+    return True
 
 
 @contextmanager

@@ -26,7 +26,7 @@ from cloudguard.cloud.options import OptionValueError
 
 CONFIG_NAME = project_file.PROJECT_FILE
 FORMATS = FORMAT_NAMES  # the report formats --format accepts
-FAIL_ON = ("orphan", "suspect")
+FAIL_ON = ("orphan", "suspect", "new")
 
 
 class ConfigError(Exception):

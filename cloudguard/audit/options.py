@@ -27,6 +27,7 @@ from typing import Any
 from cloudguard.audit import config as cfg
 from cloudguard.audit.evidence.registry import evidence_options
 from cloudguard.audit.formats import FORMATS
+from cloudguard.audit.history_options import non_empty, postgresql_url, variable_name, webhook
 from cloudguard.audit.option_spec import declarations, option
 from cloudguard.cloud.options import (
     LIVE_PANEL,
@@ -41,8 +42,11 @@ from cloudguard.cloud.options import (
 from cloudguard.cloud.records import SweepRequest
 from cloudguard.cloud.registry import Clouds, installed_clouds
 from cloudguard.documents.findings import parse_leaked_by
+from cloudguard.history.sqlite import DEFAULT_BUSY_TIMEOUT
+from cloudguard.notify.send import Webhook
 
 REPORT_PANEL = "Report"
+HISTORY_PANEL = "History and notifications"
 
 _GRACE = timedelta(hours=2)
 _MAX_AGE = timedelta(hours=24)
@@ -241,9 +245,104 @@ class Settings:
     fail_on: str = option(
         parse=choice(cfg.FAIL_ON),
         default="orphan",
-        metavar="orphan|suspect",
-        help="Exit 1 on orphans/leaked (orphan) or also on suspects (default: orphan).",
+        metavar="orphan|suspect|new",
+        help="Exit 1 on orphans/leaked (orphan), also on suspects (suspect), or only on "
+        "orphans/leaked that are new since the last audit (new; needs the history) "
+        "(default: orphan). Acknowledged findings never fail the audit.",
         panel=REPORT_PANEL,
+    )
+    # -- what the audit remembers and tells (docs/history.md) --
+    history: bool = option(
+        parse=boolean,
+        default=True,
+        flags=("--history/--no-history",),
+        help="Record this audit in the history store ([history]) and say what changed since "
+        "the last audit of the same scope (default: on).",
+        apply=Shown("Record what this apply did in the history store (default: on).", None),
+        cli_type=bool,
+        panel=HISTORY_PANEL,
+        show_default=False,
+    )
+    acks: tuple[str, ...] = option(
+        parse=string,
+        default=(),
+        flags=("--acks",),
+        metavar="FILE",
+        help="A reviewed file of acknowledgements ([[ack]] id, owner, reason, until; "
+        "repeatable); those made with `cloudguard ack` are in the history store.",
+        many=True,
+        path=True,
+        trust=NeedsTrust("acknowledges findings: they fail nothing until their date"),
+        panel=HISTORY_PANEL,
+    )
+    notify: bool = option(
+        parse=boolean,
+        default=True,
+        flags=("--notify/--no-notify",),
+        help="Send the [notify] webhooks what is new and which acknowledgements expired "
+        "(default: on, when [notify] names webhooks).",
+        cli_type=bool,
+        panel=HISTORY_PANEL,
+        show_default=False,
+    )
+    # -- [history]: where the history lives. cloudguard.toml only: a URL may carry a
+    # password, and a command line is visible to every user of the machine. --
+    url: str | None = option(
+        parse=postgresql_url,
+        default=None,
+        audit=False,
+        trust=NeedsTrust("sends every finding to this database"),
+        section="history",
+        on_command_line=False,
+    )
+    url_env: str | None = option(
+        parse=variable_name,
+        default=None,
+        audit=False,
+        trust=NeedsTrust("sends every finding to the database this variable names"),
+        section="history",
+        on_command_line=False,
+    )
+    path: str | None = option(
+        parse=string,
+        default=None,
+        audit=False,
+        trust=NeedsTrust("chooses which history the audit is compared with and writes to"),
+        path=True,
+        section="history",
+        on_command_line=False,
+    )
+    scope: str | None = option(
+        parse=non_empty,
+        default=None,
+        audit=False,
+        section="history",
+        on_command_line=False,
+    )
+    busy_timeout: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
+        parse=cfg.parse_positive_duration,
+        default=timedelta(seconds=DEFAULT_BUSY_TIMEOUT),
+        audit=False,
+        section="history",
+        on_command_line=False,
+    )
+    # -- [notify]: the webhooks told about new findings and expired acknowledgements --
+    webhook: tuple[Webhook, ...] = option(
+        parse=webhook,
+        default=(),
+        audit=False,
+        trust=NeedsTrust("sends what is new to these addresses", ignored=True),
+        many=True,
+        list_only=True,
+        section="notify",
+        on_command_line=False,
+    )
+    fatal: bool = option(
+        parse=boolean,
+        default=False,
+        audit=False,
+        section="notify",
+        on_command_line=False,
     )
     # -- [reap]: what only `reap apply` reads --
     max_age: timedelta = option(  # noqa: RUF009 (option() is a field specifier)

@@ -22,8 +22,14 @@ from cloudguard.audit.options import OPTIONS, Settings, every_option
 from cloudguard.cloud.options import AUDIT, REAP_APPLY, Option, OptionValueError
 from cloudguard.cloud.registry import Clouds
 
+# `cloudguard history` and `cloudguard ack`: they read where the history lives, no more.
+HISTORY = "history"
 # Which cloudguard.toml tables each command reads.
-SECTIONS = {AUDIT: ("audit",), REAP_APPLY: ("audit", "reap")}
+SECTIONS = {
+    AUDIT: ("audit", "history", "notify"),
+    REAP_APPLY: ("audit", "reap", "history"),
+    HISTORY: ("history",),
+}
 
 _CORE = {o.name for o in OPTIONS}
 

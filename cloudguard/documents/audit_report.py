@@ -1,7 +1,11 @@
-"""The audit report, schema `cloudguard.audit` version 1 (docs/audit.md): writer and reader.
+"""The audit report, schema `cloudguard.audit` version 2 (docs/audit.md): writer and reader.
 
 Bump SCHEMA_VERSION when a field is removed or changes meaning; adding a
 field does not bump it. Values are exact (tag values are not shortened).
+Version 2 (the history, docs/history.md): `exit_code` no longer counts
+acknowledged findings and may count only new ones (`policy.fail_on` "new");
+each finding says what changed since the last audit (`history`) and whose
+acknowledgement covers it (`acknowledgement`); the head says what is gone.
 
 Written as it is encoded: the head of the document indented, then one
 finding a line, each encoded by the C encoder (`indent=2` would force the
@@ -9,39 +13,45 @@ pure-Python one, which dominated a 100,000-VM report's time).
 
 Read back strictly (`read_report`), as `cloudguard reap plan` reads it: each
 field it takes is checked and named when wrong; fields added since (and the
-ones a plan does not need) are not required, so an older v1 report still
-reads.
+ones a plan does not need) are not required, so a version 1 report still
+reads (it acknowledges nothing).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from cloudguard.acknowledgements import AckState
 from cloudguard.cloud.records import Resource
 from cloudguard.documents.findings import (
     VERDICTS,
     AuditReport,
     Finding,
+    ReportHistory,
     exit_code,
     leaked_by_text,
     parse_leaked_by,
 )
 from cloudguard.documents.strict_json import DocumentError, StrictReader, read_json_file
+from cloudguard.history.records import BACK, GONE, NEW, STILL
 from cloudguard.schemas import schema_id
 
 SCHEMA = "cloudguard.audit"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 # -- writing ---------------------------------------------------------------------------
 
 
 def report_document(report: AuditReport) -> dict[str, Any]:
-    return {**report_head(report), "findings": [finding_document(f) for f in report.findings]}
+    findings = [finding_document(f, report) for f in report.findings]
+    return {**report_head(report), "findings": findings}
 
 
 def report_head(report: AuditReport) -> dict[str, Any]:
@@ -77,13 +87,48 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "accrued": round(sum(f.cost.accrued or 0.0 for f in billable), 2),
             "unpriced_billable": sum(1 for f in billable if f.cost.hourly is None),
             "power_unknown": sum(1 for f in report.findings if f.cost.billable is None),
+            "acknowledged": sum(1 for s in report.acknowledged.values() if not s.expired),
+            "acknowledgement_expired": sum(1 for s in report.acknowledged.values() if s.expired),
         },
         "warnings": list(report.warnings),
+        "history": history_document(report.history),
     }
 
 
-def finding_document(finding: Finding) -> dict[str, Any]:
+def history_document(history: ReportHistory | None) -> dict[str, Any] | None:
+    """What changed as a whole since the previous audit of the scope (None: no history)."""
+    if history is None:
+        return None
+    changes = Counter(found.change for found in history.findings.values())
+    return {
+        "store": history.store,
+        "scope": history.scope,
+        "previous_audit": history.previous_at.isoformat() if history.previous_at else None,
+        "summary": {change: changes.get(change, 0) for change in (NEW, STILL, BACK)}
+        | {GONE: len(history.gone)},
+        "gone_checked": history.gone_checked,
+        "gone": [
+            {
+                "provider": g.provider,
+                "account": g.account,
+                "id": g.display_id,
+                "name": g.name,
+                "kind": g.kind,
+                "task_id": g.task_id,
+                "last_verdict": g.last_verdict,
+                "first_seen": g.first_seen.isoformat(),
+                "last_seen": g.last_seen.isoformat(),
+                "how": g.how,
+                "accrued_observed": round(g.accrued, 2),
+            }
+            for g in history.gone
+        ],
+    }
+
+
+def finding_document(finding: Finding, report: AuditReport) -> dict[str, Any]:
     r = finding.resource
+    found, state = report.history_of(finding), report.ack_of(finding)
     return {
         "verdict": finding.verdict,
         "reasons": list(finding.reasons),
@@ -118,6 +163,30 @@ def finding_document(finding: Finding) -> dict[str, Any]:
             "accrued": finding.cost.accrued,
             "currency": finding.cost.currency,
         },
+        "history": None
+        if found is None
+        else {
+            "change": found.change,
+            "first_seen": found.first_seen.isoformat(),
+            "previous_verdict": found.previous_verdict,
+            "returns": found.returns,
+            "observed_hours": round(found.observed_hours, 2),
+            "accrued_observed": round(found.accrued, 2),
+        },
+        "acknowledgement": ack_document(state),
+    }
+
+
+def ack_document(state: AckState | None) -> dict[str, Any] | None:
+    """A finding's acknowledgement, live or expired (None: none covers it)."""
+    if state is None:
+        return None
+    return {
+        "owner": state.ack.owner,
+        "reason": state.ack.reason,
+        "until": state.ack.until.isoformat(),
+        "source": state.ack.source,
+        "expired": state.expired,
     }
 
 
@@ -125,7 +194,7 @@ def write_report(report: AuditReport, out: TextIO) -> None:
     """The document, streamed: the head, then one finding a line."""
     head = json.dumps(report_head(report), indent=2, ensure_ascii=False)
     out.write(head[: head.rindex("}")].rstrip() + ',\n  "findings": [')
-    _write_lines(out, (finding_document(f) for f in report.findings))
+    _write_lines(out, (finding_document(f, report) for f in report.findings))
     out.write("]\n}\n")
 
 
@@ -165,6 +234,9 @@ class ReportedFinding:
     reasons: tuple[str, ...]
     controller_record: str  # found | missing | not-checked
     resource: Resource  # `size` and `source` are "" when the report leaves them out
+    # Who acknowledged it, until when and why, while live at the audit; None: nobody (and
+    # always in a version 1 report, which knew no acknowledgements).
+    acknowledged: str | None = None
 
 
 @dataclass(frozen=True)
@@ -186,7 +258,7 @@ def read_report(document: Any, source: str, verdicts: Collection[str] | None = N
     root = doc.root(
         document,
         SCHEMA,
-        SCHEMA_VERSION,
+        READABLE_VERSIONS,
         "report",
         "write one with `cloudguard audit --format json`",
     )
@@ -226,7 +298,23 @@ def _finding(doc: StrictReader, finding: Any, verdict: str, where: str) -> Repor
         reasons=tuple(doc.text_list(finding.get("reasons"), f"{where}.reasons")),
         controller_record=doc.text(checks, "controller_record", f"{where}.checks"),
         resource=resource,
+        acknowledged=_acknowledged(doc, finding.get("acknowledgement"), where),
     )
+
+
+def _acknowledged(doc: StrictReader, value: Any, where: str) -> str | None:
+    """A live acknowledgement, in words; None when there is none or it had expired."""
+    if value is None:
+        return None
+    where = f"{where}.acknowledgement"
+    ack = doc.obj(value, where)
+    expired = ack.get("expired")
+    if not isinstance(expired, bool):
+        raise doc.fail(f"{where}.expired", "expected true or false")
+    if expired:
+        return None
+    owner, until = doc.text(ack, "owner", where), doc.text(ack, "until", where)
+    return f"acknowledged by {owner} until {until} ({doc.text(ack, 'reason', where)})"
 
 
 def read_policy(doc: StrictReader, value: Any) -> ReportedPolicy:

@@ -8,13 +8,25 @@ Stdlib and the cloud kernel's records only.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
 
 from cloudguard import exit_codes
+from cloudguard.acknowledgements import AckState
 from cloudguard.cloud.options import OptionValueError
 from cloudguard.cloud.records import Resource, SourceFailure
+from cloudguard.history.records import (
+    ACK_EXPIRED,
+    BACK,
+    NEW,
+    NOW_FAILING,
+    DayTrend,
+    FindingHistory,
+    GoneResource,
+    Offender,
+)
 
 # Verdicts, most urgent first (the order reports group them in).
 LEAKED = "leaked"  # carries a --leaked-by tag after the run: the run leaked it
@@ -40,6 +52,9 @@ REASONS = (
     UNVERIFIABLE_GENERATION,
     LEAKED_RUN_TAG,
 )
+
+# `--fail-on new`: fail only on orphans and leaked resources new since the last audit.
+NEW_ONLY = "new"
 
 # What each evidence check found for one resource. "not-checked" is its own
 # state so a report can never show unsupplied evidence as passed.
@@ -86,7 +101,7 @@ class AuditPolicy:
     generation_tag: str = "repository-generation"
     grace: timedelta = timedelta(hours=2)
     leaked_by: tuple[tuple[str, str], ...] = ()
-    fail_on: str = ORPHAN  # "orphan" or "suspect"
+    fail_on: str = ORPHAN  # "orphan", "suspect" or "new" (NEW_ONLY)
 
 
 @dataclass(frozen=True)
@@ -94,6 +109,27 @@ class PriceTableInfo:
     as_of: str
     currency: str
     basis: str
+
+
+FindingKey = tuple[str, str]  # provider, resource id: one finding of a report
+
+
+def finding_key(finding: Finding) -> FindingKey:
+    return finding.resource.provider, finding.resource.id
+
+
+@dataclass(frozen=True)
+class ReportHistory:
+    """What the history store said of this audit (docs/history.md)."""
+
+    store: str  # where it lives: a path, or a URL without its password
+    scope: str  # what the audit looked at; only audits of one scope are compared
+    previous_at: datetime | None  # the previous audit of the scope; None: the first
+    findings: Mapping[FindingKey, FindingHistory]  # every finding's, by finding_key
+    gone: tuple[GoneResource, ...]  # seen by the previous audit of the scope, not by this one
+    gone_checked: bool  # False: the audit was incomplete, so nothing was called gone
+    trend: tuple[DayTrend, ...] = ()  # leaking findings and leaked cost per day, recently
+    offenders: tuple[Offender, ...] = ()  # the task ids whose resources leak most
 
 
 @dataclass(frozen=True)
@@ -109,6 +145,9 @@ class AuditReport:
     # What the reader should know that is not a failure: duplicates counted once,
     # VMs whose cost is unknown. Printed on stderr and in every format.
     warnings: tuple[str, ...] = ()
+    history: ReportHistory | None = None  # None: the audit ran without its history
+    # The acknowledgement covering a finding (live or expired), by finding_key.
+    acknowledged: Mapping[FindingKey, AckState] = field(default_factory=dict)
 
     def count(self, verdict: str) -> int:
         return self._counts.get(verdict, 0)
@@ -118,14 +157,58 @@ class AuditReport:
         # Every format asks for every verdict's count: one pass, not one per question.
         return Counter(f.verdict for f in self.findings)
 
+    def history_of(self, finding: Finding) -> FindingHistory | None:
+        return None if self.history is None else self.history.findings.get(finding_key(finding))
+
+    def ack_of(self, finding: Finding) -> AckState | None:
+        return self.acknowledged.get(finding_key(finding))
+
+
+def failing_verdicts(policy: AuditPolicy) -> frozenset[str]:
+    """The verdicts that fail the audit under `policy` (before acknowledgements)."""
+    return frozenset({LEAKED, ORPHAN} | ({SUSPECT} if policy.fail_on == SUSPECT else set()))
+
+
+def acknowledged(report: AuditReport, finding: Finding) -> bool:
+    """Covered by a live acknowledgement: shown as such, and failing nothing."""
+    state = report.ack_of(finding)
+    return state is not None and not state.expired
+
+
+def news(report: AuditReport, finding: Finding) -> str | None:
+    """Why `finding` fails the audit now and did not when the previous audit of its scope
+    looked: NEW, BACK (again), NOW_FAILING (its verdict became failing), ACK_EXPIRED (its
+    acknowledgement expired since). None when it is no news, or the report cannot tell
+    (it was made without the history)."""
+    found = report.history_of(finding)
+    failing_now = failing_verdicts(report.policy)
+    if found is None or finding.verdict not in failing_now or acknowledged(report, finding):
+        return None
+    if found.change in (NEW, BACK):
+        return found.change
+    if found.previous_verdict not in failing_now:
+        return NOW_FAILING
+    state = report.ack_of(finding)
+    previous = report.history.previous_at if report.history is not None else None
+    if state is not None and (previous is None or state.ack.until >= previous.date()):
+        return ACK_EXPIRED  # acknowledged through the end of `until`: lapsed after `previous`
+    return None
+
+
+def failing(report: AuditReport, finding: Finding) -> bool:
+    """Whether `finding` fails the audit: a failing verdict, not acknowledged, and (with
+    `--fail-on new`) news."""
+    if report.policy.fail_on == NEW_ONLY:
+        return news(report, finding) is not None
+    return finding.verdict in failing_verdicts(report.policy) and not acknowledged(report, finding)
+
 
 def exit_code(report: AuditReport) -> int:
     """75 when any source was unreadable (even with orphans found: the audit is
-    incomplete), 1 for leaked/orphans (and suspects with fail-on suspect), else 0."""
+    incomplete), 1 when a finding fails it (`failing`), else 0."""
     if report.failures:
         return exit_codes.DID_NOT_RUN
-    failing = {LEAKED, ORPHAN} | ({SUSPECT} if report.policy.fail_on == SUSPECT else set())
-    if any(f.verdict in failing for f in report.findings):
+    if any(failing(report, f) for f in report.findings):
         return exit_codes.ORPHANS_FOUND
     return exit_codes.CLEAN
 

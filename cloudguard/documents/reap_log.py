@@ -60,6 +60,8 @@ class ReapLog:
         self.path = path
         self.run = str(uuid.uuid4())
         self._echo = echo or (lambda line: None)
+        # What this run wrote about its items, as written (the history keeps each outcome).
+        self.item_records: list[dict[str, Any]] = []
         try:
             try:
                 os.close(private_files.create_new(path))
@@ -91,6 +93,8 @@ class ReapLog:
         except OSError as exc:
             raise ReapLogError(f"cannot write reap log {self.path}: {exc}") from exc
         self._echo(describe(record))
+        if item is not None:
+            self.item_records.append(record)
         return record
 
     def _append(self, line: bytes) -> None:

@@ -75,13 +75,16 @@ class StrictReader:
         return self.error(self.source, f"{where or 'document'}: {message}")
 
     def root(
-        self, value: Any, schema: str, version: int, what: str, remedy: str
+        self, value: Any, schema: str, version: int | tuple[int, ...], what: str, remedy: str
     ) -> Mapping[str, Any]:
-        """The document's top object, if it is `schema` at `version` (`what`: "report");
-        else the error says what it is instead, and `remedy` how to make the right one."""
+        """The document's top object, if it is `schema` at `version` (or one of the versions
+        given; `what`: "report"); else the error says what it is instead, and `remedy` how
+        to make the right one."""
+        versions = (version,) if isinstance(version, int) else version
         root = self.obj(value, "")
-        if root.get("schema") != schema or root.get("schema_version") != version:
-            raise self.error(self.source, f"{not_a(root, f'{schema} v{version} {what}')}; {remedy}")
+        if root.get("schema") != schema or root.get("schema_version") not in versions:
+            expected = f"{schema} v{' or v'.join(map(str, versions))} {what}"
+            raise self.error(self.source, f"{not_a(root, expected)}; {remedy}")
         return root
 
     def obj(self, value: Any, where: str) -> Mapping[str, Any]:

@@ -16,12 +16,12 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterable
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
 # SIGKILL is delivered asynchronously: how long to wait for the kernel to end the stragglers.
 REAP_TIMEOUT = 5.0
+MAX_ROUNDS = 100  # a fork bomb outpacing the kills is not waited on forever
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -86,19 +86,26 @@ def describe(pid: int) -> str:
     return f"pid {pid} `{one_line(shown, 120)}`"
 
 
-def stop_all(pids: Iterable[int] | None = None) -> list[str]:
+def stop_all() -> list[str]:
     """SIGKILL every descendant (stopped ones too), wait for them, and name them. OSError
-    when they cannot be looked for."""
-    targets = descendants() if pids is None else list(pids)
-    named = []
-    for pid in targets:
-        named.append(describe(pid))
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            continue
-    _reap(targets)
-    return named
+    when they cannot be looked for, or keep appearing.
+
+    Looked for again after each round: a process may fork between being listed and
+    being killed, and its child, re-parented to us, is only found by the next look.
+    """
+    named: dict[int, str] = {}
+    for _ in range(MAX_ROUNDS):
+        targets = descendants()
+        if not targets:
+            return list(named.values())
+        for pid in targets:
+            named.setdefault(pid, describe(pid))
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+        _reap(targets)
+    raise OSError(f"processes kept appearing after {MAX_ROUNDS} rounds of stopping them")
 
 
 def _reap(pids: list[int]) -> None:

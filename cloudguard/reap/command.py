@@ -105,7 +105,7 @@ def plan_command(
 
     Exit codes: 0 plan written; 2 usage (a verdict that is never reapable, an
     unknown action, a missing report); 97 the report is not a cloudguard.audit
-    v1 document, or is malformed.
+    v1 or v2 document, or is malformed. An acknowledged finding is not planned.
     """
     from cloudguard.documents.audit_report import load_report
     from cloudguard.documents.plan import plan_digest, render_plan
@@ -218,8 +218,9 @@ def apply_command(
     no [reap] accounts or an item outside them); 75 did not run: an adapter,
     credential, evidence source, lock or item could not be read, another apply
     holds the plan, or the log cannot be written (nothing is acted on after
-    that); 97 the plan is not a cloudguard.reap.plan v2 document, is malformed,
-    or is not the one approved; cloudguard.toml is invalid.
+    that), or the history store cannot be used; 97 the plan is not a
+    cloudguard.reap.plan v2 document, is malformed, or is not the one approved;
+    cloudguard.toml is invalid.
     """
     from cloudguard.audit import from_settings
     from cloudguard.audit.command_line import check_credential
@@ -263,7 +264,11 @@ def apply_command(
         cloud = clouds.cloud(provider)
         return cloud.reaper(from_settings.sweep_request(settings, cloud))
 
-    path = log or default_log_path(datetime.now(UTC))
+    started = datetime.now(UTC)
+    from cloudguard.audit.remember import open_history_or_exit
+
+    store = open_history_or_exit(settings, _say) if yes and settings.history else None
+    path = log or default_log_path(started)
     try:
         reap_log = ReapLog(path, echo=lambda line: typer.echo(line), new=log is None)
     except ReapLogError as exc:
@@ -290,12 +295,36 @@ def apply_command(
     finally:
         reap_log.close()
     _say(f"log written to {one_line(str(path), 300)}")
+    if store is not None:
+        code = _recorded(store, reap_log.item_records, plan, clouds, started, digest, code)
     if not yes:
         _say(
             f"dry run: nothing was changed; plan digest {digest}; to act on the items above: "
             f"cloudguard reap apply {one_line(str(plan_path), 300)} --yes --approve {digest}"
         )
     raise typer.Exit(code)
+
+
+def _recorded(
+    store: Any, records: list[dict[str, Any]], plan: Plan, clouds: Clouds, started: datetime,
+    digest: str, code: int,
+) -> int:  # fmt: skip
+    """Record what the apply did, as it wrote it to its log; 75 when the history could not
+    keep it (the log still has it all)."""
+    from cloudguard.history.errors import HistoryError
+    from cloudguard.reap.recorded import reap_actions, record_apply
+
+    try:
+        with store:
+            actions = reap_actions(records, plan, clouds)
+            record_apply(store, actions, at=started, digest=digest, code=code)
+    except HistoryError as exc:
+        _say(
+            f"not recorded in the history (exit 75; the reap log has it): {one_line(str(exc), 600)}"
+        )
+        return exit_codes.DID_NOT_RUN
+    _say(f"recorded in the history {one_line(store.location, 300)}: {len(actions)} item(s)")
+    return code
 
 
 # A plan "made" this far in the future is a clock or an edit, not a plan.

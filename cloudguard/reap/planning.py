@@ -55,8 +55,8 @@ def build_plan(
     with_dependents: bool = False,
     clouds: Clouds | None = None,
 ) -> Plan:
-    """The plan for `audit` (a parsed `cloudguard.audit` v1 document), in the verbs of
-    `clouds` (default: the installed)."""
+    """The plan for `audit` (a parsed `cloudguard.audit` document), in the verbs of
+    `clouds` (default: the installed). An acknowledged finding is not planned."""
     if requested_action not in REQUESTED_ACTIONS:
         raise PlanUsageError(
             f"unknown action {requested_action!r} (choose {' or '.join(REQUESTED_ACTIONS)})"
@@ -74,6 +74,8 @@ def build_plan(
         item = _item(finding, report.generated_at, policy, cloud)
         action = cloud.action_for(item.kind, requested_action)
         why = _not_planned_because(item, action, cloud)
+        if finding.acknowledged is not None:  # known and owned: not for reaping until it lapses
+            why = finding.acknowledged
         if why is not None or action is None:
             skipped.append(NotPlanned(item.id, item.name, item.verdict, why or "no action"))
             continue

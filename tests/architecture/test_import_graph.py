@@ -9,11 +9,15 @@ Names imported by string (`importlib.import_module`) are not seen.
 The layers, each importing only from itself and the layers named beside it:
 
     base       cloudguard, exit_codes, escape, private_files, project_file, schemas
+    acks       acknowledgements: base
+    history    history/ (the store): base, acks
+    notify     notify/ (webhooks): base, the history's records
     guard      guard/, pytest_plugin: base, and the reach log's document
     cloud      the kernel: base, and the guard's one rule for loopback (guard.hosts)
-    documents  base, cloud (the reach log's reader: its fast writer, guard.reach)
-    audit      base, cloud, documents
-    reap       base, cloud, documents, audit
+    documents  base, cloud, acks, the history's records (the reach log's reader: its fast
+               writer, guard.reach)
+    audit      base, cloud, documents, acks, history, notify
+    reap       base, cloud, documents, audit, acks, history
     cli        anything (cli, __main__)
 
 An adapter imports of cloudguard the kernel only (`cloudguard.cloud`). The
@@ -48,8 +52,13 @@ BASE = (
 )
 # A module of the layer on the left may import, of cloudguard, what is on the right
 # (`x.*`: x and every module under it). The longest prefix names a module's layer.
+ACKS = "cloudguard.acknowledgements"
+HISTORY_RECORDS = "cloudguard.history.records"
 LAYERS: dict[str, tuple[str, ...]] = {
     **{module: BASE for module in BASE},
+    ACKS: (*BASE, ACKS),
+    "cloudguard.history": (*BASE, ACKS, "cloudguard.history.*"),
+    "cloudguard.notify": (*BASE, HISTORY_RECORDS, "cloudguard.notify.*"),
     "cloudguard.guard": (*BASE, "cloudguard.guard.*", "cloudguard.documents.reach_log"),
     "cloudguard.pytest_plugin": (
         *BASE,
@@ -58,18 +67,29 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "cloudguard.documents.reach_log",
     ),
     "cloudguard.cloud": (*BASE, "cloudguard.cloud.*", "cloudguard.guard.hosts"),
-    "cloudguard.documents": (*BASE, "cloudguard.cloud.*", "cloudguard.documents.*"),
+    "cloudguard.documents": (
+        *BASE,
+        ACKS,
+        HISTORY_RECORDS,
+        "cloudguard.cloud.*",
+        "cloudguard.documents.*",
+    ),
     # The reach log's strict reader shares its format with the fast writer, which stays on
     # the shims' path in the guard (stdlib only): the one document that reads from the guard.
     "cloudguard.documents.reach_log": (*BASE, "cloudguard.documents.*", "cloudguard.guard.reach"),
     "cloudguard.audit": (
         *BASE,
+        ACKS,
+        "cloudguard.history.*",
+        "cloudguard.notify.*",
         "cloudguard.cloud.*",
         "cloudguard.documents.*",
         "cloudguard.audit.*",
     ),
     "cloudguard.reap": (
         *BASE,
+        ACKS,
+        "cloudguard.history.*",
         "cloudguard.cloud.*",
         "cloudguard.documents.*",
         "cloudguard.audit.*",

@@ -48,7 +48,7 @@ def _render(args, fmt):
 
 def test_json_parses_keeps_exact_values_and_declares_its_schema(hostile):
     report = json.loads(_render(hostile, "json"))
-    assert (report["schema"], report["schema_version"]) == ("cloudguard.audit", 1)
+    assert (report["schema"], report["schema_version"]) == ("cloudguard.audit", 2)
     values = {f["resource"]["name"]: f for f in report["findings"]}
     assert values["vm-hostile"]["task_id"] == HOSTILE
     assert values["vm-hostile"]["generation"] == LONG

@@ -96,7 +96,7 @@ def test_incident_vm_is_an_orphan_with_every_reason_and_exit_1(incident):
     code, out, err = _audit(incident, "--format", "json")
     assert code == 1, err
     report = json.loads(out)
-    assert report["schema"] == "cloudguard.audit" and report["schema_version"] == 1
+    assert report["schema"] == "cloudguard.audit" and report["schema_version"] == 2
     findings = by_name(report)
 
     orphan = findings["vm-fm7c799d-wkr-01"]

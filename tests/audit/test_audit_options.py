@@ -108,7 +108,9 @@ def test_the_seal_admits_every_section_cloudguard_reads(tmp_path: Path) -> None:
         '[audit]\nformat = "json"\n\n[reap]\naccounts = ["sub-1"]\n\n'
         '[seal.names]\nVAULT_TOKEN = "vault"\n'
     )
-    assert set(project_file.SECTIONS) == {"seal", "provider", "shims", "hard", "audit", "reap"}
+    assert set(project_file.SECTIONS) == {
+        "seal", "provider", "shims", "hard", "audit", "reap", "history", "notify",
+    }  # fmt: skip
     assert load_registry(toml).covers("VAULT_TOKEN")
     toml.write_text("[reaps]\n")
     with pytest.raises(RegistryError, match="unknown key 'reaps'"):

@@ -17,6 +17,7 @@ def cloudguard_app() -> typer.Typer:
     if not getattr(cli, "_registered_for_tests", False):
         cli._register_audit()
         cli._register_reap()
+        cli._register_history()
         cli._registered_for_tests = True  # type: ignore[attr-defined]
     return cli.app
 

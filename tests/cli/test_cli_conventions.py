@@ -23,6 +23,13 @@ COMMANDS = (
     ("reap",),
     ("reap", "plan"),
     ("reap", "apply"),
+    ("history",),
+    ("history", "runs"),
+    ("history", "resource"),
+    ("history", "cost"),
+    ("history", "offenders"),
+    ("history", "acks"),
+    ("ack",),
 )
 
 

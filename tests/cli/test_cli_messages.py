@@ -73,7 +73,7 @@ def test_reap_plan_from_a_json_that_is_no_audit_says_what_it_expected(tmp_path: 
     done = cloudguard("reap", "plan", str(other))
     assert done.exit_code == 97
     assert (
-        'not a cloudguard.audit v1 report: a JSON document with no "schema" field '
+        'not a cloudguard.audit v1 or v2 report: a JSON document with no "schema" field '
         "(its keys: name, version), not something cloudguard wrote; write one with "
         "`cloudguard audit --format json`"
     ) in done.stderr

@@ -41,6 +41,11 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "tests/audit/test_audit_owned_negative_controls.py",
         "tests/audit/test_third_cloud_controls.py",
     ),
+    ("history.md", "History, acknowledgements and notifications"): (
+        "tests/history/test_history_negative_controls.py",
+        "tests/audit/test_audit_history_controls.py",
+        "tests/notify/test_notify_negative_controls.py",
+    ),
     ("reap.md", "Reap"): ("tests/reap/test_reap_negative_controls.py",),
     ("azure.md", "Azure"): (
         "adapters/azure/tests/test_azure_resource_graph_controls.py",

@@ -7,6 +7,7 @@ import shutil
 from dataclasses import replace
 from importlib.metadata import EntryPoint
 from pathlib import Path
+from typing import Any
 
 import pytest
 import reap_fake_adapter as cloud
@@ -370,3 +371,42 @@ def test_a_vm_an_owned_id_source_now_names_is_left_alone(setup: dict[str, Path])
     assert orphan.id not in [a for a, _ in cloud.ACTED], "an owned VM was acted on"
     (skipped,) = [e for e in events(setup["log"]) if e.get("id") == orphan.id]
     assert [s["code"] for s in skipped["skips"]] == ["verdict-changed"], skipped
+
+
+# -- the history (docs/history.md) --------------------------------------------------------
+
+
+def _history() -> Any:
+    import os
+
+    from cloudguard.history.location import open_store
+
+    return open_store(Path(os.environ["XDG_STATE_HOME"]) / "cloudguard" / "history.sqlite3")
+
+
+def test_an_apply_records_each_items_outcome_in_the_history(setup: dict[str, Path]) -> None:
+    ids = planned_ids(setup)
+    cloud.ACT_FAILS.add(ids[0])
+    assert apply(setup).exit_code == 0  # a dry run: acts on nothing, records nothing
+    assert apply(setup, "--yes").exit_code == 1
+    with _history() as store:
+        (run,) = store.runs()
+        assert (run.kind, run.findings, run.exit_code) == ("reap", len(ids), 1)
+        outcomes = {
+            t.display_id: [(e.what, e.change) for e in t.entries if e.kind == "reap"]
+            for rid in ids
+            for t in store.timeline(rid)
+        }
+    assert outcomes[ids[0]] == [("delete", "failed")]
+    # Each in its cloud's own verb (EC2: terminate), each done.
+    assert all([event for _, event in outcomes[rid]] == ["done"] for rid in ids[1:]), outcomes
+
+
+def test_an_apply_whose_history_cannot_be_used_acts_on_nothing(setup: dict[str, Path]) -> None:
+    config = Path.cwd() / "cloudguard.toml"  # beside [reap] accounts
+    write_trusted(config, config.read_text() + '[history]\nurl-env = "NO_SUCH_VARIABLE"\n')
+    done = apply(setup, "--yes")
+    assert done.exit_code == 75, done.output
+    assert "$NO_SUCH_VARIABLE: is not set" in done.output
+    assert cloud.ACTED == []
+    assert apply(setup, "--yes", "--no-history").exit_code == 0, "the control"

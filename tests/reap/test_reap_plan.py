@@ -114,8 +114,8 @@ def test_a_missing_report_is_a_usage_error(tmp_path: Path) -> None:
     [
         ("{not json", "is not valid JSON"),
         (
-            json.dumps({"schema": "cloudguard.audit", "schema_version": 2}),
-            "not a cloudguard.audit v1",
+            json.dumps({"schema": "cloudguard.audit", "schema_version": 3}),
+            "not a cloudguard.audit v1 or v2",
         ),
         (
             json.dumps({"schema": "cloudguard.reap.plan", "schema_version": 1}),

@@ -157,6 +157,9 @@ def audit_command(arm: FakeArm, home: Path, repo: Path) -> list[str]:
         str(home),
         "--repo",
         str(repo),
+        # A demo of a fake fleet has nothing to remember, and no business in the user's
+        # history (the state directory): every run is the first.
+        "--no-history",
     ]
 
 

@@ -53,7 +53,7 @@ class FormatEntry:
 
 FORMATS: dict[str, FormatEntry] = {
     "table": FormatEntry("cloudguard.audit.formats.table", "TableFormat", "for a terminal or log"),
-    "json": FormatEntry("cloudguard.audit.formats.json_report", "JsonFormat", "schema v1"),
+    "json": FormatEntry("cloudguard.audit.formats.json_report", "JsonFormat", "schema v2"),
     "markdown": FormatEntry("cloudguard.audit.formats.markdown", "MarkdownFormat", "for a PR"),
     "junit": FormatEntry("cloudguard.audit.formats.junit", "JunitFormat", "for CI"),
     "sarif": FormatEntry(

@@ -1,5 +1,9 @@
 """One self-contained HTML page: the summary, cost charts, and a sortable findings table.
 
+With the history, also what changed since the last audit, a trend (orphans
+and leaked resources, and the leaked cost observed, per day over the last 90
+days) and the task ids that keep leaking.
+
 Nothing is fetched when the page is viewed: styles, the sorting script and the
 charts (inline SVG) are in the file, and its Content-Security-Policy forbids
 every network source, so a viewer cannot be made to load anything. Every value
@@ -12,7 +16,9 @@ import html
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
+from cloudguard.audit.formats.changes import change_text, history_lines, shows_changes
 from cloudguard.audit.formats.order import report_order
+from cloudguard.audit.formats.rows import CHANGE_COLUMN
 from cloudguard.audit.formats.summary import evidence_lines, failure_lines, headline, price_line
 from cloudguard.audit.formats.text import age, money, one_line
 from cloudguard.documents.findings import VERDICTS, AuditReport, Finding
@@ -78,7 +84,8 @@ def _e(value: str) -> str:
     return html.escape(value, quote=True)
 
 
-def _row(finding: Finding, currency: str) -> str:
+def _row(finding: Finding, report: AuditReport) -> str:
+    currency = report.prices.currency
     r, cost = finding.resource, finding.cost
     hourly = cost.hourly if cost.billable and cost.hourly is not None else 0.0
     accrued = cost.accrued if cost.billable and cost.accrued is not None else 0.0
@@ -103,6 +110,8 @@ def _row(finding: Finding, currency: str) -> str:
         f"<td>{_e(one_line(finding.generation, 16))}</td>",
         f"<td>{_e(', '.join(finding.reasons) or '-')}</td>",
     ]
+    if shows_changes(report):
+        cells.append(f"<td>{_e(change_text(report, finding))}</td>")
     return f'<tr class="finding verdict-{_e(finding.verdict)}">' + "".join(cells) + "</tr>"
 
 
@@ -144,6 +153,86 @@ def bar_chart(
     return "".join(parts)
 
 
+def column_chart(
+    title: str,
+    columns: list[tuple[str, float]],
+    show: Callable[[float], str],
+    *,
+    color: str,
+    width: int = 660,
+    height: int = 200,
+    empty: str = "no audits recorded yet",
+) -> str:
+    """A column per (label, value), left to right (days, oldest first), as SVG."""
+    left, top, bottom = 8, 30, 24
+    plot = height - top - bottom
+    biggest = max((value for _, value in columns), default=0.0) or 1.0
+    step = (width - left) / max(len(columns), 1)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" aria-label="{_e(title)}">',
+        f'<text x="0" y="18" font-size="14" font-weight="600">{_e(title)}</text>',
+    ]
+    if not columns:
+        parts.append(f'<text x="0" y="{top + 16}" font-size="12">{_e(empty)}</text>')
+    for index, (label, value) in enumerate(columns):
+        tall = value / biggest * plot
+        x = left + index * step
+        parts.append(
+            f'<rect x="{x:.1f}" y="{top + plot - tall:.1f}" width="{max(step - 1, 1):.1f}" '
+            f'height="{tall:.1f}" fill="{color}"><title>{_e(label)}: {_e(show(value))}'
+            "</title></rect>"
+        )
+    if columns:
+        parts += [
+            f'<text x="{left}" y="{height - 6}" font-size="11">{_e(columns[0][0])}</text>',
+            f'<text x="{width}" y="{height - 6}" font-size="11" text-anchor="end">'
+            f"{_e(columns[-1][0])}</text>",
+            f'<text x="{width}" y="{top - 2}" font-size="11" text-anchor="end">'
+            f"max {_e(show(biggest if any(v for _, v in columns) else 0.0))}</text>",
+        ]
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def history_section(report: AuditReport) -> list[str]:
+    """What changed since the last audit; the trend of leaks per day; who keeps leaking."""
+    lines = ["<h2>Since the last audit</h2>", "<ul>"]
+    lines += [f"<li>{_e(line)}</li>" for line in history_lines(report)]
+    lines.append("</ul>")
+    history = report.history
+    if history is None:
+        return lines
+    currency = report.prices.currency
+    days = [(day.day, float(day.leaking)) for day in history.trend]
+    cost = [(day.day, day.leaked_accrued) for day in history.trend]
+    lines += [
+        "<h2>Trend</h2>",
+        '<div class="charts">'
+        + column_chart("Orphans and leaked resources, per day", days, lambda v: f"{v:,.0f}",
+                       color=COLORS["orphan"])
+        + column_chart(f"Leaked cost observed accruing, per day ({currency})", cost,
+                       lambda v: money(v, currency), color="#1f6feb")
+        + "</div>",
+        "<h2>Repeat offenders: the task ids that keep leaking</h2>",
+    ]  # fmt: skip
+    if not history.offenders:
+        return [*lines, "<p>No task id was ever found leaking.</p>"]
+    header = "".join(f'<th scope="col">{_e(h)}</th>' for h in OFFENDER_COLUMNS)
+    lines.append(f'<table id="offenders"><thead><tr>{header}</tr></thead><tbody>')
+    for o in history.offenders:
+        cells = (one_line(o.task_id, 64), str(o.resources), str(o.leaking_observations),
+                 money(o.leaked_accrued, currency), f"{o.first_seen:%Y-%m-%d}",
+                 f"{o.last_seen:%Y-%m-%d}")  # fmt: skip
+        lines.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
+    lines.append("</tbody></table>")
+    return lines
+
+
+OFFENDER_COLUMNS = ("task id", "resources leaked", "audits that saw them leaking",
+                    "leaked cost observed", "first seen", "last seen")  # fmt: skip
+
+
 def _accrued(findings: Iterable[Finding]) -> float:
     return sum(f.cost.accrued or 0.0 for f in findings if f.cost.billable)
 
@@ -175,7 +264,6 @@ def cost_charts(report: AuditReport) -> str:
 
 class HtmlFormat:
     def render(self, report: AuditReport, *, color: bool = False) -> str:
-        currency = report.prices.currency
         lines = [
             "<!DOCTYPE html>",
             '<html lang="en"><head><meta charset="utf-8">',
@@ -193,15 +281,17 @@ class HtmlFormat:
         lines.append(
             "<ul>" + "".join(f"<li>{_e(x)}</li>" for x in evidence_lines(report)) + "</ul>"
         )
-        lines += ["<h2>Cost</h2>", cost_charts(report), "<h2>Findings</h2>"]
+        lines += ["<h2>Cost</h2>", cost_charts(report), *history_section(report)]
+        lines.append("<h2>Findings</h2>")
         if report.findings:
+            columns = [*COLUMNS, *([(CHANGE_COLUMN, False)] if shows_changes(report) else [])]
             header = "".join(
                 f'<th scope="col"{" data-numeric" if numeric else ""}>{_e(name)}</th>'
-                for name, numeric in COLUMNS
+                for name, numeric in columns
             )
             lines.append(f'<table id="findings" class="sortable"><thead><tr>{header}</tr></thead>')
             lines.append("<tbody>")
-            lines += [_row(f, currency) for f in report_order(report.findings)]
+            lines += [_row(f, report) for f in report_order(report.findings)]
             lines.append("</tbody></table>")
         else:
             lines.append("<p>No fleet resources found.</p>")

@@ -1,8 +1,9 @@
 """JUnit XML for CI dashboards: one test case per fleet resource, one per unreadable source.
 
-orphan and leaked are failures (and suspect with fail-on suspect); pending
-and unverified are skipped (not a pass: nothing was proven); unreadable
-sources are errors.
+A finding that fails the audit is a failure (orphan and leaked; suspect too
+with fail-on suspect; only the new ones with fail-on new; never an
+acknowledged one); pending and unverified are skipped (not a pass: nothing
+was proven); unreadable sources are errors.
 
 Written element by element as it is formatted (the counts on <testsuite>
 come from one cheap pass first), never as one in-memory tree: a tree of
@@ -16,17 +17,16 @@ from typing import TextIO
 from xml.sax.saxutils import escape, quoteattr
 
 from cloudguard.audit.formats import StreamedFormat
+from cloudguard.audit.formats.changes import change_text, history_lines, shows_changes
 from cloudguard.audit.formats.order import report_order
 from cloudguard.audit.formats.summary import headline, warning_lines
 from cloudguard.audit.formats.text import defang, inert, money
 from cloudguard.documents.findings import (
-    LEAKED,
-    ORPHAN,
     PENDING,
-    SUSPECT,
     UNVERIFIED,
     AuditReport,
     Finding,
+    failing,
 )
 
 _SKIPPED = frozenset({PENDING, UNVERIFIED})
@@ -34,10 +34,10 @@ _SKIPPED = frozenset({PENDING, UNVERIFIED})
 
 class JunitFormat(StreamedFormat):
     def write(self, report: AuditReport, out: TextIO, *, color: bool = False) -> None:
-        failing = {LEAKED, ORPHAN} | ({SUSPECT} if report.policy.fail_on == SUSPECT else set())
+        fails = {id(f) for f in report.findings if failing(report, f)}
         counts = {
             "tests": len(report.failures) + len(report.findings),
-            "failures": sum(1 for f in report.findings if f.verdict in failing),
+            "failures": len(fails),
             "errors": len(report.failures),
             "skipped": sum(1 for f in report.findings if f.verdict in _SKIPPED),
         }
@@ -53,14 +53,18 @@ class JunitFormat(StreamedFormat):
             classname = inert(".".join(p for p in (r.provider, r.account, r.group) if p))
             out.write(f"    <testcase{_attributes(classname=classname, name=inert(r.name))}>\n")
             detail = _detail(f, currency)
-            if f.verdict in failing:
+            if shows_changes(report):
+                detail += f"; since the last audit: {defang(change_text(report, f))}"
+            if id(f) in fails:
                 out.write(f"      <failure{_attributes(type=f.verdict, message=detail)} />\n")
             elif f.verdict in _SKIPPED:
                 out.write(f"      <skipped{_attributes(message=detail)} />\n")
             else:
                 out.write(f"      <system-out>{escape(detail)}</system-out>\n")
             out.write("    </testcase>\n")
-        system_out = defang("\n".join([headline(report), *warning_lines(report)]))
+        system_out = defang(
+            "\n".join([headline(report), *warning_lines(report), *history_lines(report)])
+        )
         out.write(f"    <system-out>{escape(system_out)}</system-out>\n")
         out.write("  </testsuite>\n</testsuites>\n")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TextIO
 
 from cloudguard.audit.formats import StreamedFormat
+from cloudguard.audit.formats.changes import history_lines
 from cloudguard.audit.formats.order import report_order
-from cloudguard.audit.formats.rows import COLUMNS, finding_cells
+from cloudguard.audit.formats.rows import columns, report_cells
 from cloudguard.audit.formats.summary import (
     evidence_lines,
     failure_lines,
@@ -42,13 +43,14 @@ class MarkdownFormat(StreamedFormat):
         if report.warnings:
             lines += [f"- **warning:** {cell(line)}" for line in warning_lines(report)] + [""]
         lines += [f"- {cell(line)}" for line in evidence_lines(report)] + [""]
+        lines += [f"- {cell(line)}" for line in history_lines(report)] + [""]
         out.write("\n".join(lines) + "\n")
         if report.findings:
-            out.write("| " + " | ".join(COLUMNS) + " |\n")
-            out.write("|" + "---|" * len(COLUMNS) + "\n")
-            currency = report.prices.currency
+            headers = columns(report)
+            out.write("| " + " | ".join(headers) + " |\n")
+            out.write("|" + "---|" * len(headers) + "\n")
             for f in report_order(report.findings):
-                row = [cell(c) for c in finding_cells(f, currency)]
+                row = [cell(c) for c in report_cells(report, f)]
                 if f.verdict in {"orphan", "leaked"}:
                     row[0] = f"**{row[0]}**"
                 out.write("| " + " | ".join(row) + " |\n")

@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+from cloudguard.audit.formats.changes import change_text, shows_changes
 from cloudguard.audit.formats.text import age, money, one_line
-from cloudguard.documents.findings import Finding
+from cloudguard.documents.findings import AuditReport, Finding
 
 COLUMNS = (
     "verdict", "name", "account / group", "region", "size", "power", "billable",
     "per hour", "accrued", "age", "task id", "generation", "reasons",
 )  # fmt: skip
+CHANGE_COLUMN = "since the last audit"
+
+
+def columns(report: AuditReport) -> tuple[str, ...]:
+    """The columns of `report`'s rows: what changed, when the report knows it."""
+    return (*COLUMNS, CHANGE_COLUMN) if shows_changes(report) else COLUMNS
+
+
+def report_cells(report: AuditReport, finding: Finding) -> list[str]:
+    """One row of `report`: the finding's cells, and what changed when the report knows it."""
+    cells = finding_cells(finding, report.prices.currency)
+    if shows_changes(report):
+        cells.append(change_text(report, finding))
+    return cells
 
 
 def finding_cells(finding: Finding, currency: str) -> list[str]:

@@ -10,6 +10,13 @@ A result's fingerprint hashes only what identifies the resource and the
 rule (provider, account, resource id, verdict), so the same leaked VM is the
 same alert from one scheduled audit to the next, while its age and cost move.
 Unreadable sources are tool notifications: the run did not complete.
+
+With the history, each result says what changed in SARIF's own words
+(`baselineState`): `new` (new, back again, or under another rule than last
+time) or `unchanged`; and each resource gone since the last audit is one
+more result, `absent`, at level `none`, with the fingerprint its alert had.
+An acknowledged finding stays a result (never hidden) and says whose
+acknowledgement covers it in its message and properties.
 """
 
 from __future__ import annotations
@@ -19,10 +26,13 @@ import json
 from typing import Any
 
 from cloudguard import __version__
+from cloudguard.audit.formats.changes import change_text, shows_changes
 from cloudguard.audit.formats.order import report_order
 from cloudguard.audit.formats.summary import headline
-from cloudguard.audit.formats.text import inert, money
+from cloudguard.audit.formats.text import defang, inert, money
+from cloudguard.documents.audit_report import ack_document
 from cloudguard.documents.findings import LEAKED, ORPHAN, SUSPECT, AuditReport, Finding, exit_code
+from cloudguard.history.records import STILL, GoneResource
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT = "cloudguardResource/v1"
@@ -53,13 +63,19 @@ RULES: dict[str, tuple[str, str, str, str]] = {
 
 def fingerprint(finding: Finding) -> str:
     r = finding.resource
-    identity = "\x1f".join((r.provider, r.account, r.id, finding.verdict))
+    return _fingerprint(r.provider, r.account, r.id, finding.verdict)
+
+
+def _fingerprint(provider: str, account: str, resource_id: str, verdict: str) -> str:
+    identity = "\x1f".join((provider, account, resource_id, verdict))
     return hashlib.sha256(identity.encode("utf-8")).hexdigest()
 
 
 def sarif_document(report: AuditReport) -> dict[str, Any]:
     findings = [f for f in report_order(report.findings) if f.verdict in RULES]
-    verdicts_present = [v for v in RULES if any(f.verdict == v for f in findings)]
+    gone = [g for g in report.history.gone if g.last_verdict in RULES] if report.history else []
+    reported = {f.verdict for f in findings} | {g.last_verdict for g in gone}
+    verdicts_present = [v for v in RULES if v in reported]
     rule_index = {v: i for i, v in enumerate(verdicts_present)}
     return {
         "$schema": SARIF_SCHEMA,
@@ -75,7 +91,8 @@ def sarif_document(report: AuditReport) -> dict[str, Any]:
                     }
                 },
                 "invocations": [_invocation(report)],
-                "results": [_result(f, rule_index[f.verdict], report) for f in findings],
+                "results": [_result(f, rule_index[f.verdict], report) for f in findings]
+                + [_absent(g, rule_index[g.last_verdict]) for g in gone],
                 "properties": {"summary": headline(report)},
             }
         ],
@@ -124,8 +141,17 @@ def _result(finding: Finding, index: int, report: AuditReport) -> dict[str, Any]
     where = "/".join(p for p in (r.account, r.group, r.region) if p)
     what = f"{finding.verdict} {r.provider} {r.kind} {inert(r.name, 80)}"
     why = ", ".join(finding.reasons) or "no reason recorded"
-    text = _text(f"{what} in {inert(where, 160)}: {why}; {spend}")
+    text = f"{what} in {inert(where, 160)}: {why}; {spend}"
+    if shows_changes(report):
+        text += f"; since the last audit: {defang(change_text(report, finding))}"
+    text = _text(text)
+    found, state = report.history_of(finding), report.ack_of(finding)
+    baseline = {}
+    if found is not None:
+        changed = found.change != STILL or found.previous_verdict != finding.verdict
+        baseline = {"baselineState": "new" if changed else "unchanged"}
     return {
+        **baseline,
         "ruleId": rule_id,
         "ruleIndex": index,
         "level": level,
@@ -152,6 +178,8 @@ def _result(finding: Finding, index: int, report: AuditReport) -> dict[str, Any]
             "hourly": cost.hourly,
             "accrued": cost.accrued,
             "currency": cost.currency,
+            "firstSeen": found.first_seen.isoformat() if found is not None else None,
+            "acknowledgement": ack_document(state),
         },
     }
 
@@ -163,12 +191,49 @@ def _text(message: str) -> str:
     return message.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
+def _absent(gone: GoneResource, index: int) -> dict[str, Any]:
+    """A resource the previous audit of the scope reported and this one did not see."""
+    rule_id, _, _, _ = RULES[gone.last_verdict]
+    text = _text(
+        f"gone since the last audit ({gone.how}): {gone.last_verdict} {gone.provider} "
+        f"{gone.kind} {inert(gone.name, 80)} in {inert(gone.account, 80)}, seen "
+        f"{gone.first_seen:%Y-%m-%d} to {gone.last_seen:%Y-%m-%d}"
+    )
+    return {
+        "baselineState": "absent",
+        "ruleId": rule_id,
+        "ruleIndex": index,
+        "level": "none",
+        "message": {"text": text},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(f"{gone.provider}:{gone.account}")}
+                },
+                "logicalLocations": [
+                    {"name": gone.name, "fullyQualifiedName": gone.display_id, "kind": "resource"}
+                ],
+            }
+        ],
+        "partialFingerprints": {
+            FINGERPRINT: _fingerprint(
+                gone.provider, gone.account, gone.display_id, gone.last_verdict
+            )
+        },
+        "properties": {"gone": gone.how, "resourceId": gone.display_id, "taskId": gone.task_id},
+    }
+
+
 def _source_uri(source: str, resource: Any) -> str:
     # An inventory file is a path relative to where the audit ran; a live sweep
-    # is named by provider and account. Either way a URI reference, no spaces.
+    # is named by provider and account.
+    return _uri(source or f"{resource.provider}:{resource.account}")
+
+
+def _uri(where: str) -> str:
+    """A URI reference, no spaces."""
     from urllib.parse import quote
 
-    where = source or f"{resource.provider}:{resource.account}"
     return quote(where, safe="/:._-@")
 
 

@@ -14,8 +14,14 @@ import shutil
 from typing import TYPE_CHECKING, TextIO
 
 from cloudguard.audit.formats import StreamedFormat
+from cloudguard.audit.formats.changes import (
+    change_text,
+    history_lines,
+    short_change,
+    shows_changes,
+)
 from cloudguard.audit.formats.order import report_order
-from cloudguard.audit.formats.rows import COLUMNS, finding_cells
+from cloudguard.audit.formats.rows import columns, report_cells
 from cloudguard.audit.formats.summary import (
     evidence_lines,
     failure_lines,
@@ -64,13 +70,15 @@ class TableFormat(StreamedFormat):
             console.print(Text("WARNING " + line, style="yellow"), soft_wrap=True)
         for line in evidence_lines(report):
             console.print(Text("evidence " + line), soft_wrap=True)
+        for line in history_lines(report):
+            console.print(Text(line, style="bold" if line.startswith("since") else ""))
         if report.findings:
             table = _terminal_table(report)
             natural = console.measure(table, options=console.options.update_width(100_000))
             if natural.maximum > console.width:
                 # The terminal is too narrow for one line per finding: one block each.
                 for finding in report_order(report.findings):
-                    console.print(_card(finding, report.prices.currency), soft_wrap=True)
+                    console.print(_card(report, finding), soft_wrap=True)
             else:
                 console.print(table)
         console.print(Text(price_line(report)), soft_wrap=True)
@@ -84,14 +92,15 @@ def _terminal_table(report: AuditReport) -> Table:
 
     # A terminal: fewer, narrower columns without rules.
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for header in _terminal_columns(report.prices.currency):
+    for header in _terminal_columns(report):
         table.add_column(header, no_wrap=True)
     previous = None
     for f in report_order(report.findings):
         if previous is not None and f.verdict != previous:
             table.add_section()
         previous = f.verdict
-        table.add_row(*(Text(c) for c in _terminal_cells(f)), style=_STYLE.get(f.verdict, ""))
+        cells = _terminal_cells(report, f)
+        table.add_row(*(Text(c) for c in cells), style=_STYLE.get(f.verdict, ""))
     return table
 
 
@@ -103,12 +112,14 @@ def _write_plain(report: AuditReport, out: TextIO) -> None:
         out.write(f"WARNING {line}\n")
     for line in evidence_lines(report):
         out.write(f"evidence {line}\n")
+    for line in history_lines(report):
+        out.write(f"{line}\n")
     if report.findings:
-        currency = report.prices.currency
+        headers = columns(report)
         ordered = report_order(report.findings)
-        rows = [finding_cells(finding, currency) for finding in ordered]
+        rows = [report_cells(report, finding) for finding in ordered]
         widths = [
-            max(len(header), *(len(row[i]) for row in rows)) for i, header in enumerate(COLUMNS)
+            max(len(header), *(len(row[i]) for row in rows)) for i, header in enumerate(headers)
         ]
 
         def aligned(cells: list[str] | tuple[str, ...]) -> str:
@@ -116,7 +127,7 @@ def _write_plain(report: AuditReport, out: TextIO) -> None:
             return "│ " + " │ ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " │"
 
         rule = "├" + "┼".join("─" * (w + 2) for w in widths) + "┤\n"
-        out.write(aligned(COLUMNS) + "\n" + rule)
+        out.write(aligned(headers) + "\n" + rule)
         previous = None
         for finding, row in zip(ordered, rows, strict=True):
             if previous is not None and finding.verdict != previous:
@@ -126,16 +137,19 @@ def _write_plain(report: AuditReport, out: TextIO) -> None:
     out.write(price_line(report) + "\n")
 
 
-def _terminal_columns(currency: str) -> tuple[str, ...]:
+def _terminal_columns(report: AuditReport) -> tuple[str, ...]:
+    currency = report.prices.currency
     return (
         "verdict", "name", "where", "size", "power", f"{currency}/h", "accrued",
         "age", "task id", "generation", "reasons",
+        *(("since last",) if shows_changes(report) else ()),
     )  # fmt: skip
 
 
-def _terminal_cells(finding: Finding) -> list[str]:
+def _terminal_cells(report: AuditReport, finding: Finding) -> list[str]:
     r, cost = finding.resource, finding.cost
     scope = _scope(r)  # the region is in the wide formats
+    changed = [short_change(report, finding)] if shows_changes(report) else []
     return [
         finding.verdict,
         one_line(r.name, 40),
@@ -148,24 +162,26 @@ def _terminal_cells(finding: Finding) -> list[str]:
         one_line(finding.task_id, 40),
         _short(finding.generation, 12),
         "\n".join(finding.reasons) or "-",  # one a line: a reason is never split
+        *changed,
     ]
 
 
-def _card(finding: Finding, currency: str) -> Text:
+def _card(report: AuditReport, finding: Finding) -> Text:
     from rich.text import Text
 
-    verdict, name, where, size, power, hourly, accrued, age_, task, generation, reasons = (
-        _terminal_cells(finding)
-    )
+    currency = report.prices.currency
+    cells = _terminal_cells(report, finding)
+    verdict, name, where, size, power, hourly, accrued, age_, task, generation, reasons = cells[:11]
     lines = [
         f"{verdict:<8}{name}  ({where}, {size}, {power}, age {age_})",
         f"{'':<8}cost {hourly} {currency}/h, {accrued} {currency} accrued"
         if finding.cost.billable
         else f"{'':<8}cost: {finding.cost.note}",
         f"{'':<8}task id {task} · generation {generation}",
-        f"{'':<8}reasons: {reasons.replace(chr(10), ', ')}\n",
+        f"{'':<8}reasons: {reasons.replace(chr(10), ', ')}",
+        *([f"{'':<8}since the last audit: {change_text(report, finding)}"] if cells[11:] else []),
     ]
-    return Text("\n".join(lines), style=_STYLE.get(finding.verdict, ""))
+    return Text("\n".join(lines) + "\n", style=_STYLE.get(finding.verdict, ""))
 
 
 def _short(value: str | None, width: int) -> str:

@@ -1,0 +1,245 @@
+"""What the audit remembers and tells: acknowledgements, the history, the webhooks.
+
+The audit command calls these around the auditor, which knows none of it:
+
+1. `open_history` before anything is swept (a store that cannot be used is 75
+   at once, not after a long sweep; a `[history]` table that names it twice
+   is 97);
+2. `read_acknowledgements`: the reviewed files' and those made with
+   `cloudguard ack`;
+3. `remember`: the acknowledgements applied to the findings, the run recorded,
+   and the report told what changed (`AuditReport.history`);
+4. `notification`: what is new and which acknowledgements expired, for
+   `cloudguard.notify` to deliver.
+
+A finding is keyed in the history by its resource's identity (provider,
+account, the cloud's id as the cloud compares it, and the provider's unique
+id when known), never by fields of one kind of resource.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import typer
+
+from cloudguard import exit_codes
+from cloudguard.acknowledgements import Ack, AckBook, AckState, read_ack_file
+from cloudguard.audit import config as cfg
+from cloudguard.audit.formats.order import report_order
+from cloudguard.audit.options import Settings
+from cloudguard.cloud.registry import Clouds
+from cloudguard.documents.findings import (
+    NEW_ONLY,
+    ORPHAN,
+    AuditReport,
+    Finding,
+    FindingKey,
+    ReportHistory,
+    acknowledged,
+    exit_code,
+    failing_verdicts,
+    finding_key,
+    news,
+)
+from cloudguard.escape import one_line
+from cloudguard.history.errors import HistoryError, HistoryUnavailable
+from cloudguard.history.location import open_store
+from cloudguard.history.records import (
+    ACK_EXPIRED,
+    NOW_FAILING,
+    AuditRun,
+    Observation,
+    ResourceKey,
+)
+from cloudguard.history.store import HistoryStore
+from cloudguard.notify import message
+
+TREND_DAYS = 90  # how far back the HTML report's trend chart looks
+OFFENDERS = 10  # the task ids the HTML report names
+
+
+def store_location(settings: Settings, environ: Mapping[str, str] | None = None) -> str | None:
+    """Where `[history]` says the store is (None: the default file). A table that names it
+    twice is a ConfigError (97); `url-env` naming an unset variable, HistoryUnavailable (75)."""
+    named = [key for key in ("url", "url_env", "path") if getattr(settings, key)]
+    if len(named) > 1:
+        keys = " and ".join(key.replace("_", "-") for key in named)
+        raise cfg.ConfigError("[history]", f"{keys}: give one of url, url-env and path")
+    if settings.url_env:
+        url = (os.environ if environ is None else environ).get(settings.url_env)
+        if not url:
+            raise HistoryUnavailable(
+                f"${settings.url_env}", "is not set ([history] url-env names it)"
+            )
+        return url
+    return settings.url or settings.path
+
+
+def open_history(settings: Settings) -> HistoryStore:
+    """The store `[history]` names, ready (HistoryError, 75; ConfigError, 97)."""
+    return open_store(store_location(settings), busy_timeout=settings.busy_timeout.total_seconds())
+
+
+def open_history_or_exit(settings: Settings, say: Callable[[str], None]) -> HistoryStore:
+    """`open_history` for a command: 97 when `[history]` is wrong, 75 when the store cannot
+    be used, each said with `say`."""
+    try:
+        return open_history(settings)
+    except cfg.ConfigError as exc:
+        say(f"invalid config: {exc}")
+        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
+    except HistoryError as exc:
+        say(f"did not run: {one_line(str(exc), 600)}")
+        raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
+
+
+def read_acknowledgements(
+    settings: Settings, store: HistoryStore | None, now: datetime
+) -> list[Ack]:
+    """Every acknowledgement: the reviewed files' (AckFileError, 97) and the store's."""
+    acks = [ack for path in settings.acks for ack in read_ack_file(Path(path), now)]
+    return acks + (store.acks() if store is not None else [])
+
+
+def apply_acknowledgements(report: AuditReport, acks: Iterable[Ack], clouds: Clouds) -> AuditReport:
+    """`report` with each finding's acknowledgement (live or expired) attached."""
+    book = AckBook(acks, report.generated_at)
+    states: dict[FindingKey, AckState] = {}
+    for finding in report.findings:
+        folded = clouds.cloud(finding.resource.provider).case_insensitive_names
+        state = book.state(finding.resource.id, case_insensitive=folded)
+        if state is not None:
+            states[finding_key(finding)] = state
+    return replace(report, acknowledged=states)
+
+
+def scope_of(settings: Settings, clouds: Clouds) -> str:
+    """`[history] scope`, or what the audit was asked to look at: its providers with the
+    options that choose what they sweep, and its inventory files."""
+    if settings.scope:
+        return settings.scope
+    parts = []
+    for provider in sorted(set(settings.provider)):
+        chosen = [
+            f"subscription={','.join(sorted(settings.subscription))}" * bool(settings.subscription),
+            "all-subscriptions" * settings.all_subscriptions,
+            f"resource-group={','.join(sorted(settings.resource_group))}"
+            * bool(settings.resource_group),
+            f"region={','.join(sorted(settings.region))}" * bool(settings.region),
+            *(
+                f"{option.key}={value}"
+                for option in clouds.cloud(provider).options
+                if (value := option.value_in(settings.extra)) not in (option.default, None)
+            ),
+        ]
+        parts.append(" ".join([provider, *filter(None, chosen)]))
+    parts += [
+        f"inventory {'stdin' if path == '-' else os.path.abspath(path)}"
+        for path in sorted(settings.inventory)
+    ]
+    return "; ".join(parts)
+
+
+def observations(report: AuditReport, clouds: Clouds) -> list[Observation]:
+    """Each finding as the history keeps it (no tags: they may hold anything)."""
+    found = []
+    for f in report.findings:
+        r = f.resource
+        key = ResourceKey(r.provider, r.account, clouds.cloud(r.provider).id_key(r.id), r.uid)
+        found.append(
+            Observation(
+                key=key,
+                display_id=r.id,
+                name=r.name,
+                kind=r.kind,
+                task_id=f.task_id,
+                verdict=f.verdict,
+                reasons=f.reasons,
+                billable=f.cost.billable,
+                hourly=f.cost.hourly,
+            )
+        )
+    return found
+
+
+def remember(report: AuditReport, store: HistoryStore, scope: str, clouds: Clouds) -> AuditReport:
+    """Record `report` (acknowledgements applied) and tell it what changed since the
+    previous audit of `scope` (HistoryError, 75, when the store fails)."""
+    seen = observations(report, clouds)
+    # What is new is known only once recorded: the run keeps whether anything failed.
+    judged = replace(report, policy=replace(report.policy, fail_on=ORPHAN))
+    run = AuditRun(
+        at=report.generated_at,
+        scope=scope,
+        complete=not report.failures,
+        exit_code=exit_code(report if report.policy.fail_on != NEW_ONLY else judged),
+        currency=report.prices.currency,
+        host=socket.gethostname(),
+    )
+    live = sum(1 for f in report.findings if acknowledged(report, f))
+    recorded = store.record_audit(run, seen, acknowledged=live)
+    history = ReportHistory(
+        store=store.location,
+        scope=scope,
+        previous_at=recorded.previous_at,
+        findings={
+            finding_key(f): recorded.findings[o.key]
+            for f, o in zip(report.findings, seen, strict=True)
+        },
+        gone=recorded.gone,
+        gone_checked=recorded.gone_checked,
+        trend=tuple(store.trend(report.generated_at - timedelta(days=TREND_DAYS))),
+        offenders=tuple(store.offenders(OFFENDERS)),
+    )
+    return replace(report, history=history)
+
+
+def notification(report: AuditReport) -> message.Notification:
+    """What a person should hear of: the findings that are news (`news`: new, back again,
+    newly failing) and those whose acknowledgement expired since the previous audit of the
+    scope. Empty without the history: it cannot tell."""
+    told = [(f, why) for f in report_order(report.findings) if (why := news(report, f))]
+    history = report.history
+    failing = failing_verdicts(report.policy)
+    return message.Notification(
+        generated_at=report.generated_at,
+        scope=history.scope if history is not None else "",
+        exit_code=exit_code(report),
+        currency=report.prices.currency,
+        new=tuple(_notified(f, why, report) for f, why in told if why != ACK_EXPIRED),
+        expired=tuple(_notified(f, why, report) for f, why in told if why == ACK_EXPIRED),
+        findings=len(report.findings),
+        failing=sum(1 for f in report.findings if f.verdict in failing),
+        acknowledged=sum(1 for f in report.findings if acknowledged(report, f)),
+        gone=len(history.gone) if history is not None else 0,
+    )
+
+
+def _notified(finding: Finding, why: str, report: AuditReport) -> message.NotifiedFinding:
+    """Only these fields of a finding ever leave the machine: never its tags."""
+    r, found, state = finding.resource, report.history_of(finding), report.ack_of(finding)
+    lapsed = state.ack if state is not None and why == ACK_EXPIRED else None
+    return message.NotifiedFinding(
+        why=why,
+        verdict=finding.verdict,
+        reasons=finding.reasons,
+        name=r.name,
+        resource_id=r.id,
+        provider=r.provider,
+        account=r.account,
+        kind=r.kind,
+        task_id=finding.task_id,
+        hourly=finding.cost.hourly,
+        accrued=finding.cost.accrued,
+        first_seen=found.first_seen if found is not None else None,
+        previous_verdict=found.previous_verdict if why == NOW_FAILING and found else None,
+        ack_owner=lapsed.owner if lapsed else None,
+        ack_reason=lapsed.reason if lapsed else None,
+        ack_until=lapsed.until if lapsed else None,
+    )

@@ -1,0 +1,427 @@
+"""The history store: record audits and reaps, keep acknowledgements, answer questions.
+
+One class over any `Database` backend (SQLite, PostgreSQL): the SQL is the
+same, the backend runs it. Every write is one transaction under the store's
+write lock: a run is recorded whole or not at all (a killed audit leaves the
+store as it was), and two audits at once are recorded one after the other,
+neither lost. Every driver error becomes a `HistoryError` naming the store.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import date, datetime
+
+from cloudguard.acknowledgements import Ack
+from cloudguard.history.database import Database
+from cloudguard.history.recording import (
+    GONE_COLUMNS,
+    OBSERVATION_COLUMNS,
+    OBSERVED_COLUMNS,
+    PRESENT,
+    RESOURCE_COLUMNS,
+    Identity,
+    StoredResource,
+    epoch,
+    gone_row,
+    moment,
+    observed_row,
+    plan_gone,
+    plan_observations,
+    resource_row,
+)
+from cloudguard.history.records import (
+    BACK,
+    NEW,
+    AuditRun,
+    DayTrend,
+    MonthCost,
+    Observation,
+    Offender,
+    ReapAction,
+    ReapRun,
+    RecordedAudit,
+    ResourceTimeline,
+    RunSummary,
+    TimelineEntry,
+)
+from cloudguard.history.schema import migrate
+
+AUDIT = "audit"
+REAP = "reap"
+NOT_AUDITED = "not audited"  # a timeline's status: only reaps acted on it, no audit saw it
+STORE_ACK_SOURCE = "cloudguard ack"
+
+_RUN_COLUMNS = (
+    "id", "kind", "scope", "at", "host", "exit_code", "complete", "findings", "new", "back",
+    "gone", "leaking", "accrued", "leaked_accrued", "currency", "plan_digest", "acknowledged",
+)  # fmt: skip
+_REAP_COLUMNS = (
+    "id", "run_id", "provider", "account", "match_id", "uid", "display_id", "name", "kind",
+    "action", "event", "detail", "at",
+)  # fmt: skip
+_RESOURCES = ", ".join(f"r.{column}" for column in RESOURCE_COLUMNS)
+
+
+class HistoryStore:
+    def __init__(self, database: Database) -> None:
+        self._db = database
+        try:
+            migrate(database)
+        except BaseException:
+            database.close()
+            raise
+
+    @property
+    def location(self) -> str:
+        return self._db.location
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # Recording
+
+    def record_audit(
+        self, run: AuditRun, observations: Iterable[Observation], *, acknowledged: int = 0
+    ) -> RecordedAudit:
+        """Record one audit's observations; what changed for each, and what is gone."""
+        observations = list(observations)
+        at = epoch(run.at)
+        db = self._db
+        with db.guarded(), db.write():
+            run_id = self._next_id("cloudguard_runs")
+            previous_at = db.value(
+                "SELECT max(at) FROM cloudguard_runs WHERE kind = ? AND scope = ? AND at < ?",
+                (AUDIT, run.scope, at),
+            )
+            known = self._known({(o.key.provider, o.key.account, o.key.id) for o in observations})
+            next_resource = self._next_id("cloudguard_resources")
+            write = plan_observations(run, run_id, observations, known, next_resource)
+            db.insert_many("cloudguard_resources", RESOURCE_COLUMNS,
+                           map(resource_row, write.new_resources))  # fmt: skip
+            db.update_many("cloudguard_resources", OBSERVED_COLUMNS,
+                           map(observed_row, write.observed))  # fmt: skip
+            db.insert_many("cloudguard_observations", OBSERVATION_COLUMNS, write.observations)
+            not_seen = self._not_seen(run.scope, at, run_id)
+            gone = plan_gone(run, not_seen, self._reaped_at(not_seen))
+            db.update_many("cloudguard_resources", GONE_COLUMNS, map(gone_row, gone))
+            db.insert_many(
+                "cloudguard_runs",
+                _RUN_COLUMNS,
+                [
+                    (run_id, AUDIT, run.scope, at, run.host, run.exit_code, int(run.complete),
+                     len(write.findings), write.counts[NEW], write.counts[BACK], len(gone),
+                     write.leaking, write.accrued, write.leaked_accrued, run.currency, "",
+                     acknowledged)
+                ],
+            )  # fmt: skip
+        return write.recorded(run_id, run, previous_at, gone)
+
+    def record_reap(self, run: ReapRun, actions: Iterable[ReapAction]) -> int:
+        """Record one reap apply and what it did to each item; the run's id."""
+        actions = list(actions)
+        db = self._db
+        with db.guarded(), db.write():
+            run_id = self._next_id("cloudguard_runs")
+            first_action = self._next_id("cloudguard_reap_actions")
+            db.insert_many(
+                "cloudguard_runs",
+                _RUN_COLUMNS,
+                [
+                    (run_id, REAP, "", epoch(run.at), run.host, run.exit_code, 1, len(actions),
+                     0, 0, 0, 0, 0.0, 0.0, "", run.plan_digest, 0)
+                ],
+            )  # fmt: skip
+            db.insert_many(
+                "cloudguard_reap_actions",
+                _REAP_COLUMNS,
+                (
+                    (first_action + n, run_id, a.key.provider, a.key.account, a.key.id,
+                     a.key.uid, a.display_id, a.name, a.kind, a.action, a.event, a.detail,
+                     epoch(a.at))
+                    for n, a in enumerate(actions)
+                ),
+            )  # fmt: skip
+        return run_id
+
+    def _next_id(self, table: str) -> int:
+        # Under the write lock: no other writer can take the same id.
+        return int(self._db.value(f"SELECT coalesce(max(id), 0) + 1 FROM {table}"))
+
+    def _known(self, identities: set[Identity]) -> dict[Identity, StoredResource]:
+        """The latest incarnation of each identity the history has seen."""
+        db = self._db
+        db.execute(
+            "CREATE TEMP TABLE cloudguard_observed (provider TEXT, account TEXT, match_id TEXT)"
+        )
+        db.insert_many("cloudguard_observed", ("provider", "account", "match_id"), identities)
+        rows = db.rows(
+            f"SELECT {_RESOURCES} FROM cloudguard_resources r JOIN cloudguard_observed o "
+            "ON r.provider = o.provider AND r.account = o.account AND r.match_id = o.match_id"
+        )
+        db.execute("DROP TABLE cloudguard_observed")
+        latest: dict[Identity, StoredResource] = {}
+        for row in rows:
+            resource = StoredResource(*row)
+            current = latest.get(resource.identity)
+            if current is None or resource.id > current.id:
+                latest[resource.identity] = resource
+        return latest
+
+    def _not_seen(self, scope: str, at: float, run_id: int) -> list[StoredResource]:
+        """What this scope's audits left present and this run (recorded) did not see."""
+        rows = self._db.rows(
+            f"SELECT {_RESOURCES} FROM cloudguard_resources r "
+            "WHERE r.last_scope = ? AND r.status = ? AND r.last_run <> ? AND r.last_seen < ?",
+            (scope, PRESENT, run_id, at),
+        )
+        return [StoredResource(*row) for row in rows]
+
+    def _reaped_at(self, resources: list[StoredResource]) -> dict[Identity, list[float]]:
+        if not resources:
+            return {}
+        since = min(resource.last_seen for resource in resources)
+        reaped: dict[Identity, list[float]] = defaultdict(list)
+        for provider, account, match_id, at in self._db.rows(
+            "SELECT provider, account, match_id, at FROM cloudguard_reap_actions "
+            "WHERE event = 'done' AND at >= ?",
+            (since,),
+        ):
+            reaped[(provider, account, match_id)].append(at)
+        return reaped
+
+    # Acknowledgements made with `cloudguard ack`
+
+    def add_ack(self, ack: Ack, now: datetime) -> None:
+        db = self._db
+        with db.guarded(), db.write():
+            db.insert_many(
+                "cloudguard_acknowledgements",
+                ("id", "match_id", "display_id", "owner", "reason", "until", "created_at"),
+                [
+                    (self._next_id("cloudguard_acknowledgements"), ack.id.casefold(), ack.id,
+                     ack.owner, ack.reason, ack.until.isoformat(), epoch(now))
+                ],
+            )  # fmt: skip
+
+    def revoke_ack(self, resource_id: str, by: str, now: datetime) -> int:
+        """End every acknowledgement of `resource_id` (its case ignored); how many ended."""
+        db = self._db
+        with db.guarded(), db.write():
+            where = "WHERE match_id = ? AND revoked_at IS NULL"
+            count = int(
+                db.value(
+                    f"SELECT count(*) FROM cloudguard_acknowledgements {where}",
+                    (resource_id.casefold(),),
+                )
+            )
+            db.execute(
+                f"UPDATE cloudguard_acknowledgements SET revoked_at = ?, revoked_by = ? {where}",
+                (epoch(now), by, resource_id.casefold()),
+            )
+        return count
+
+    def acks(self) -> list[Ack]:
+        """Every acknowledgement not revoked, expired ones included (they make findings loud)."""
+        db = self._db
+        with db.guarded(), db.read():
+            rows = db.rows(
+                "SELECT display_id, owner, reason, until FROM cloudguard_acknowledgements "
+                "WHERE revoked_at IS NULL ORDER BY id"
+            )
+        return [
+            Ack(rid, owner, reason, date.fromisoformat(until), STORE_ACK_SOURCE)
+            for rid, owner, reason, until in rows
+        ]
+
+    # Questions
+
+    def runs(self, limit: int = 30) -> list[RunSummary]:
+        db = self._db
+        with db.guarded(), db.read():
+            rows = db.rows(
+                "SELECT id, kind, scope, at, host, exit_code, complete, findings, new, back, "
+                "gone, leaking, accrued, leaked_accrued, currency, acknowledged "
+                "FROM cloudguard_runs ORDER BY at DESC, id DESC LIMIT ?",
+                (limit,),
+            )
+        return [_run_summary(*row) for row in rows]
+
+    def timeline(self, resource_id: str) -> list[ResourceTimeline]:
+        """Every resource known by this id, as typed or case-folded (the key of a cloud whose ids
+        ignore case), each incarnation apart, with its observations and reap actions in order."""
+        db = self._db
+        candidates = (resource_id, resource_id.casefold())
+        with db.guarded(), db.read():
+            resources = [
+                StoredResource(*row)
+                for row in db.rows(
+                    f"SELECT {_RESOURCES} FROM cloudguard_resources r "
+                    "WHERE r.match_id IN (?, ?) ORDER BY r.id",
+                    candidates,
+                )
+            ]
+            audited = {resource.identity for resource in resources}
+            reaped_only = [
+                identity
+                for identity in dict.fromkeys(
+                    db.rows(
+                        "SELECT provider, account, match_id FROM cloudguard_reap_actions "
+                        "WHERE match_id IN (?, ?) ORDER BY id",
+                        candidates,
+                    )
+                )
+                if identity not in audited
+            ]
+            return [self._timeline(resource) for resource in resources] + [
+                self._reaped_only(*identity) for identity in reaped_only
+            ]
+
+    def _reaped_only(self, provider: str, account: str, match_id: str) -> ResourceTimeline:
+        """A resource a reap acted on that no audit recorded here (planned from a report of
+        an audit run without this store)."""
+        rows = self._db.rows(
+            "SELECT run_id, at, action, event, detail, display_id, uid, name, kind "
+            "FROM cloudguard_reap_actions WHERE provider = ? AND account = ? AND match_id = ? "
+            "ORDER BY at, id",
+            (provider, account, match_id),
+        )
+        entries = tuple(
+            TimelineEntry(at=moment(at), run_id=run_id, kind=REAP, what=action, change=event,
+                          detail=detail)
+            for run_id, at, action, event, detail, *_ in rows
+        )  # fmt: skip
+        display_id, uid, name, kind = rows[-1][5:]
+        return ResourceTimeline(
+            display_id=display_id, provider=provider, account=account, uid=uid, name=name,
+            kind=kind, task_id=None, first_seen=entries[0].at, last_seen=entries[-1].at,
+            status=NOT_AUDITED, gone_how=None, returns=0, observed_hours=0.0, accrued=0.0,
+            entries=entries,
+        )  # fmt: skip
+
+    def _timeline(self, resource: StoredResource) -> ResourceTimeline:
+        db = self._db
+        entries = [
+            TimelineEntry(
+                at=moment(at),
+                run_id=run_id,
+                kind=AUDIT,
+                what=verdict,
+                change=change,
+                billable=None if billable is None else bool(billable),
+                hourly=hourly,
+                hours=hours,
+                accrued=accrued,
+                detail=reasons,
+            )
+            for run_id, at, verdict, change, billable, hourly, hours, accrued, reasons in db.rows(
+                "SELECT o.run_id, r.at, o.verdict, o.change, o.billable, o.hourly, o.hours, "
+                "o.accrued, o.reasons FROM cloudguard_observations o "
+                "JOIN cloudguard_runs r ON r.id = o.run_id WHERE o.resource_id = ?",
+                (resource.id,),
+            )
+        ]
+        entries += [
+            TimelineEntry(
+                at=moment(at), run_id=run_id, kind=REAP, what=action, change=event, detail=detail
+            )
+            for run_id, at, action, event, detail in db.rows(
+                "SELECT run_id, at, action, event, detail FROM cloudguard_reap_actions "
+                "WHERE provider = ? AND account = ? AND match_id = ? AND at >= ?",
+                (resource.provider, resource.account, resource.match_id, resource.first_seen),
+            )
+        ]
+        return ResourceTimeline(
+            display_id=resource.display_id,
+            provider=resource.provider,
+            account=resource.account,
+            uid=resource.uid,
+            name=resource.name,
+            kind=resource.kind,
+            task_id=resource.task_id,
+            first_seen=moment(resource.first_seen),
+            last_seen=moment(resource.last_seen),
+            status=resource.status,
+            gone_how=resource.gone_how,
+            returns=resource.returns,
+            observed_hours=resource.observed_hours,
+            accrued=resource.accrued,
+            entries=tuple(sorted(entries, key=lambda e: (e.at, e.kind != AUDIT))),
+        )
+
+    def cost_by_month(self) -> list[MonthCost]:
+        """What the audits observed accruing, per calendar month (UTC) and currency."""
+        db = self._db
+        with db.guarded(), db.read():
+            rows = db.rows(
+                "SELECT at, currency, accrued, leaked_accrued FROM cloudguard_runs "
+                "WHERE kind = ? ORDER BY at",
+                (AUDIT,),
+            )
+        months: dict[tuple[str, str], list[float]] = {}
+        for at, currency, accrued, leaked in rows:
+            total = months.setdefault((moment(at).strftime("%Y-%m"), currency), [0.0, 0.0, 0])
+            total[0] += leaked
+            total[1] += accrued
+            total[2] += 1
+        return [
+            MonthCost(month, currency, round(leaked, 2), round(accrued, 2), int(audits))
+            for (month, currency), (leaked, accrued, audits) in months.items()
+        ]
+
+    def trend(self, since: datetime) -> list[DayTrend]:
+        """Per day since `since`: leaking findings at each scope's last audit of the day
+        (summed over scopes), and the leaked cost the day's audits observed accruing."""
+        db = self._db
+        with db.guarded(), db.read():
+            rows = db.rows(
+                "SELECT scope, at, leaking, leaked_accrued FROM cloudguard_runs "
+                "WHERE kind = ? AND at >= ? ORDER BY at, id",
+                (AUDIT, epoch(since)),
+            )
+        last_of_day: dict[str, dict[str, int]] = {}
+        accrued: dict[str, float] = defaultdict(float)
+        for scope, at, leaking, leaked in rows:
+            day = moment(at).strftime("%Y-%m-%d")
+            last_of_day.setdefault(day, {})[scope] = leaking
+            accrued[day] += leaked
+        return [
+            DayTrend(day, sum(scopes.values()), round(accrued[day], 2))
+            for day, scopes in last_of_day.items()
+        ]
+
+    def offenders(self, limit: int = 10) -> list[Offender]:
+        """Task ids whose resources were found leaking, those with the most resources first."""
+        db = self._db
+        with db.guarded(), db.read():
+            rows = db.rows(
+                "SELECT task_id, count(*), sum(leaking_observations), sum(leaked_accrued), "
+                "min(first_seen), max(last_seen) FROM cloudguard_resources "
+                "WHERE leaking_observations > 0 AND task_id IS NOT NULL GROUP BY task_id "
+                "ORDER BY count(*) DESC, sum(leaked_accrued) DESC, task_id LIMIT ?",
+                (limit,),
+            )
+        return [
+            Offender(
+                task, int(count), int(seen), round(float(cost), 2), moment(first), moment(last)
+            )
+            for task, count, seen, cost, first, last in rows
+        ]
+
+
+def _run_summary(
+    run_id: int, kind: str, scope: str, at: float, host: str, exit_code: int, complete: int,
+    findings: int, new: int, back: int, gone: int, leaking: int, accrued: float,
+    leaked_accrued: float, currency: str, acknowledged: int,
+) -> RunSummary:  # fmt: skip
+    return RunSummary(
+        run_id, kind, scope, moment(at), host, exit_code, bool(complete), findings, new, back,
+        gone, leaking, accrued, leaked_accrued, currency, acknowledged,
+    )  # fmt: skip

@@ -1,0 +1,68 @@
+"""Small builders for the history tests: observations and audit runs by day."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+
+from cloudguard.history.records import AuditRun, Observation, RecordedAudit, ResourceKey
+from cloudguard.history.store import HistoryStore
+
+DAY0 = datetime(2025, 5, 30, 2, 0, tzinfo=UTC)
+ACCOUNT = "0000-sub"
+
+
+def vm_id(name: str, account: str = ACCOUNT) -> str:
+    group = f"/subscriptions/{account}/resourceGroups/pilot"
+    return f"{group}/providers/Microsoft.Compute/virtualMachines/{name}"
+
+
+def observed(
+    name: str,
+    verdict: str = "orphan",
+    *,
+    hourly: float | None = 0.172,
+    billable: bool | None = True,
+    uid: str = "",
+    task_id: str | None = "cloud-noenv-c7",
+    provider: str = "azure",
+    account: str = ACCOUNT,
+) -> Observation:
+    display = vm_id(name, account)
+    return Observation(
+        key=ResourceKey(provider, account, display.casefold(), uid),
+        display_id=display,
+        name=name,
+        kind="vm",
+        task_id=task_id,
+        verdict=verdict,
+        reasons=("no-controller-record",) if verdict == "orphan" else (),
+        billable=billable,
+        hourly=hourly,
+    )
+
+
+def day(n: float) -> datetime:
+    return DAY0 + timedelta(days=n)
+
+
+def audit(
+    store: HistoryStore,
+    n: float,
+    observations: Iterable[Observation],
+    *,
+    scope: str = "nightly",
+    complete: bool = True,
+    acknowledged: int = 0,
+) -> RecordedAudit:
+    run = AuditRun(day(n), scope, complete, 0 if complete else 75, "USD", "ci-runner")
+    return store.record_audit(run, observations, acknowledged=acknowledged)
+
+
+def changes(recorded: RecordedAudit) -> dict[str, str]:
+    """name -> change, read back through the keys the observations were given with."""
+    return {key.id.rsplit("/", 1)[-1]: history.change for key, history in recorded.findings.items()}
+
+
+def gone(recorded: RecordedAudit) -> dict[str, str]:
+    return {resource.name: resource.how for resource in recorded.gone}

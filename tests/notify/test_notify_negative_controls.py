@@ -1,0 +1,52 @@
+"""Negative controls: break the webhooks on purpose; each named test must fail at its
+named check (harness: tests/cloudguard_mutants.py)."""
+
+from __future__ import annotations
+
+import pytest
+from cloudguard_mutants import Mutation, assert_turns_red
+
+NOTIFY = "tests/notify/test_notify.py"
+
+MUTATIONS = [
+    Mutation(
+        name="a failure's message keeps the webhook's URL",
+        module="notify/send.py",
+        original="failures.append(NotifyFailure(label, _without(url, reason)))",
+        broken="failures.append(NotifyFailure(label, reason))",
+        tests=(f"{NOTIFY}::test_a_webhook_that_keeps_failing_is_reported_by_name_never_by_url",),
+        check="a-failure-never-names-the-url",
+    ),
+    Mutation(
+        name="redirects followed",
+        module="notify/send.py",
+        original="    handlers: list[Any] = [_NoRedirects()]",
+        broken="    handlers: list[Any] = []",
+        tests=(f"{NOTIFY}::test_a_redirect_is_not_followed",),
+        check="a-redirect-is-not-followed",
+    ),
+    Mutation(
+        name="a busy webhook not retried",
+        module="notify/send.py",
+        original="        if error.code in RETRIED_STATUSES:",
+        broken="        if False:",
+        tests=(f"{NOTIFY}::test_a_failing_webhook_is_retried_with_backoff_and_retry_after",),
+        check="a-busy-webhook-is-retried",
+    ),
+    Mutation(
+        name="names from the cloud sent to Slack unescaped",
+        module="notify/payloads.py",
+        original='    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")',
+        broken="    return text",
+        tests=(f"{NOTIFY}::test_names_from_the_cloud_cannot_mention_link_or_format",),
+        check="slack-text-is-escaped",
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_the_webhooks_turns_their_tests_red(
+    tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
