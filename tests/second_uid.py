@@ -53,13 +53,29 @@ def another_users_file(where: Path, name: str, content: bytes) -> Path:
     return path
 
 
-def refused_to_the_second_user(where: Path, script: str, check: str, what: str) -> str:
-    """Run `script` as the second user; it must print REFUSED and why: a file of this
-    process's owner, `what` it may not be used as. Its output."""
-    result = run_guard(where, script, env={"PATH": "/usr/bin:/bin"})
+def refused_to_the_second_user(
+    where: Path,
+    imports: str,
+    call: str,
+    *,
+    check: str,
+    what: str,
+    why: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> None:
+    """As the second user, `call` (Python, with `imports`, which import the refusal it must
+    raise as `Refused`) is refused, saying `why` (by default: the file is owned by this
+    process's user). Not refused, it fails at `check`: `what` happened instead."""
+    script = (
+        f"{imports}\n"
+        f"try:\n    done = {call}\n"
+        "except Refused as error:\n    print('REFUSED', error)\n"
+        "else:\n    print('DONE', done)\n"
+    )
+    result = run_guard(where, script, env={"PATH": "/usr/bin:/bin", **(env or {})})
     assert result.stdout.startswith("REFUSED"), broken(check, f"{what}: {result}")
-    assert f"owned by uid {os.geteuid()}" in result.stdout, result.stdout
-    return result.stdout
+    why = f"owned by uid {os.geteuid()}" if why is None else why
+    assert why in result.stdout, result.stdout
 
 
 def as_other_user(*argv: str) -> list[str]:

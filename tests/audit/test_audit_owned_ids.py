@@ -14,13 +14,12 @@ import re
 import signal
 import sys
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from audit_helpers import SUBSCRIPTION
 from named_checks import broken
+from waiting import wait_until
 
 from cloudguard.audit.evidence.interface import Evidence, EvidenceError, cloud_id_key
 from cloudguard.audit.evidence.owned_ids_command import run_owned_ids_command
@@ -256,9 +255,9 @@ def test_a_command_that_times_out_is_killed_with_its_children(tmp_path):
     caller = threading.Thread(target=call, daemon=True)
     caller.start()
     leader, child = _written_pids(pids)
-    leader_ended = _wait_until(lambda: not _alive(leader))
+    leader_ended = wait_until(lambda: not _alive(leader))
     # The group's SIGKILL reached both at once; its delivery to the child is a moment away.
-    child_ended = leader_ended and _wait_until(lambda: not _alive(child))
+    child_ended = leader_ended and wait_until(lambda: not _alive(child))
     for pid in (leader, child):  # whatever the code left alive ends here, so the call ends
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
@@ -273,20 +272,10 @@ def test_a_command_that_times_out_is_killed_with_its_children(tmp_path):
 
 
 def _written_pids(path: Path) -> tuple[int, int]:
-    written = _wait_until(lambda: path.exists() and len(path.read_text().split()) == 2)
+    written = wait_until(lambda: path.exists() and len(path.read_text().split()) == 2)
     assert written, "the command never wrote its pids"
     leader, child = path.read_text().split()
     return int(leader), int(child)
-
-
-def _wait_until(done: Callable[[], bool]) -> bool:
-    """Poll `done` for up to 30 s: a bound on liveness, not a claim about speed."""
-    deadline = time.monotonic() + 30
-    while not done():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def _alive(pid: int) -> bool:

@@ -53,25 +53,15 @@ def test_not_a_regular_file_is_refused(tmp_path: Path) -> None:
         open_own(fifo, os.O_RDWR)
 
 
-WRITE_AS_THE_SECOND_USER = """
-from cloudguard.private_files import UnsafePathError, write_private
-try:
-    write_private("theirs.json", "mine")
-except UnsafePathError as error:
-    print("REFUSED", error)
-else:
-    print("WRITTEN")
-"""
-
-
 def test_another_users_file_is_refused_before_truncation(second_user: Path) -> None:
     """Written to by the second user (uid 65534): a file of ours it could write (0666)."""
     theirs = another_users_file(second_user, "theirs.json", b"their content")
 
     refused_to_the_second_user(
         second_user,
-        WRITE_AS_THE_SECOND_USER,
-        "another-users-file-refused",
-        "another user's file was written",
+        "from cloudguard.private_files import UnsafePathError as Refused, write_private",
+        'write_private("theirs.json", "mine")',
+        check="another-users-file-refused",
+        what="another user's file was written",
     )
     assert theirs.read_text() == "their content"

@@ -101,19 +101,6 @@ def test_a_symlink_is_refused(tmp_path: Path) -> None:
         discover(tmp_path)
 
 
-FIND_AS_THE_SECOND_USER = """
-from pathlib import Path
-from cloudguard.project_file import UntrustedFileError, find_project_file, read_project_file
-found = find_project_file(Path.cwd(), {})
-try:
-    read_project_file(found, discovered=True)
-except UntrustedFileError as error:
-    print("REFUSED", error)
-else:
-    print("TRUSTED", found)
-"""
-
-
 def test_another_users_file_is_refused_naming_it(second_user: Path) -> None:
     """Found by the second user (uid 65534) in its working directory: a file of ours."""
     path = another_users_file(second_user, "cloudguard.toml", BODY.encode())
@@ -121,9 +108,12 @@ def test_another_users_file_is_refused_naming_it(second_user: Path) -> None:
 
     refused_to_the_second_user(
         second_user,
-        FIND_AS_THE_SECOND_USER,
-        "another-users-file-refused",
-        "another user's cloudguard.toml was trusted",
+        "from pathlib import Path\n"
+        "from cloudguard.project_file import UntrustedFileError as Refused, find_project_file, "
+        "read_project_file",
+        "read_project_file(find_project_file(Path.cwd(), {}), discovered=True)",
+        check="another-users-file-refused",
+        what="another user's cloudguard.toml was trusted",
     )
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from named_checks import broken
-from second_uid import require_a_second_user, run_guard
+from second_uid import refused_to_the_second_user, require_a_second_user
 
 from cloudguard.reap.locks import LockError, lock_directory, plan_lock
 
@@ -46,15 +45,6 @@ def test_a_lock_is_exclusive_and_released_on_close(
         assert again.held
 
 
-LOCK_AS_THE_SECOND_USER = """
-from cloudguard.reap.locks import LockError, lock_directory
-try:
-    print("USED", lock_directory())
-except LockError as error:
-    print("REFUSED", error)
-"""
-
-
 def test_another_users_lock_directory_is_refused(second_user: Path) -> None:
     """Met by the second user (uid 65534): a lock directory of ours, which it may not trust
     (whoever owns it can remove the locks in it)."""
@@ -62,13 +52,12 @@ def test_another_users_lock_directory_is_refused(second_user: Path) -> None:
     theirs = second_user / "run" / "cloudguard" / "reap-locks"
     theirs.mkdir(parents=True, mode=0o755)
 
-    result = run_guard(
+    refused_to_the_second_user(
         second_user,
-        LOCK_AS_THE_SECOND_USER,
-        env={"PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": str(second_user / "run")},
+        "from cloudguard.reap.locks import LockError as Refused, lock_directory",
+        "lock_directory()",
+        check="another-users-lock-directory-refused",
+        what="another user's lock directory was used",
+        why="not a directory of this user's",
+        env={"XDG_RUNTIME_DIR": str(second_user / "run")},
     )
-
-    assert result.stdout.startswith("REFUSED"), broken(
-        "another-users-lock-directory-refused", f"another user's lock directory was used: {result}"
-    )
-    assert "not a directory of this user's" in result.stdout, result.stdout

@@ -188,26 +188,16 @@ def act_with_log(setup: dict[str, Path], log: Path) -> Any:
     return apply(setup, "--yes", "--approve", digest(setup["plan"]), log=log)
 
 
-OPEN_AS_THE_SECOND_USER = """
-from cloudguard.documents.reap_log import ReapLog, ReapLogError
-try:
-    ReapLog("theirs.jsonl", echo=print, new=False)
-except ReapLogError as error:
-    print("REFUSED", error)
-else:
-    print("OPENED")
-"""
-
-
 def test_a_log_owned_by_someone_else_is_refused(second_user: Path) -> None:
     """Opened by the second user (uid 65534): a log of ours it could write (0666)."""
     theirs = another_users_file(second_user, "theirs.jsonl", b"")
 
     refused_to_the_second_user(
         second_user,
-        OPEN_AS_THE_SECOND_USER,
-        "another-users-log-refused",
-        "another user's reap log was opened",
+        "from cloudguard.documents.reap_log import ReapLog, ReapLogError as Refused",
+        'ReapLog("theirs.jsonl", echo=print, new=False)',
+        check="another-users-log-refused",
+        what="another user's reap log was opened",
     )
     assert theirs.read_text() == ""
 

@@ -13,7 +13,6 @@ import json
 import resource
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -29,6 +28,7 @@ from cloudguard_azure.fake_arm.compute.models import VirtualMachine, attach_disk
 from named_checks import broken
 from trusted_config import write_trusted
 from typer.testing import CliRunner
+from waiting import wait_until
 
 from cloudguard.audit.command import register_audit
 from cloudguard.reap.command import app as reap_app
@@ -804,10 +804,10 @@ def test_two_applies_racing_send_one_action(incident: Incident, tmp_path: Path) 
 
     first = start(1)
     try:
-        in_flight = _wait_until(lambda: incident.arm.faults.requests["DELETE vm_delete"] == 1)
+        in_flight = wait_until(lambda: incident.arm.faults.requests["DELETE vm_delete"] == 1)
         assert in_flight, "the first apply never sent its delete"
         second = start(2)
-        _wait_until(
+        wait_until(
             lambda: (
                 second.poll() is not None or incident.arm.faults.requests["DELETE vm_delete"] > 1
             )
@@ -825,16 +825,6 @@ def test_two_applies_racing_send_one_action(incident: Incident, tmp_path: Path) 
     assert (first.returncode, second.returncode) == (0, 75), f"{first_out}\n{second_out}"
     assert "another apply of this plan" in second_out
     assert incident.arm.state.vm(demo.SUB_PILOT, "pilot", demo.INCIDENT_VM) is None
-
-
-def _wait_until(done: Callable[[], bool]) -> bool:
-    """Poll `done` for up to 60 s: a bound on liveness, not a claim about speed."""
-    deadline = time.monotonic() + 60
-    while not done():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 # -- a reap log that fails mid-run ------------------------------------------------------------
