@@ -632,14 +632,29 @@ def test_a_plan_changed_since_review_is_refused(incident: Incident) -> None:
     plan = incident.plan()
     reviewed = digest(plan)
     _edit(plan, lambda d: d["items"][0]["tags"].update({"note": "edited"}))
+
+    _refused_before_any_request(
+        incident, plan, "--yes", "--approve", reviewed, code=97,
+        check="a-changed-plan-is-refused", what="a plan changed since review was applied",
+        says=(f"approved {reviewed}", "changed since review"),
+    )  # fmt: skip
+
+
+def _refused_before_any_request(
+    incident: Incident,
+    plan: Path,
+    *args: str,
+    code: int,
+    check: str,
+    what: str,
+    says: tuple[str, ...],
+) -> None:
+    """Applying `plan` with `args` ends with `code`, saying each of `says`, before a single
+    request reaches the cloud. Taken instead, it fails at `check`: `what` happened."""
     incident.arm.faults.reset_counts()
-
-    code, out, _ = incident.apply(plan, "--yes", "--approve", reviewed)
-
-    assert code == 97, broken(
-        "a-changed-plan-is-refused", f"a plan changed since review was applied (exit {code}): {out}"
-    )
-    assert f"approved {reviewed}" in out and "changed since review" in out
+    got, out, _ = incident.apply(plan, *args)
+    assert got == code, broken(check, f"{what} (exit {got}): {out}")
+    assert all(said in out for said in says), out
     assert incident.arm.faults.total_requests == 0
     assert incident.vm.power_state == "running"
 
@@ -652,16 +667,12 @@ def test_only_the_whole_digest_approves(incident: Incident, given: str) -> None:
         "prefix-only": "sha256:",
         "a-prefix-of-the-digest": digest(plan)[: len("sha256:") + 16],
     }[given]
-    incident.arm.faults.reset_counts()
 
-    code, out, _ = incident.apply(plan, "--yes", "--approve", approval)
-
-    assert code == 97, broken(
-        "only-the-whole-digest-approves", f"--approve {approval!r} was taken (exit {code}): {out}"
-    )
-    assert "is not the plan that was approved" in out
-    assert incident.arm.faults.total_requests == 0
-    assert incident.vm.power_state == "running"
+    _refused_before_any_request(
+        incident, plan, "--yes", "--approve", approval, code=97,
+        check="only-the-whole-digest-approves", what=f"--approve {approval!r} was taken",
+        says=("is not the plan that was approved",),
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("dated", ["plan", "audit"])
@@ -672,15 +683,11 @@ def test_a_plan_or_audit_dated_in_the_future_is_refused(incident: Incident, date
         _edit(plan, lambda d: d.update(created_at=tomorrow))
     else:
         _edit(plan, lambda d: d["audit"].update(generated_at=tomorrow))
-    incident.arm.faults.reset_counts()
 
-    code, out, _ = incident.apply(plan, "--yes")
-
-    assert code == 2, broken(
-        "a-future-plan-is-refused", f"a {dated} dated tomorrow was applied (exit {code}): {out}"
-    )
-    assert "dated in the future" in out
-    assert incident.arm.faults.total_requests == 0
+    _refused_before_any_request(
+        incident, plan, "--yes", code=2, check="a-future-plan-is-refused",
+        what=f"a {dated} dated tomorrow was applied", says=("dated in the future",),
+    )  # fmt: skip
 
 
 def test_a_fresh_plan_of_an_old_audit_is_as_old_as_its_audit(incident: Incident) -> None:
@@ -688,15 +695,12 @@ def test_a_fresh_plan_of_an_old_audit_is_as_old_as_its_audit(incident: Incident)
     plan = incident.plan()
     two_days_ago = (datetime.now(UTC) - timedelta(days=2)).isoformat()
     _edit(plan, lambda d: d["audit"].update(generated_at=two_days_ago))
-    incident.arm.faults.reset_counts()
 
-    code, out, _ = incident.apply(plan, "--yes")
-
-    assert code == 2, broken(
-        "the-audits-age-counts", f"a plan of a 2-day-old audit was applied (exit {code}): {out}"
-    )
-    assert "the plan is too old: its audit is from" in out
-    assert incident.arm.faults.total_requests == 0
+    _refused_before_any_request(
+        incident, plan, "--yes", code=2, check="the-audits-age-counts",
+        what="a plan of a 2-day-old audit was applied",
+        says=("the plan is too old: its audit is from",),
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("where", ["option", "config"])
@@ -707,7 +711,6 @@ def test_a_plan_older_than_max_age_is_refused(incident: Incident, where: str) ->
         plan,
         lambda d: (d.update(created_at=two_days_ago), d["audit"].update(generated_at=two_days_ago)),
     )
-    incident.arm.faults.reset_counts()
     extra: tuple[str, ...] = ()
     if where == "config":
         config = incident.work / "cloudguard.toml"
@@ -715,13 +718,11 @@ def test_a_plan_older_than_max_age_is_refused(incident: Incident, where: str) ->
     else:
         extra = ("--max-age", "1d")
 
-    code, out, _ = incident.apply(plan, "--yes", *extra)
-
-    assert code == 2, broken(
-        "an-old-plan-is-refused", f"a plan 2 days old was applied (exit {code}): {out}"
-    )
-    assert "the plan is too old" in out and "older than --max-age 24.0h" in out
-    assert incident.arm.faults.total_requests == 0
+    _refused_before_any_request(
+        incident, plan, "--yes", *extra, code=2, check="an-old-plan-is-refused",
+        what="a plan 2 days old was applied",
+        says=("the plan is too old", "older than --max-age 24.0h"),
+    )  # fmt: skip
 
 
 def test_yes_needs_an_allowlist_and_an_item_outside_it_is_refused(incident: Incident) -> None:
