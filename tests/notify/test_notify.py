@@ -133,6 +133,35 @@ def test_a_failing_webhook_is_retried_with_backoff_and_retry_after() -> None:
     assert len(bodies) == 1, "each retry sends the same message"
 
 
+def test_a_retry_after_waits_at_most_a_minute() -> None:
+    """docs/history.md: what Retry-After asks, at most 60 s (an hour's ask does not stall the
+    nightly audit for an hour)."""
+    sleeps = Sleeps()
+    with receiving(Answer(429, b"slow down", {"Retry-After": "3600"}), Answer(200, b"ok")) as r:
+        failures = deliver(notification(), [Webhook("slack", "team", url=r.url("/s"))],
+                           sleep=sleeps)  # fmt: skip
+    assert failures == [] and len(r.received) == 2, failures
+    assert sleeps == [60.0], broken("a-wait-is-at-most-a-minute", f"waited {sleeps} s")
+
+
+def test_a_loopback_receiver_is_never_reached_through_a_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A proxy in the environment (a closed port here) carries nothing to a local receiver."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        proxy = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    for variable in ("http_proxy", "HTTP_PROXY"):
+        monkeypatch.setenv(variable, proxy)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    with receiving(Answer(200, b"ok")) as receiver:
+        failures = deliver(notification(), [Webhook("json", "relay", url=receiver.url("/h"))],
+                           Delivery(retries=0), sleep=Sleeps())  # fmt: skip
+    assert failures == [], broken("no-proxy-to-loopback", f"sent through {proxy}: {failures}")
+    assert len(receiver.received) == 1
+
+
 def test_a_webhook_that_keeps_failing_is_reported_by_name_never_by_url() -> None:
     sleeps = Sleeps()
     with receiving(Answer(503, f"no service at {SECRET_PATH}".encode())) as receiver:

@@ -34,6 +34,22 @@ MUTATIONS = [
         check="a-busy-webhook-is-retried",
     ),
     Mutation(
+        name="a Retry-After of an hour waited for in full",
+        module="notify/send.py",
+        original="            sleep(min(wait, delivery.max_wait))",
+        broken="            sleep(wait)",
+        tests=(f"{NOTIFY}::test_a_retry_after_waits_at_most_a_minute",),
+        check="a-wait-is-at-most-a-minute",
+    ),
+    Mutation(
+        name="a loopback receiver reached through the environment's proxy",
+        module="notify/send.py",
+        original="        handlers.append(urllib.request.ProxyHandler({}))",
+        broken="        pass",
+        tests=(f"{NOTIFY}::test_a_loopback_receiver_is_never_reached_through_a_proxy",),
+        check="no-proxy-to-loopback",
+    ),
+    Mutation(
         name="names from the cloud sent to Slack unescaped",
         module="notify/payloads.py",
         original='    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")',
