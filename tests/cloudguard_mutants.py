@@ -77,12 +77,19 @@ def copy_package(root: Path, package: Path = PACKAGE) -> Path:
 
 def mutant(tmp_path: Path, mutation: Mutation) -> Path:
     root = copy_package(tmp_path / "mutant", mutation.package)
+    edited: set[Path] = set()
     for module, original, broken in ((mutation.module, mutation.original, mutation.broken),
                                      *mutation.also):  # fmt: skip
         target = root / mutation.package.name / module
         source = target.read_text()
         assert source.count(original) == 1, f"mutation {mutation.name!r} no longer applies"
         target.write_text(source.replace(original, broken))
+        edited.add(target)
+    for target in edited:  # a mutant that does not compile breaks every promise, none alone
+        try:
+            compile(target.read_text(), str(target), "exec")
+        except SyntaxError as error:
+            raise AssertionError(f"mutation {mutation.name!r} does not compile: {error}") from None
     return root
 
 

@@ -80,6 +80,39 @@ This page is made from the controls themselves
 (`.venv/bin/python tests/docs/proof_page.py > docs/proof.md`; a test keeps it
 current).
 
+## Adding a control
+
+A test names the check that proves its promise, at that check; a refusal
+expected as an exception names itself with `raises_at`:
+
+    assert sent == 1, broken("sent-once", f"DELETE sent {sent} times")
+    with raises_at("a-newer-store-refused", HistoryTooNew, "a v99 store was opened"):
+        open_store(location)
+
+A module of controls lists its mutants as `MUTATIONS`, each naming the check
+its tests must fail at, and hands each to the harness with its siblings (whose
+tests share one run on the unbroken code):
+
+    MUTATIONS = [
+        Mutation(name="an action re-sent by the retry policy", module="reap/apply.py",
+                 original="...", broken="...", tests=("tests/...::test_x",),
+                 check="sent-once"),
+    ]
+
+    @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+    def test_breaking_it_turns_its_tests_red(tmp_path_factory, mutation):
+        assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
+
+`check` may be a tuple (every one of them) or a mapping of test to check;
+`package=` mutates an adapter's package instead of the core, and `also=` adds
+further edits of the same promise. A mutant that does not compile is refused
+before it runs. List the module in `tests/docs/proof_page.py` and make this
+page again. A control written for the earlier harness converts so:
+`reason="words"` becomes `check="name"`, with `broken("name", ...)` at the
+assertion those words came from; `assert_turns_red(tmp_path, mutation)` becomes
+`assert_turns_red(tmp_path_factory, mutation, MUTATIONS)`; and
+`assert_green_unmutated` goes (the harness runs the unbroken code itself).
+
 ## What the suite needs from its host
 
 Nothing is probed to decide a skip. A tool a test needs (headless Chromium,

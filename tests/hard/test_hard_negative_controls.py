@@ -35,7 +35,7 @@ MUTATIONS = [
         name="the sink records nothing",
         module="guard/hard/sink.py",
         original="        self.relay.record(entry)\n",
-        broken="            pass\n",
+        broken="        pass\n",
         tests=(f"{CORPUS}[curl]", f"{CORPUS}[getent-lookup]", f"{CORPUS}[python-isolated-imds]"),
         check="the-reach-is-recorded",
     ),

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cloudguard_mutants import TESTS, Mutation, assert_turns_red
+from cloudguard_mutants import TESTS, Mutation, assert_turns_red, mutant
 
 HARD_CURL = (
     "tests/hard/test_hard_corpus.py::"
@@ -115,3 +115,19 @@ def test_only_the_failing_checks_own_marker_names_it(tmp_path: Path) -> None:
         "test_fails_at_a_check_then_for_another_reason": ("failed", []),
         "test_passes": ("passed", []),
     }
+
+
+def test_a_mutant_that_does_not_compile_is_refused_before_it_runs(tmp_path: Path) -> None:
+    """A control whose edit is mis-indented breaks the whole module (the hard seal then fails
+    to start): it would break every promise at once and none for its reason. It once passed
+    for "the sink records nothing"."""
+    misindented = Mutation(
+        name="the sink records nothing, mis-indented",
+        module="guard/hard/sink.py",
+        original="        self.relay.record(entry)\n",
+        broken="            pass\n",
+        tests=(HARD_CURL,),
+        check="the-reach-is-recorded",
+    )
+    with pytest.raises(AssertionError, match="does not compile: unexpected indent"):
+        mutant(tmp_path, misindented)
