@@ -36,6 +36,12 @@ def _checked(name: str, render: Callable[..., str]) -> Callable[..., str]:
 
 
 @pytest.fixture(autouse=True)
+def _own_price_cache(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's own price cache: an audit never reads the user's ~/.cache/cloudguard."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+
+@pytest.fixture(autouse=True)
 def _own_trust_store(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

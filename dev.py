@@ -51,7 +51,7 @@ def install() -> None:
 
 
 # What the test suite needs from the system, beyond Python: a C compiler (the C-extension
-# proof), headless Chromium (the HTML report), iproute2 and util-linux (the hard seal),
+# proof), headless Chromium (the HTML report), iproute2 and util-linux (the hard seal's tests),
 # a PostgreSQL server (the history store's tests start a throwaway cluster of their own).
 # Each test that needs one fails rather than skips without it, so `test` installs what is
 # missing where it can (root on Debian: CI and these machines) and says what to install

@@ -37,3 +37,51 @@ def _escape(ch: str) -> str:
     if ch == "\\":
         return "\\\\"
     return ch
+
+
+# -- report formats: plain text a renderer shows as text, markdown that renders as itself ---
+
+
+def defang(text: str) -> str:
+    """Plain text that no markdown renderer turns into a link, an image or HTML.
+
+    GitHub renders SARIF and JUnit messages as markdown in places (code scanning,
+    test-report summaries), and links bare URLs, `www.` names and e-mail addresses
+    (`mailto:`, `xmpp:` too) even there. A plain-text format has no escape a plain
+    viewer would undo, so a value is shown as security reports show addresses
+    (`https[:]//host`, `www[.]host`, `name[@]host`), a link's `](` parted (`] (`), and
+    a `<` that could open a tag or an autolink followed by a space.
+    """
+    for fang, defanged in _FANGS:
+        if fang in text:
+            text = text.replace(fang, defanged)
+    if "." not in text:
+        return text
+    import re  # here: the refusers import this module on their fast path, and never defang
+
+    return re.sub(r"(?i)\b(www)\.", r"\1[.]", text)
+
+
+_FANGS = (("://", "[:]//"), ("@", "[@]"), ("](", "] ("), ("<", "< "))
+
+
+def inert(value: str | None, limit: int = DEFAULT_LIMIT) -> str:
+    """`one_line`, then `defang`: an untrusted value in a plain-text format's message."""
+    return defang(one_line(value, limit))
+
+
+# Every character that can start a construct inside a line (code, emphasis, strikethrough,
+# a link, an image, raw HTML or an entity, a pipe that ends the cell), plus `:` and `.`:
+# GitHub's autolink finder needs an unescaped `:` after `http(s)`/`ftp` and `.` after
+# `www`. Escaped (CommonMark lets any ASCII punctuation be), each is only itself. GitHub
+# finds e-mail autolinks (and `mailto:`, `xmpp:`) in the text after escapes are undone, so
+# each `@` is also followed by an empty HTML comment: the address is split where the
+# finder looks, and renders as nothing (a mention `@name` is split the same way).
+_ACTIVE = "\\`*_~|[]()!<>&:."
+_ESCAPED = str.maketrans({mark: "\\" + mark for mark in _ACTIVE} | {"@": "\\@<!-- -->"})
+
+
+def markdown_cell(value: str) -> str:
+    """A markdown table cell that renders as exactly `value`: it cannot end the row, open
+    code, emphasise, link, autolink, embed an image, or inject HTML."""
+    return value.translate(_ESCAPED)

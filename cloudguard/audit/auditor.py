@@ -16,8 +16,10 @@ from datetime import datetime
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import PriceTable
 from cloudguard.audit.evidence.interface import EvidenceRequest, Question
-from cloudguard.audit.evidence.registry import gather
+from cloudguard.audit.evidence.registry import gather, locations
 from cloudguard.audit.inventories import Inventory
+from cloudguard.audit.price_lists import PriceLists
+from cloudguard.cloud.kinds import wanted
 from cloudguard.cloud.records import Resource, SourceFailure
 from cloudguard.cloud.registry import Clouds
 from cloudguard.documents.findings import AuditPolicy, AuditReport, Finding
@@ -37,12 +39,14 @@ def run_audit(
     prices: PriceTable,
     now: datetime,
     progress: Progress = _quiet,
+    price_lists: PriceLists | None = None,
 ) -> AuditReport:
     """The report of `inventories`, judged with the rules of the clouds `prices` was made
-    for (tag-name case, ids, billing)."""
+    for (tag-name case, ids, billing), priced from `price_lists` first when given (the
+    clouds' own lists, through the cache) and the bundled table otherwise."""
     clouds = prices.clouds
     failures: list[SourceFailure] = []
-    fleet = _Fleet(clouds)
+    fleet = _Fleet(clouds, wanted(policy.kinds))
     for done, inventory in enumerate(inventories):
         progress("inventories", done, len(inventories))
         result = inventory.read()
@@ -51,6 +55,8 @@ def run_audit(
         del result  # each inventory's records are dropped once taken in
     progress("inventories", len(inventories), len(inventories))
     resources = fleet.resources
+    if price_lists is not None:
+        prices = prices.with_listed(price_lists.resolve(resources, clouds))
 
     task_ids: set[str] = set()
     generations: set[str] = set()
@@ -87,7 +93,12 @@ def run_audit(
         failures=tuple(failures),
         evidence_checked=checked,
         prices=prices.info,
-        warnings=(*fleet.warnings(), *_unknown_power_warnings(findings)),
+        warnings=(
+            *fleet.warnings(),
+            *_unknown_power_warnings(findings),
+            *(price_lists.warnings if price_lists is not None else ()),
+        ),
+        evidence_sources=locations(request),
     )
 
 
@@ -99,8 +110,9 @@ class _Fleet:
     the others are counted in a warning naming where they came from.
     """
 
-    def __init__(self, clouds: Clouds) -> None:
+    def __init__(self, clouds: Clouds, kinds: frozenset[str] | None = None) -> None:
         self._clouds = clouds
+        self._kinds = kinds  # None: every kind
         self.resources: list[Resource] = []
         self._seen: dict[tuple[str, str], str] = {}  # identity -> source of the first sighting
         self._duplicates: Counter[tuple[str, str]] = Counter()  # (first, again) sources
@@ -108,6 +120,8 @@ class _Fleet:
 
     def add(self, resources: Iterable[Resource]) -> None:
         for resource in resources:
+            if self._kinds is not None and resource.kind not in self._kinds:
+                continue  # `--kind` asked for others: not counted at all
             # Some clouds' ids are case-insensitive (ARM echoes whatever case the creator
             # used); EC2 ids are not: the cloud says which (`case_insensitive_names`).
             key = (resource.provider, self._clouds.cloud(resource.provider).id_key(resource.id))

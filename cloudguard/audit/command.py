@@ -46,7 +46,7 @@ def register_audit(app: typer.Typer) -> None:
 
 @with_settings(AUDIT)
 def audit(*, settings: Settings) -> None:
-    """Find fleet-tagged VMs no controller knows about, explain why, and price them.
+    """Find fleet-tagged resources of every kind no controller knows about, explain why, price them.
 
     Exit codes: 0 nothing found; 1 orphans or leaked resources (and suspects
     with --fail-on suspect; only new ones with --fail-on new; never acknowledged
@@ -92,6 +92,7 @@ def audit(*, settings: Settings) -> None:
             bundled_prices(clouds),
             now,
             progress,
+            _price_lists(settings, clouds),
         )
         report = remember.apply_acknowledgements(report, acks, clouds)
         if store is not None:
@@ -137,6 +138,24 @@ def audit(*, settings: Settings) -> None:
     if settings.notify and settings.webhook and not _notified(report, settings):
         raise typer.Exit(exit_codes.DID_NOT_RUN)
     raise typer.Exit(code)
+
+
+def _price_lists(settings: Settings, clouds: Clouds) -> Any:
+    """How this audit prices (`--prices`): auto is live with a live sweep (the network is in
+    use already), the cache alone for files (an audit of files does not reach out)."""
+    from cloudguard.audit.price_lists import LIVE, PriceLists
+
+    mode = settings.prices
+    if mode == "auto":
+        mode = LIVE if settings.provider else "cache"
+    found: dict[str, Any] = {}
+    warnings: list[str] = []
+    for cloud in clouds.available() if mode == LIVE else ():
+        try:
+            found[cloud.name] = cloud.price_list(from_settings.sweep_request(settings, cloud))
+        except Exception as exc:  # a price list is never worth failing the audit
+            warnings.append(f"{cloud.name} price list not used: {exc!r}")
+    return PriceLists(mode, found, warnings=warnings)
 
 
 def _say(message: str) -> None:

@@ -1,22 +1,28 @@
-"""Billable or not, and what it costs: a bundled, dated price table.
+"""Billable or not, and what it costs: the clouds' own price lists, else a bundled, dated table.
 
-The table (`prices.json` beside this module) states its date, currency and
-basis; every figure derived from it is an estimate and says so. A size not in
-the table is "unknown", never zero. Which power states bill, how a size is
-spelled in the table, and prices for a cloud the table does not list come
-from that cloud (`Cloud`, from the registry the table is made with); with no
+Prices come first from the clouds' price lists (`listed`, resolved for the
+audit by cloudguard.audit.price_lists: the Azure Retail Prices API, the AWS
+Price List Query API, through a dated cache), and otherwise from the bundled
+table (`prices.json` beside this module: its date, currency and basis), the
+offline fallback for VM sizes. Each figure says which (`Cost.source`). A price
+no list and no table has is "unknown", never zero. Which power states and
+kinds bill, how a size is spelled, and which price a resource needs come from
+its cloud (`Cloud`, from the registry the table is made with); with no
 adapter, nothing is known to bill and the cost is unknown.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cache
 from importlib import resources
 from typing import Any
 
+from cloudguard.cloud.kinds import VM, Billing
+from cloudguard.cloud.pricing import ListedPrice
 from cloudguard.cloud.records import Resource
 from cloudguard.cloud.registry import Clouds, installed_clouds
 from cloudguard.documents.findings import Cost, PriceTableInfo
@@ -24,8 +30,8 @@ from cloudguard.documents.findings import Cost, PriceTableInfo
 POWER_UNKNOWN = "power state unknown: compute may bill, cost unknown; disks bill"
 
 
-# What a kind of resource costs, whatever its age: (billable, note, hourly).
-Quote = tuple[bool | None, str, float | None]
+# What a kind of resource costs, whatever its age: (billable, note, hourly, price source).
+Quote = tuple[bool | None, str, float | None, str]
 
 
 @dataclass(frozen=True)
@@ -34,14 +40,38 @@ class PriceTable:
     hourly: dict[str, dict[str, float]]  # provider -> size (the cloud's price_key) -> per hour
     # Whose rules price a resource (billable states, price keys): the registry it was made for.
     clouds: Clouds = field(compare=False, repr=False)
-    # (provider, kind, power state, size) -> Quote: a fleet has few distinct kinds of
-    # VM, so each is worked out once, not once per VM.
-    quotes: dict[tuple[str, str, str, str], Quote] = field(
+    # provider -> PriceQuery.key -> a price list's answer (price_lists.PriceLists.resolve).
+    listed: Mapping[str, Mapping[str, ListedPrice]] = field(default_factory=dict, repr=False)
+    # (provider, kind, power state, size, region) -> Quote: a fleet has few distinct kinds
+    # of VM, so each is worked out once, not once per VM.
+    quotes: dict[tuple[str, str, str, str, str], Quote] = field(
         default_factory=dict, compare=False, repr=False
     )
 
     def price(self, provider: str, size: str) -> float | None:
+        """The bundled table's hourly price of a VM size."""
         return self.hourly.get(provider, {}).get(self.clouds.cloud(provider).price_key(size))
+
+    def with_listed(self, listed: Mapping[str, Mapping[str, ListedPrice]]) -> PriceTable:
+        """This table with the price lists' answers first (and no quote worked out yet)."""
+        return replace(self, listed=listed, quotes={})
+
+    @property
+    def fallback(self) -> str:
+        return f"bundled table {self.info.as_of} (offline fallback)"
+
+    def hourly_of(self, resource: Resource) -> tuple[float | None, str]:
+        """(per hour, where the price came from): its cloud's list, else for a VM the
+        bundled table; (None, "") when neither has it."""
+        cloud = self.clouds.cloud(resource.provider)
+        query = cloud.price_query(resource)
+        if query is not None:
+            found = self.listed.get(resource.provider, {}).get(query.key)
+            if found is not None:
+                return found.hourly * query.quantity, f"{found.source}, {found.fetched}"
+        if resource.kind == VM and (hourly := self.price(resource.provider, resource.size)):
+            return hourly, self.fallback
+        return None, ""
 
 
 _INFO_KEYS = ("as_of", "currency", "basis")
@@ -80,37 +110,47 @@ def bundled_prices(clouds: Clouds | None = None) -> PriceTable:
 
 
 def estimate(resource: Resource, prices: PriceTable, now: datetime) -> Cost:
-    key = (resource.provider, resource.kind, resource.power_state, resource.size)
+    key = (resource.provider, resource.kind, resource.power_state, resource.size, resource.region)
     quote = prices.quotes.get(key)
     if quote is None:
         quote = prices.quotes[key] = _quote(resource, prices)
-    billable, note, hourly = quote
+    billable, note, hourly, source = quote
     accrued = None
     if billable and hourly is not None and resource.created is not None:
         # Assumes it ran since created: an upper bound for a VM that was stopped in between.
         hours = max((now - resource.created).total_seconds(), 0.0) / 3600
         accrued = round(hourly * hours, 2)
-    return Cost(billable, note, hourly, accrued, prices.info.currency)
+    return Cost(billable, note, hourly, accrued, prices.info.currency, source)
 
 
 def _quote(resource: Resource, prices: PriceTable) -> Quote:
-    if resource.kind == "disk":
-        # Adapters report only disks attached to nothing: they bill storage with no VM.
-        size = resource.size or "size unknown"
-        return True, f"unattached disk ({size}): storage bills; not priced here", None
+    cloud = prices.clouds.cloud(resource.provider)
+    if cloud.adapter is None:
+        return None, f"no adapter for provider {resource.provider!r}: billing unknown", None, ""
+    if resource.kind != VM:
+        return _kind_quote(resource, cloud.billing(resource.kind), prices)
     if resource.power_state == "unknown":
         # No power state (e.g. `az vm list` without -d): whether compute bills is
         # unknown, so the cost is unknown, never zero.
-        return None, POWER_UNKNOWN, None
-    cloud = prices.clouds.cloud(resource.provider)
-    if cloud.adapter is None:
-        return None, f"no adapter for provider {resource.provider!r}: billing unknown", None
+        return None, POWER_UNKNOWN, None, ""
     if resource.power_state not in cloud.billable_power_states:
         if resource.power_state == "terminated":
-            return False, "terminated: nothing bills", 0.0
-        return False, f"{resource.power_state}: compute not billed; its disks still are", 0.0
+            return False, "terminated: nothing bills", 0.0, ""
+        return False, f"{resource.power_state}: compute not billed; its disks still are", 0.0, ""
     note = cloud.power_notes.get(resource.power_state, f"{resource.power_state}: compute bills")
-    hourly = prices.price(resource.provider, resource.size)
+    hourly, source = prices.hourly_of(resource)
     if hourly is None:
         note += f"; price unknown for size {resource.size or '(none)'}"
-    return True, note, hourly
+    return True, note, hourly, source
+
+
+def _kind_quote(resource: Resource, billing: Billing, prices: PriceTable) -> Quote:
+    """Any kind but a VM: it bills while it exists, never by itself, or unknown."""
+    if billing.idle is None:
+        return None, billing.when, None, ""
+    if not billing.idle:
+        return False, billing.when, 0.0, ""
+    hourly, source = prices.hourly_of(resource)
+    detail = f" ({resource.size})" if resource.size else ""
+    unpriced = "" if hourly is not None else "; no hourly price known"
+    return True, f"{resource.kind}{detail}: {billing.when}{unpriced}", hourly, source

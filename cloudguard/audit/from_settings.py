@@ -27,6 +27,7 @@ _POLICY = {
     "grace": "grace",
     "leaked_by": "leaked_by",
     "fail_on": "fail_on",
+    "kinds": "kind",
 }
 _SWEEP = {
     "subscriptions": "subscription",
@@ -39,6 +40,8 @@ _SWEEP = {
     "retries": "retries",
     "endpoint": "management_endpoint",
     "ca_bundle": "ca_bundle",
+    "item_budget": "item_budget",
+    "kinds": "kind",
 }
 _CORE = {o.name: o for o in OPTIONS}
 

@@ -29,6 +29,7 @@ from cloudguard.audit.evidence.registry import evidence_options
 from cloudguard.audit.formats import FORMATS
 from cloudguard.audit.history_options import non_empty, postgresql_url, variable_name, webhook
 from cloudguard.audit.option_spec import declarations, option
+from cloudguard.cloud.kinds import SHORT_KINDS, parse_kind
 from cloudguard.cloud.options import (
     LIVE_PANEL,
     NeedsTrust,
@@ -48,8 +49,14 @@ from cloudguard.notify.send import Webhook
 REPORT_PANEL = "Report"
 HISTORY_PANEL = "History and notifications"
 
+# Where prices come from (cloudguard.audit.price_lists).
+PRICE_MODES = ("auto", "live", "cache", "bundled")
+
 _GRACE = timedelta(hours=2)
 _MAX_AGE = timedelta(hours=24)
+# One item of `reap apply`: its live reads, retries and their waits included. azure-core's
+# default budget could hold one item whose every read fails for minutes.
+_ITEM_BUDGET = timedelta(minutes=5)
 
 
 def _extra_report(value: object) -> tuple[str, str]:
@@ -134,6 +141,15 @@ class Settings:
         many=True,
         panel=LIVE_PANEL,
     )
+    kind: tuple[str, ...] = option(
+        parse=parse_kind,
+        default=(),
+        metavar="KIND",
+        help="Audit only this kind of resource (repeatable): "
+        + ", ".join(SHORT_KINDS)
+        + ", or a cloud's own type (microsoft.web/sites, sqs:queue); default: every kind.",
+        many=True,
+    )
     credential: str | None = option(
         trust=NeedsTrust("chooses which of your identities is used"),
         parse=string,
@@ -158,6 +174,11 @@ class Settings:
         metavar="N",
         help="Retry budget: retries per request on throttling (429), 5xx, connection resets "
         "and timeouts, with backoff; Retry-After is honoured (default: 10).",
+        apply=Shown(
+            "Retry budget per read (429, 5xx, resets, timeouts); actions are never "
+            "retried (default: 10).",
+            "N",
+        ),
         cli_type=int,
         min=1,
         panel=LIVE_PANEL,
@@ -240,6 +261,16 @@ class Settings:
         "(repeatable; the same findings as the main report, one sweep).",
         many=True,
         section=None,  # the command line only
+        panel=REPORT_PANEL,
+    )
+    prices: str = option(
+        parse=choice(PRICE_MODES),
+        default="auto",
+        metavar="MODE",
+        help="Where prices come from (auto|live|cache|bundled): the clouds' own price "
+        "lists, fetched when the dated cache has none younger than 7 days (live), the cache "
+        "alone (cache), or the bundled table alone (bundled); auto (default): live with "
+        "--provider, else cache. The bundled table prices only what no list did.",
         panel=REPORT_PANEL,
     )
     fail_on: str = option(
@@ -356,6 +387,18 @@ class Settings:
             "DURATION",
         ),
         section="reap",
+    )
+    item_budget: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
+        parse=cfg.parse_positive_duration,
+        default=_ITEM_BUDGET,
+        audit=False,
+        apply=Shown(
+            "Time one item's reads may take, waits included: past it the item is "
+            "unreadable, named, and the run exits 75 (default: 5m, or [reap] item-budget).",
+            "DURATION",
+        ),
+        section="reap",
+        panel=LIVE_PANEL,
     )
     # Subscriptions / AWS accounts reaping may act in; required for `reap apply --yes`.
     accounts: tuple[str, ...] | None = option(

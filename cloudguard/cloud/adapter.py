@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from cloudguard.cloud.exports import ExportParser
+    from cloudguard.cloud.kinds import Billing
     from cloudguard.cloud.options import Option
+    from cloudguard.cloud.pricing import PriceList, PriceQuery
     from cloudguard.cloud.reaping import Reaper
     from cloudguard.cloud.records import Resource, SweepRequest, SweepResult
 
@@ -61,6 +63,20 @@ class CloudAdapter(Protocol):
     # currency and basis as the table); the bundled table wins for a cloud it lists.
     hourly_prices: Mapping[str, float]
 
+    # Kind (a shared name such as "disk", or the cloud's type) -> whether it bills while idle
+    # and when. A VM bills by its power state (above); a kind missing here is billed
+    # unknown, never zero.
+    kind_billing: Mapping[str, Billing]
+
+    def price_query(self, resource: Resource) -> PriceQuery | None:
+        """Which price of the cloud's own list `resource` needs (None: none known)."""
+        ...
+
+    def price_list(self, request: SweepRequest) -> PriceList | None:
+        """Its price list as `request` may reach it, or None (none; or the request's endpoint
+        is a fake with no price endpoint given: a test never reaches the real list)."""
+        ...
+
     def price_key(self, size: str) -> str:
         """`size` as the price table spells it (Azure sizes come in any case)."""
         ...
@@ -68,6 +84,14 @@ class CloudAdapter(Protocol):
     # Reaping: kind -> the operator's request (deallocate, delete) -> the cloud's verb.
     # A kind or request missing here is never acted on.
     reap_actions: Mapping[str, Mapping[str, str]]
+    # What a request means for any kind `reap_actions` does not list (empty: never acted on).
+    any_kind_actions: Mapping[str, str]
+
+    def delete_command(self, resource: Resource) -> str | None:
+        """The exact CLI command a person would run to delete a resource cloudguard does not
+        reap (shown in the plan's `not_planned`); None: none known."""
+        ...
+
     # True when a resource id is never given to another resource (the id is the identity).
     ids_never_reused: bool
 

@@ -9,8 +9,8 @@ whatever goes wrong has one answer:
   `ReaperUnavailable`, each naming why; its credential is not checked here
   (the sweep says why it did not run);
 - a rule the adapter does not state gets the strictest answer: exact tag
-  names, nothing known to bill, no reap action, ids that may be reused, no
-  export parser, no options of its own;
+  names, nothing known to bill, billing of a kind unknown (never zero), no
+  reap action, ids that may be reused, no export parser, no options of its own;
 - a sweep that raises or returns something else than a `SweepResult` is a
   `SourceFailure` (the audit did not run, 75), never an empty sweep.
 """
@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from cloudguard.cloud.kinds import Billing, unknown_billing
 from cloudguard.cloud.reaping import DESTRUCTIVE, ReaperError, ReaperUnavailable
 from cloudguard.cloud.records import (
     Resource,
@@ -33,6 +34,7 @@ from cloudguard.cloud.records import (
 if TYPE_CHECKING:
     from cloudguard.cloud.exports import ExportParser
     from cloudguard.cloud.options import Option
+    from cloudguard.cloud.pricing import PriceList, PriceQuery
     from cloudguard.cloud.reaping import Reaper
 
 # Verbs that are destructive on every cloud, so an adapter that is missing now cannot make
@@ -57,9 +59,13 @@ class Cloud:
         self.billable_power_states = frozenset(_member(adapter, "billable_power_states", ()))
         self.power_notes: Mapping[str, str] = _member(adapter, "power_notes", _EMPTY)
         self.hourly_prices: Mapping[str, float] = _member(adapter, "hourly_prices", _EMPTY)
+        self.kind_billing: Mapping[str, Billing] = _member(adapter, "kind_billing", _EMPTY)
         self.reap_actions: Mapping[str, Mapping[str, str]] = _member(
             adapter, "reap_actions", _EMPTY
         )
+        # What a request means for a kind `reap_actions` does not list (Azure deletes any
+        # resource by id); empty: such a kind is never acted on.
+        self.any_kind_actions: Mapping[str, str] = _member(adapter, "any_kind_actions", _EMPTY)
         self.export_parsers: tuple[ExportParser, ...] = tuple(
             _member(adapter, "export_parsers", ())
         )
@@ -80,6 +86,21 @@ class Cloud:
         price_key = getattr(self.adapter, "price_key", None)
         return str(price_key(size)) if price_key is not None else size
 
+    def billing(self, kind: str) -> Billing:
+        """Whether `kind` bills while idle, and when; unknown when the adapter does not say."""
+        return self.kind_billing.get(kind) or unknown_billing(kind)
+
+    def price_query(self, resource: Resource) -> PriceQuery | None:
+        """Which price of the cloud's own list `resource` needs; None: none known."""
+        query = getattr(self.adapter, "price_query", None)
+        return query(resource) if query is not None else None
+
+    def price_list(self, request: SweepRequest) -> PriceList | None:
+        """The cloud's price list as `request` may reach it; None: it has none, or it may
+        not be reached from here (a faked endpoint with no price endpoint of its own)."""
+        make = getattr(self.adapter, "price_list", None)
+        return make(request) if make is not None else None
+
     def scope_of(self, resource: Resource) -> str:
         """Where it lives, in one short cell; the account when the adapter does not say."""
         scope_of = getattr(self.adapter, "scope_of", None)
@@ -88,11 +109,19 @@ class Cloud:
     def action_for(self, kind: str, requested: str) -> str | None:
         """The cloud's verb for `requested` (deallocate, delete) on this kind of resource;
         None if there is none (a kind it does not reap, or no adapter)."""
-        return self.reap_actions.get(kind, {}).get(requested)
+        return self._verbs(kind).get(requested)
 
     def actions(self, kind: str) -> frozenset[str]:
         """Every verb the cloud may perform on this kind of resource."""
-        return frozenset(self.reap_actions.get(kind, {}).values())
+        return frozenset(self._verbs(kind).values())
+
+    def _verbs(self, kind: str) -> Mapping[str, str]:
+        return self.reap_actions.get(kind) or self.any_kind_actions
+
+    def delete_command(self, resource: Resource) -> str | None:
+        """The CLI command a person would run to delete what cloudguard does not reap."""
+        command = getattr(self.adapter, "delete_command", None)
+        return str(command(resource)) if command is not None else None
 
     def is_destructive(self, kind: str, action: str) -> bool:
         """`action` is what `delete` means there (Azure delete, EC2 terminate): never undone."""

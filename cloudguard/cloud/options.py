@@ -63,6 +63,9 @@ class Option:
     panel: str | None = None  # the --help panel
     min: int | None = None
     show_default: bool = True
+    # Its value says where evidence is read from (a controller home, a repository): a reap
+    # plan binds the audit's value, and `reap apply` must name the same.
+    locates: bool = False
     # Runs a program, sends credentials, widens what is read, acted in or written: from a
     # discovered cloudguard.toml only once the operator trusted it (docs/reference.md).
     trust: NeedsTrust | None = None

@@ -88,6 +88,10 @@ class Live:
     dependent_disks: tuple[str, ...] = ()
     # Other dependents `--with-dependents` reaps, each with the identity it was seen with.
     dependents: tuple[Dependent, ...] = ()
+    # A resource group: everything in it now, each read as its own item would be (its
+    # identity and protections); None for anything else. A group is deleted only when each
+    # of these is one the plan reviewed, and reapable now.
+    members: tuple[Live, ...] | None = None
 
 
 class Reaper(Protocol):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 # Normalised power states. "running" bills compute; the others do not
@@ -39,7 +39,7 @@ class Resource:
     group: str  # a grouping inside the account (Azure resource group), or ""
     id: str  # the cloud's id: ARM id / instance id / volume id
     name: str
-    kind: str  # "vm" | "disk"
+    kind: str  # cloudguard.cloud.kinds: "vm", "disk", "public-ip", ... or the cloud's type name
     size: str  # VM size / instance type / disk SKU ("" when unknown)
     power_state: str  # one of POWER_STATES
     created: datetime | None  # timezone-aware UTC, or None when unknown
@@ -110,7 +110,10 @@ class SweepRequest:
     concurrency: int = 4
     retries: int = 10  # the retry budget: retries per request (throttling, 5xx, resets)
     endpoint: str | None = None  # management endpoint override (a local fake)
+    kinds: tuple[str, ...] = ()  # the kinds to sweep (`--kind`); empty: every kind
     ca_bundle: str | None = None  # CA bundle for `endpoint`
+    # `reap apply`: how long one item's reads may take, waits included (None: the sweep's).
+    item_budget: timedelta | None = None
     settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from cloudguard.acknowledgements import AckState
+from cloudguard.cloud.kinds import VM
 from cloudguard.cloud.records import Resource
 from cloudguard.documents.findings import (
     VERDICTS,
@@ -69,13 +70,16 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "grace_seconds": int(report.policy.grace.total_seconds()),
             "leaked_by": leaked_by_text(report.policy.leaked_by),
             "fail_on": report.policy.fail_on,
+            "kinds": list(report.policy.kinds),
         },
         "evidence": dict(report.evidence_checked),
+        "evidence_sources": dict(report.evidence_sources),
         "failures": [{"source": f.source, "reason": f.reason} for f in report.failures],
         "prices": {
             "as_of": report.prices.as_of,
             "currency": report.prices.currency,
             "basis": report.prices.basis,
+            "sources": price_sources(report),
         },
         "summary": {
             "resources": report.resources_seen,
@@ -86,13 +90,22 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "hourly": round(sum(f.cost.hourly or 0.0 for f in billable), 4),
             "accrued": round(sum(f.cost.accrued or 0.0 for f in billable), 2),
             "unpriced_billable": sum(1 for f in billable if f.cost.hourly is None),
-            "power_unknown": sum(1 for f in report.findings if f.cost.billable is None),
+            "power_unknown": sum(
+                1 for f in report.findings if f.cost.billable is None and f.resource.kind == VM
+            ),
+            "billing_unknown": sum(1 for f in report.findings if f.cost.billable is None),
+            "by_kind": dict(Counter(f.resource.kind for f in report.findings)),
             "acknowledged": sum(1 for s in report.acknowledged.values() if not s.expired),
             "acknowledgement_expired": sum(1 for s in report.acknowledged.values() if s.expired),
         },
         "warnings": list(report.warnings),
         "history": history_document(report.history),
     }
+
+
+def price_sources(report: AuditReport) -> dict[str, int]:
+    """Where the report's figures came from: each price source and how many it priced."""
+    return dict(Counter(f.cost.source for f in report.findings if f.cost.source))
 
 
 def history_document(history: ReportHistory | None) -> dict[str, Any] | None:
@@ -162,6 +175,7 @@ def finding_document(finding: Finding, report: AuditReport) -> dict[str, Any]:
             "hourly": finding.cost.hourly,
             "accrued": finding.cost.accrued,
             "currency": finding.cost.currency,
+            "source": finding.cost.source,
         },
         "history": None
         if found is None
@@ -244,6 +258,8 @@ class ReadReport:
     generated_at: datetime
     policy: ReportedPolicy
     findings: tuple[ReportedFinding, ...]
+    # Where its evidence was read from; None: a report written before it said so.
+    evidence_sources: dict[str, Any] | None = None
 
 
 def load_report(path: Path) -> Any:
@@ -272,7 +288,9 @@ def read_report(document: Any, source: str, verdicts: Collection[str] | None = N
         if verdicts is not None and verdict not in verdicts:
             continue
         findings.append(_finding(doc, finding, verdict, where))
-    return ReadReport(generated_at, policy, tuple(findings))
+    sources = root.get("evidence_sources")
+    evidence = None if sources is None else read_evidence_sources(doc, sources, "evidence_sources")
+    return ReadReport(generated_at, policy, tuple(findings), evidence)
 
 
 def _finding(doc: StrictReader, finding: Any, verdict: str, where: str) -> ReportedFinding:
@@ -325,6 +343,16 @@ def read_policy(doc: StrictReader, value: Any) -> ReportedPolicy:
         generation_tag=doc.text(policy, "generation_tag", "policy"),
         leaked_by=read_leaked_by(doc, policy.get("leaked_by"), "policy.leaked_by"),
     )
+
+
+def read_evidence_sources(doc: StrictReader, value: Any, where: str) -> dict[str, Any]:
+    """`{"controller-home": "/srv/fleet", "fixtures-from": ["/src/tests"], ...}`: each value
+    a string or an array of strings."""
+    sources = doc.obj(value, where)
+    for key, located in sources.items():
+        if not isinstance(located, str):
+            doc.text_list(located, f"{where}.{key}")
+    return dict(sources)
 
 
 def read_leaked_by(doc: StrictReader, value: Any, where: str) -> tuple[tuple[str, str], ...]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
+from typing import Any
 
 from cloudguard import exit_codes
 from cloudguard.acknowledgements import AckState
@@ -79,6 +80,9 @@ class Cost:
     hourly: float | None  # None: size not in the price table
     accrued: float | None  # hourly x hours since created; None when either is unknown
     currency: str
+    # Where the hourly price came from: "<price list>, <date fetched>", or the bundled table
+    # (the offline fallback); "" when there is no price.
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +106,7 @@ class AuditPolicy:
     grace: timedelta = timedelta(hours=2)
     leaked_by: tuple[tuple[str, str], ...] = ()
     fail_on: str = ORPHAN  # "orphan", "suspect" or "new" (NEW_ONLY)
+    kinds: tuple[str, ...] = ()  # the kinds audited (`--kind`); empty: every kind
 
 
 @dataclass(frozen=True)
@@ -145,6 +150,9 @@ class AuditReport:
     # What the reader should know that is not a failure: duplicates counted once,
     # VMs whose cost is unknown. Printed on stderr and in every format.
     warnings: tuple[str, ...] = ()
+    # Where the evidence was read from (a locating option's key -> its value, paths
+    # absolute): a reap plan binds it, and `reap apply` must name the same.
+    evidence_sources: Mapping[str, Any] = field(default_factory=dict)
     history: ReportHistory | None = None  # None: the audit ran without its history
     # The acknowledgement covering a finding (live or expired), by finding_key.
     acknowledged: Mapping[FindingKey, AckState] = field(default_factory=dict)

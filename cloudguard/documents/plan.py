@@ -1,4 +1,4 @@
-"""The reap plan, schema `cloudguard.reap.plan` version 2 (docs/reap.md): writer and reader.
+"""The reap plan, schema `cloudguard.reap.plan` version 3 (docs/reap.md): writer and reader.
 
 A plan is made offline from an audit report (cloudguard.reap.planning) and
 is what an operator reviews and approves, so reading one back checks every
@@ -19,14 +19,20 @@ from typing import Any
 
 from cloudguard.cloud.reaping import DESTRUCTIVE, REQUESTED_ACTIONS, REVERSIBLE
 from cloudguard.cloud.registry import Clouds, installed_clouds
-from cloudguard.documents.audit_report import ReportedPolicy, read_leaked_by, read_policy
+from cloudguard.documents.audit_report import (
+    ReportedPolicy,
+    read_evidence_sources,
+    read_leaked_by,
+    read_policy,
+)
 from cloudguard.documents.findings import LEAKED, ORPHAN, leaked_by_text
 from cloudguard.documents.strict_json import DocumentError, DocumentUsageError, StrictReader
 from cloudguard.schemas import schema_id
 
 SCHEMA = "cloudguard.reap.plan"
 # 2: items carry `uid` and `created`, the identity of the resource that was reviewed.
-SCHEMA_VERSION = 2
+# 3: the plan binds where its audit read the evidence (`evidence`): apply must name the same.
+SCHEMA_VERSION = 3
 
 # Only these verdicts may be reaped. suspect (a record exists), pending (the
 # controller may not have written it yet), unverified (nothing was checked) and
@@ -80,6 +86,10 @@ class PlanItem:
     # item whose live read named it. A disk has no reviewed identity of its own; a NIC or
     # public IP carries as `uid` the resourceGuid its parent's read saw it with.
     dependent_of: str = ""
+    # A resource group deleted whole: what it held when reviewed, each with its identity,
+    # tags and verdict. Apply deletes it only if everything in it now is one of these, each
+    # re-derived as reapable as it was.
+    members: tuple[PlanItem, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +115,9 @@ class Plan:
     # Reviewed as part of the plan: after each VM's delete, the disks it left billing are
     # items of their own, each re-derived live like any other.
     with_dependents: bool = False
+    # Where the audit read its evidence (a locating option's key -> its value, paths
+    # absolute): apply re-reads the same sources, and refuses to run with others.
+    evidence: Mapping[str, Any] = field(default_factory=dict)
 
 
 # -- writing ---------------------------------------------------------------------------
@@ -122,6 +135,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         },
         "requested_action": plan.requested_action,
         "with_dependents": plan.with_dependents,
+        "evidence": dict(plan.evidence),
         "verdicts": list(plan.verdicts),
         "policy": {
             "task_tag": plan.policy.task_tag,
@@ -137,6 +151,13 @@ def plan_document(plan: Plan) -> dict[str, Any]:
 
 
 def item_document(item: PlanItem) -> dict[str, Any]:
+    document = _item_fields(item)
+    if item.members:
+        document["members"] = [_item_fields(member) for member in item.members]
+    return document
+
+
+def _item_fields(item: PlanItem) -> dict[str, Any]:
     return {
         "provider": item.provider,
         "account": item.account,
@@ -225,13 +246,22 @@ def load_plan(path: Path, data: bytes | None = None, clouds: Clouds | None = Non
             for n in [doc.obj(raw, f"not_planned[{i}]")]
         ),
         with_dependents=with_dependents,
+        evidence=read_evidence_sources(doc, root.get("evidence"), "evidence"),
     )
     _check_semantics(plan, source, clouds or installed_clouds())
     return plan
 
 
-def _load_item(doc: StrictReader, raw: Any, where: str) -> PlanItem:
+def _load_item(doc: StrictReader, raw: Any, where: str, nested: bool = False) -> PlanItem:
     item = doc.obj(raw, where)
+    members = (
+        ()
+        if nested
+        else tuple(
+            _load_item(doc, member, f"{where}.members[{i}]", nested=True)
+            for i, member in enumerate(doc.array(item.get("members", []), f"{where}.members"))
+        )
+    )
     return PlanItem(
         provider=doc.text(item, "provider", where),
         account=doc.text(item, "account", where),
@@ -250,6 +280,7 @@ def _load_item(doc: StrictReader, raw: Any, where: str) -> PlanItem:
         controller_record=doc.text(item, "controller_record", where),
         uid=doc.text(item, "uid", where),
         created=doc.optional_time(item, "created", where),
+        members=members,
     )
 
 
@@ -263,8 +294,13 @@ def _check_semantics(plan: Plan, source: str, clouds: Clouds) -> None:
     for verdict in plan.verdicts:
         if verdict not in REAPABLE_VERDICTS:
             raise PlanUsageError(f"bad plan {source}: verdict {verdict!r} is never reapable")
-    for index, item in enumerate(plan.items):
-        where = f"bad plan {source}: items[{index}] ({item.name})"
+    checked = [(f"items[{index}]", item) for index, item in enumerate(plan.items)] + [
+        (f"items[{index}].members[{m}]", member)
+        for index, item in enumerate(plan.items)
+        for m, member in enumerate(item.members)
+    ]
+    for at, item in checked:
+        where = f"bad plan {source}: {at} ({item.name})"
         cloud = clouds.cloud(item.provider)
         if not item.account.strip():
             raise PlanUsageError(f"{where}: no account (subscription / AWS account)")

@@ -32,6 +32,10 @@ class ReachLogError(Exception):
     """The log is missing, not armed, malformed or torn: the alarm cannot be read."""
 
 
+class OffsetError(ReachLogError):
+    """A start offset inside a line: no earlier read ended there (a caller's mistake)."""
+
+
 class ReachLog:
     """A parsed log: its header, the reach records from the requested offset, where it ends."""
 
@@ -90,9 +94,11 @@ def read(path: str, *, start: int = 0) -> ReachLog:
     header: Mapping[str, object] | None = None
     reaches: list[Mapping[str, object]] = []
     offset = 0
+    line_starts = {0}  # where a later read may start: a line's start, or the end
     for number, raw in enumerate(lines[:-1], start=1):
         line_start = offset
         offset += len(raw) + 1
+        line_starts.add(offset)
         try:
             record = json.loads(raw)
         except ValueError:
@@ -113,4 +119,14 @@ def read(path: str, *, start: int = 0) -> ReachLog:
             raise ReachLogError(f"reach log {path} line {number} has unknown kind {kind!r}")
     if header is None:
         raise ReachLogError(f"reach log {path} is not armed")
+    if start > offset:  # fail closed: what was past it is gone, or it is another log's offset
+        raise ReachLogError(
+            f"reach log {path} ends at byte {offset}, before the offset {start} to check from: "
+            "it shrank, or the offset is another log's"
+        )
+    if start not in line_starts:
+        raise OffsetError(
+            f"--since {start} is inside a line of {path}: give where an earlier check or run "
+            f"ended (a line's start, e.g. {max(s for s in line_starts if s < start)})"
+        )
     return ReachLog(header, tuple(reaches), offset)

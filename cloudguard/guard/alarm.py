@@ -191,7 +191,7 @@ def describe(record: Record) -> str:
     identity = record.get("identity_vars")
     lines = [
         f"{shown(record.get('via'))} reached `{shown(record.get('target') or '?')}`"
-        f" from test {shown(record.get('test') or '<none named>')}"
+        f" from test {shown(record.get('test') or '<none named>')}{whereabouts(record)}"
         f" (pid {shown(record.get('pid'))}, cwd {shown(record.get('cwd'))},"
         f" at {shown(record.get('at'))})"
     ]
@@ -208,6 +208,28 @@ def describe(record: Record) -> str:
             f"    identity variables still set: {shown(', '.join(map(str, identity)), 2000)}"
         )
     return "\n".join(lines)
+
+
+def named(record: Record) -> str:
+    """`botocore -> sts.us-east-1.amazonaws.com (sts GetCallerIdentity)`: what was reached,
+    through what, in one escaped line (every field was read back from a log)."""
+    via, target, operation = (record.get(key) for key in ("via", "target", "operation"))
+    return one_line(f"{via} -> {target}" + (f" ({operation})" if operation else ""), 300)
+
+
+WHEREABOUTS = ("phase", "fixture", "location")  # the record's optional fields that place it
+
+
+def whereabouts(record: Record) -> str:
+    """` during setup, in DeploymentUnitsTest.setUpClass`; ` during collection of t.py`: the
+    phase and the fixture of a reach, where its record says them ("" where it says neither)."""
+    phase, fixture, location = (str(record.get(key) or "") for key in WHEREABOUTS)
+    said = f" during {one_line(phase, 40)}" if phase else ""
+    if fixture:
+        said += f", in {one_line(fixture, 200)}"
+    elif location and not record.get("test"):  # outside any test: where it was collecting
+        said += f" of {one_line(location, 300)}"
+    return said
 
 
 def unreadable(error: ReachLogError) -> str:

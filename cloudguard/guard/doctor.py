@@ -73,3 +73,151 @@ def _is_refuser(path: str) -> bool:
     except OSError:
         return False
     return os.access(path, os.X_OK) and any(marker in head for marker in MARKERS)
+
+
+# -- outside a sealed run: would pytest seal this project's tests? -------------------------
+
+DISTRIBUTION = "cloudguard-ci"  # the name pytest lists on its plugins line and required_plugins
+_TRUE = ("y", "yes", "t", "true", "on", "1")  # pytest's own reading of a bool ini value
+
+
+def project_facts(python: str | None, directory: str) -> dict[str, object]:
+    """The facts of `cloudguard.guard.pytest_facts`, gathered in `python` (None: this one)."""
+    from cloudguard.guard import pytest_facts
+
+    if python is None:
+        return pytest_facts.gather(directory)
+    import json
+    import subprocess
+
+    done = subprocess.run(
+        [python, "-I", pytest_facts.__file__],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise OSError(
+            f"{python} could not tell how pytest would start (exit {done.returncode}: {last})"
+        )
+    facts: dict[str, object] = json.loads(done.stdout)
+    return facts
+
+
+def project_verdict(
+    facts: Mapping[str, object], environ: Mapping[str, str]
+) -> tuple[list[str], list[str]]:
+    """What holds, and what does not, for the plugin to seal every session: (said, problems)."""
+    python, pytest_version = facts.get("python"), facts.get("pytest")
+    if not pytest_version:
+        return [], [f"pytest is not installed for {python}: the plugin cannot load there"]
+    said, problems = [], []
+    plugin = facts.get("plugin")
+    if isinstance(plugin, dict):
+        installed = f"{plugin.get('distribution')} {plugin.get('version')}"
+        said.append(
+            f"the plugin is installed for {python} (pytest {pytest_version}): entry point "
+            f"cloudguard -> {plugin.get('module')} ({installed})"
+        )
+    else:
+        problems.append(
+            f"the plugin is not installed for {python} (pytest {pytest_version}): no pytest11 "
+            f"entry point cloudguard; install {DISTRIBUTION} in the environment the tests run in"
+        )
+    if facts.get("error"):
+        return said, [*problems, f"pytest cannot read its configuration here: {facts['error']}"]
+    config = facts.get("config")
+    if not config:
+        problems.append(
+            "no pytest configuration file from here up: add cloudguard = true and "
+            f'required_plugins = ["{DISTRIBUTION}"] to [tool.pytest.ini_options] in pyproject.toml'
+        )
+        return said, problems
+    found = facts.get("ignored")
+    ignored = ", ".join(str(name) for name in found) if isinstance(found, list) else ""
+    said.append(
+        f"pytest reads {config}" + (f" (it ignores {ignored} beside it)" if ignored else "")
+    )
+    values = facts.get("values")
+    return _ini_verdict(
+        str(config), values if isinstance(values, dict) else {}, environ, said, problems
+    )
+
+
+def _ini_verdict(
+    config: str,
+    values: Mapping[str, object],
+    environ: Mapping[str, str],
+    said: list[str],
+    problems: list[str],
+) -> tuple[list[str], list[str]]:
+    """The chosen file's `cloudguard`, `addopts` and `required_plugins` (and PYTEST_ADDOPTS)."""
+    import shlex
+
+    from_environment = shlex.split(environ.get("PYTEST_ADDOPTS", ""))
+    options = _words(values.get("addopts")) + from_environment
+    disabled = _disables(options)
+    if disabled:
+        where = "PYTEST_ADDOPTS" if _disables(from_environment) else f"addopts in {config}"
+        problems.append(f"{where} turns the plugin off ({disabled})")
+    if environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD") and not _names_the_plugin(options):
+        problems.append(
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD is set and addopts has no "
+            "-p cloudguard.guard.pytest.plugin: the plugin is never loaded"
+        )
+    if str(values.get("cloudguard", "")).strip().lower() not in _TRUE and (
+        "--cloudguard" not in options
+    ):
+        problems.append(
+            f"{config} does not enable the plugin (cloudguard = true): pytest runs these tests "
+            "unguarded unless --cloudguard is given or `cloudguard run -- pytest` runs them"
+        )
+    required = [_requirement_name(word) for word in _words(values.get("required_plugins"))]
+    if DISTRIBUTION in required:
+        said.append(f"required_plugins names {DISTRIBUTION}: without the plugin pytest stops")
+    else:
+        problems.append(
+            f"required_plugins does not name {DISTRIBUTION} "
+            f'(required_plugins = ["{DISTRIBUTION}"]): where it is not installed, pytest only '
+            "warns about an unknown `cloudguard` option and runs every test unguarded"
+        )
+    return said, problems
+
+
+def _words(value: object) -> list[str]:
+    """An ini value as pytest splits it: a TOML list, or whitespace-separated words."""
+    import shlex
+
+    if isinstance(value, list):
+        return [str(word) for word in value]
+    return shlex.split(str(value)) if value else []
+
+
+def _disables(options: list[str]) -> str:
+    """`-p no:cloudguard` (or `-pno:cloudguard`) among pytest's options, as written."""
+    for at, word in enumerate(options):
+        if word in ("-pno:cloudguard", "-p=no:cloudguard"):
+            return word
+        if word == "-p" and options[at + 1 : at + 2] == ["no:cloudguard"]:
+            return "-p no:cloudguard"
+    return ""
+
+
+def _names_the_plugin(options: list[str]) -> bool:
+    modules = {"cloudguard", "cloudguard.guard.pytest.plugin", "cloudguard.pytest_plugin"}
+    pairs = zip(options, [*options[1:], ""], strict=False)
+    return any(
+        (word == "-p" and following in modules) or (word.startswith("-p") and word[2:] in modules)
+        for word, following in pairs
+    )
+
+
+def _requirement_name(word: str) -> str:
+    """`cloudguard-ci>=0.1` -> `cloudguard-ci`: the name pytest compares, as it is written."""
+    for at, character in enumerate(word):
+        if character in "<>=!~;[ ":
+            return word[:at]
+    return word

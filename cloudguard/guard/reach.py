@@ -55,6 +55,13 @@ SCHEMA = 1  # what each line says it is, and what the reader admits
 REACH_LOG_SCHEMA_ID = "urn:cloudguard-ci:schema:reach-log:1"
 LOG_VARIABLE = "CLOUDGUARD_REACH_LOG"
 TEST_VARIABLE = "CLOUDGUARD_TEST"
+# Where in the test the reaching process is, as the pytest plugin says it (each only while it
+# holds): the test's file and line, the fixture (or class setup) running, and `collection`
+# while test files are imported. The phase of a test comes from pytest's own variable.
+LOCATION_VARIABLE = "CLOUDGUARD_LOCATION"
+FIXTURE_VARIABLE = "CLOUDGUARD_FIXTURE"
+PHASE_VARIABLE = "CLOUDGUARD_PHASE"
+PYTEST_TEST_VARIABLE = "PYTEST_CURRENT_TEST"  # pytest's own: `NODEID (setup|call|teardown)`
 
 
 # -- the record ----------------------------------------------------------------------------
@@ -91,14 +98,37 @@ def reach_record(
         "via": via,
         "argv": redact_argv(argv),
         "target": target,
-        "test": env.get(TEST_VARIABLE) or env.get("PYTEST_CURRENT_TEST") or "",
+        "test": env.get(TEST_VARIABLE) or env.get(PYTEST_TEST_VARIABLE) or "",
         "pid": os.getpid(),
         "ppid": os.getppid(),
         "cwd": cwd,
         "identity_vars": sorted(identity_vars),
     }
+    record.update(whereabouts(env))
     record.update(extra)
     return record
+
+
+def whereabouts(environ: Mapping[str, str]) -> dict[str, str]:
+    """`phase`, `fixture` and `location` of a reach, where the environment says them.
+
+    The phase is the plugin's (`collection`) or the one pytest appends to its own
+    variable (`tests/t.py::test_x (setup)`); the fixture and the test's `FILE:LINE`
+    are the plugin's. Absent outside a test session: a record stays as lean as it was.
+    """
+    found = {}
+    current = environ.get(PYTEST_TEST_VARIABLE, "")
+    phase = environ.get(PHASE_VARIABLE) or (
+        current.rpartition(" (")[2].rstrip(")") if current.endswith(")") else ""
+    )
+    for key, value in (
+        ("phase", phase),
+        ("fixture", environ.get(FIXTURE_VARIABLE, "")),
+        ("location", environ.get(LOCATION_VARIABLE, "")),
+    ):
+        if value:
+            found[key] = value
+    return found
 
 
 def _encode(value: object) -> str:

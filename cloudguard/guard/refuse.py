@@ -21,6 +21,14 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
 REACH_REFUSED = 98  # cloudguard.exit_codes.REACH_REFUSED, not imported: one module fewer to load
+# Sealed names a pytest session's suite set itself (pytest-env, conftest.py), comma-separated:
+# its own fakes, set by the plugin for every process the session starts.
+KEPT_VARIABLE = "CLOUDGUARD_KEPT"
+
+
+def declared_by_the_suite(environ: Mapping[str, str]) -> frozenset[str]:
+    """The sealed names the suite under test declared itself: its fakes, never a leak."""
+    return frozenset(name for name in environ.get(KEPT_VARIABLE, "").split(",") if name)
 
 
 class Policy:
@@ -50,10 +58,12 @@ class Policy:
         )
 
     def identity_vars(self, environ: Mapping[str, str]) -> list[str]:
-        """Names of identity variables still set, ignoring the seal's own bindings."""
+        """Names of identity variables still set: neither the seal's own bindings nor the
+        suite's own declarations (`KEPT_VARIABLE`)."""
         found = []
+        kept = declared_by_the_suite(environ)
         for name, value in environ.items():
-            if name.startswith(self.exempt):
+            if name.startswith(self.exempt) or name in kept:
                 continue
             if not (name in self.names or name.startswith(self.prefixes)):
                 continue
@@ -125,9 +135,12 @@ def main(
         log=log or environ.get(reach.LOG_VARIABLE, ""),
     )
     test = one_line(str(record["test"]), 300) if record["test"] else ""
-    sys.stderr.write(
-        f"cloudguard: refused `{shown}` ({via}): {_hint(via, tool, policy)}\n"
-        f"  {status}" + (f" (test: {test})" if test else "") + "\n"
-    )
-    sys.stderr.flush()
+    try:
+        sys.stderr.write(
+            f"cloudguard: refused `{shown}` ({via}): {_hint(via, tool, policy)}\n"
+            f"  {status}" + (f" (test: {test})" if test else "") + "\n"
+        )
+        sys.stderr.flush()
+    except OSError:  # nobody reads our stderr (a closed pipe): the refusal stands all the same
+        os._exit(REACH_REFUSED)
     sys.exit(REACH_REFUSED)

@@ -17,6 +17,7 @@ did (the command's code is printed), 97 when the log cannot be trusted,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -48,14 +49,39 @@ def run(
     err: TextIO = sys.stderr,
     hard: bool = False,
     forward: Sequence[int] = (),
+    allow_unix: Sequence[str] = (),
+    reports: Sequence[tuple[str, str]] = (),
 ) -> int:
+    ports = tuple(dict.fromkeys((*registry.forward_ports, *forward)))
+    hard_seal = None
     if hard:  # before anything is armed or made: a host that cannot seal hard runs nothing
         try:
             launch.check_requirements()
+            # First, while this process has no thread: the seal is made meanwhile.
+            hard_seal = launch.HardSeal.fork(
+                masked_homes=registry.masked_homes, ports=ports, allow_unix=allow_unix
+            )
         except launch.HardSealError as error:
             err.write(f"cloudguard: --hard: {error}\n")
             return error.exit_code
-    ports = tuple(dict.fromkeys((*registry.forward_ports, *forward)))
+    try:
+        return _run(
+            command, registry=registry, log=log, err=err, hard_seal=hard_seal, reports=reports
+        )
+    finally:
+        if hard_seal is not None:
+            hard_seal.close()
+
+
+def _run(
+    command: Sequence[str],
+    *,
+    registry: Registry,
+    log: str | None,
+    err: TextIO,
+    hard_seal: launch.HardSeal | None,
+    reports: Sequence[tuple[str, str]],
+) -> int:
     try:
         armed = alarm.arm_log(log, by="cloudguard run")
     except (reach_log.ReachLogError, OSError) as error:
@@ -70,19 +96,20 @@ def run(
     keep_log = True  # a temporary log is removed only when the run ends clean, or never ran
     try:
         env = session.sealed_environment(os.environ)
-        err.write(session.seal_line() + (launch.seal_line_suffix(ports) if hard else "") + "\n")
+        suffix = hard_seal.line_suffix() if hard_seal else ""
+        err.write(
+            session.seal_line() + suffix + "\n" + (hard_seal.limit_line() if hard_seal else "")
+        )
         err.flush()
         try:
-            if hard:
-                code = launch.run_inside(
+            if hard_seal is not None:
+                code = hard_seal.run(
                     command,
                     env,
                     seal_root=session.seal.root,
                     keeper=keeper,
                     keepers=session.keepers,
-                    masked_homes=registry.masked_homes,
-                    ports=ports,
-                    spawn=_spawn,
+                    wait=_wait,
                 )
             else:
                 code = _spawn(command, env, err)
@@ -93,7 +120,7 @@ def run(
                 keep_log = False  # nothing ran: no evidence to keep
             else:
                 session.check(err)  # what was recorded before the sink failed is still shown
-            return error.exit_code
+            return _reported(reports, session, error.exit_code, err)
         _stop_stragglers(err, keeper)  # before the verdict, whatever ended the command
         verdict = session.check(err)
         keep_log = verdict == exit_codes.REACH_REFUSED
@@ -101,34 +128,55 @@ def run(
         session.close(keep_log=keep_log)
     if verdict == exit_codes.REACH_REFUSED:
         err.write(f"cloudguard: the command itself exited {code}; the run is red (98)\n")
-        return verdict
-    return verdict or code
+        return _reported(reports, session, verdict, err)
+    return _reported(reports, session, verdict or code, err)
 
 
-def _spawn(
-    command: Sequence[str], env: dict[str, str], err: TextIO, pass_fds: Sequence[int] = ()
+def _reported(
+    reports: Sequence[tuple[str, str]], session: GuardSession, code: int, err: TextIO
 ) -> int:
+    """The run's findings in each `--report FORMAT=FILE`, from the keeper's memory."""
+    if not reports:
+        return code
+    from cloudguard.guard import report
+
+    found = report.ReachReport.of(
+        "cloudguard run", session.log.path, code, session.records(), session.tampering()
+    )
+    return report.deliver(reports, found, err)
+
+
+def _spawn(command: Sequence[str], env: dict[str, str], err: TextIO) -> int:
     try:
-        child = subprocess.Popen(list(command), env=env, pass_fds=tuple(pass_fds))
+        child = subprocess.Popen(list(command), env=env)
     except FileNotFoundError:
         err.write(f"cloudguard: command not found: {one_line(command[0], 2000)}\n")
         return COMMAND_NOT_FOUND
     except PermissionError:
         err.write(f"cloudguard: command not executable: {one_line(command[0], 2000)}\n")
         return COMMAND_NOT_EXECUTABLE
+    code = _wait(child.pid)
+    child.returncode = code  # waited for here: Popen must not wait again
+    return code
+
+
+def _wait(pid: int) -> int:
+    """Wait for the child `pid`, forwarding the signals that are usually sent to cloudguard
+    alone; its exit code (128+N when it died of signal N)."""
 
     def forward(signum: int, _frame: object) -> None:
-        if child.poll() is None:
-            child.send_signal(signum)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
 
     previous = {sig: signal.signal(sig, forward) for sig in FORWARDED_SIGNALS}
     previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        returncode = child.wait()
+        _, status = os.waitpid(pid, 0)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return 128 - returncode if returncode < 0 else returncode
+    code = os.waitstatus_to_exitcode(status)
+    return 128 - code if code < 0 else code
 
 
 def _stop_stragglers(err: TextIO, keeper: Keeper) -> None:

@@ -37,7 +37,7 @@ from cloudguard import private_files
 from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
 from cloudguard.guard import reach
-from cloudguard.guard.refuse import Policy
+from cloudguard.guard.refuse import KEPT_VARIABLE, Policy, declared_by_the_suite
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,9 +46,9 @@ if TYPE_CHECKING:
 # The runner's own contract (CLOUDGUARD_REACH_LOG, CLOUDGUARD_TEST, ...): never sealed.
 RUNNER_PREFIX = "CLOUDGUARD_"
 SEAL_DIR_VARIABLE = "CLOUDGUARD_SEAL_DIR"
-KEPT_VARIABLE = "CLOUDGUARD_KEPT"
 PROVIDER_SHIM = "cloudguard-refusing-provider"
 SEAL_LINE_PREFIX = "CLOUDGUARD_AMBIENT_SEAL"
+NOTHING_DROPPED = "(none)"  # what the seal line says when no variable was dropped
 # First on PYTHONPATH in a sealed environment: its sitecustomize installs the in-process
 # guards (botocore, azure-core, sockets) in every Python child. See cloudguard/guard/inprocess.
 SITECUSTOMIZE_DIR = Path(__file__).with_name("_sitecustomize")
@@ -213,12 +213,6 @@ def sealed_environment(
     return env, dropped
 
 
-def declared_by_the_suite(environ: Mapping[str, str]) -> frozenset[str]:
-    """The sealed names a pytest session's suite set itself (pytest-env, conftest.py): its
-    own fakes, which every process it starts inherits and still runs under the seal."""
-    return frozenset(name for name in environ.get(KEPT_VARIABLE, "").split(",") if name)
-
-
 def keep_declared(environ: MutableMapping[str, str], names: Iterable[str]) -> None:
     """Name `names` as the suite's own for the processes it starts (xdist workers, nested
     sessions), which verify the seal they inherit against them."""
@@ -264,8 +258,7 @@ def inherited_seal_problems(environ: Mapping[str, str], registry: Registry) -> l
         problems.append(f"seal dir {root} is not a directory of the caller's")
     if environ.get("PATH", "").split(os.pathsep)[0] != str(seal.bin_dir):
         problems.append(f"the guard bin {seal.bin_dir} is not first on PATH")
-    kept = declared_by_the_suite(environ)  # the suite's own fakes (pytest-env, conftest.py)
-    identity = [n for n in policy(registry, seal).identity_vars(environ) if n not in kept]
+    identity = policy(registry, seal).identity_vars(environ)  # the suite's own fakes aside
     if identity:
         problems.append(f"identity variables are set: {', '.join(identity)}")
     try:
@@ -292,7 +285,9 @@ def seal_line(dropped: Iterable[str], *, kept: Iterable[str] = ()) -> str:
     """The one line a seal prints: names only, never values (escaped: names come from outside).
 
     `kept`: names the suite itself declared after the seal (pytest-env, conftest.py).
+    Nothing dropped reads `dropped=(none)`: still one line, and never a variable's name.
     """
-    line = f"{SEAL_LINE_PREFIX} dropped={','.join(one_line(name, 200) for name in dropped)}"
+    names = ",".join(one_line(name, 200) for name in dropped) or NOTHING_DROPPED
+    line = f"{SEAL_LINE_PREFIX} dropped={names}"
     kept = [one_line(name, 200) for name in kept]
     return line + (f" kept={','.join(kept)}" if kept else "")

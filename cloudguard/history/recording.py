@@ -102,9 +102,16 @@ RESOURCE_COLUMNS = tuple(StoredResource.__dataclass_fields__)
 OBSERVED_COLUMNS = tuple(
     c for c in RESOURCE_COLUMNS if c not in {"id", "provider", "account", "match_id"}
 )
+# The updated columns the store's indexes cover (cloudguard_resources_present, _by_task).
+# A row whose values there are as stored is updated without them: SQLite then leaves its
+# index entries alone, which halves the update of a nightly audit that sees the same fleet.
+INDEXED_COLUMNS = ("task_id", "last_scope", "status")
+STEADY_COLUMNS = tuple(c for c in OBSERVED_COLUMNS if c not in INDEXED_COLUMNS)
 GONE_COLUMNS = ("status", "gone_at", "gone_how")
 resource_row = attrgetter(*RESOURCE_COLUMNS)
 observed_row = attrgetter(*OBSERVED_COLUMNS, "id")
+steady_row = attrgetter(*STEADY_COLUMNS, "id")
+indexed_values = attrgetter(*INDEXED_COLUMNS)
 gone_row = attrgetter(*GONE_COLUMNS, "id")
 OBSERVATION_COLUMNS = (
     "run_id",
@@ -126,12 +133,23 @@ class AuditWrite:
 
     new_resources: list[StoredResource] = field(default_factory=list)
     observed: list[StoredResource] = field(default_factory=list)  # known ones, updated
+    indexed_before: dict[int, object] = field(default_factory=dict)  # by id, as stored
     observations: list[tuple[object, ...]] = field(default_factory=list)
     findings: dict[ResourceKey, FindingHistory] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys((NEW, BACK), 0))
     leaking: int = 0
     accrued: float = 0.0
     leaked_accrued: float = 0.0
+
+    def updates(self) -> tuple[list[StoredResource], list[StoredResource]]:
+        """The known resources to update: (those whose indexed columns are as stored, the
+        others)."""
+        steady: list[StoredResource] = []
+        moved: list[StoredResource] = []
+        for resource in self.observed:
+            same = indexed_values(resource) == self.indexed_before[resource.id]
+            (steady if same else moved).append(resource)
+        return steady, moved
 
     def recorded(
         self, run_id: int, run: AuditRun, previous_at: float | None, gone: list[StoredResource]
@@ -174,9 +192,10 @@ def plan_observations(
             change, previous_verdict, hours, cost, interval_leaking = NEW, None, 0.0, 0.0, False
         else:
             previous_verdict = stored.verdict
-            change, hours, cost, interval_leaking = _observe(stored, observation, run, run_id, at)
             if stored.id not in seen:
                 write.observed.append(stored)
+                write.indexed_before[stored.id] = indexed_values(stored)
+            change, hours, cost, interval_leaking = _observe(stored, observation, run, run_id, at)
         latest[identity] = stored
         seen.add(stored.id)
         leaking = observation.verdict in LEAKING_VERDICTS

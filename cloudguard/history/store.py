@@ -21,6 +21,7 @@ from cloudguard.history.recording import (
     OBSERVED_COLUMNS,
     PRESENT,
     RESOURCE_COLUMNS,
+    STEADY_COLUMNS,
     Identity,
     StoredResource,
     epoch,
@@ -30,6 +31,7 @@ from cloudguard.history.recording import (
     plan_gone,
     plan_observations,
     resource_row,
+    steady_row,
 )
 from cloudguard.history.records import (
     BACK,
@@ -106,8 +108,11 @@ class HistoryStore:
             write = plan_observations(run, run_id, observations, known, next_resource)
             db.insert_many("cloudguard_resources", RESOURCE_COLUMNS,
                            map(resource_row, write.new_resources))  # fmt: skip
-            db.update_many("cloudguard_resources", OBSERVED_COLUMNS,
-                           map(observed_row, write.observed))  # fmt: skip
+            steady, moved = write.updates()
+            for columns, row, resources in ((STEADY_COLUMNS, steady_row, steady),
+                                            (OBSERVED_COLUMNS, observed_row, moved)):  # fmt: skip
+                if resources:
+                    db.update_many("cloudguard_resources", columns, map(row, resources))
             db.insert_many("cloudguard_observations", OBSERVATION_COLUMNS, write.observations)
             not_seen = self._not_seen(run.scope, at, run_id)
             gone = plan_gone(run, not_seen, self._reaped_at(not_seen))

@@ -209,12 +209,16 @@ def _one(
         return UNREADABLE, None
     try:
         # Classified now, with evidence read now: a controller that claimed the task
-        # while earlier items were being handled must still stop this one.
-        finding = live_audit.classify(live.resource) if live is not None else None
+        # while earlier items were being handled must still stop this one. A group and
+        # everything it holds are classified together, from one read of the evidence.
+        held = [m.resource for m in live.members or ()] if live is not None else []
+        findings = live_audit.classify_all([live.resource, *held]) if live is not None else {}
     except EvidenceError as exc:
         log.write(DID_NOT_RUN, item, item_index=index, detail=f"{exc.source}: {exc.reason}")
         return DID_NOT_RUN, None
-    skips = verify(item, live, finding, live_audit.policy, live_audit.cloud(item.provider))
+    finding = findings.get(live.resource.id.casefold()) if live is not None else None
+    cloud = live_audit.cloud(item.provider)
+    skips = verify(item, live, finding, live_audit.policy, cloud, findings)
     if skips or live is None:
         log.write(SKIPPED, item, item_index=index, skips=[asdict(s) for s in skips])
         return SKIPPED, live

@@ -79,7 +79,8 @@ def plan_command(
         typer.Option(
             metavar="deallocate|delete",
             help="deallocate (Azure VM deallocate, EC2 stop: reversible) or delete "
-            "(Azure VM/disk delete, EC2 terminate, EBS delete).",
+            "(every kind the cloud reaps: Azure resources by id and groups whole, EC2 "
+            "terminate, EBS volumes, snapshots, ...; the rest is listed with its command).",
         ),
     ] = REVERSIBLE,
     with_dependents: Annotated[
@@ -88,6 +89,15 @@ def plan_command(
             "--with-dependents",
             help="With --action delete: after each VM's delete, delete the disks it left "
             "billing too, each re-derived live like any planned item.",
+        ),
+    ] = False,
+    by_kind: Annotated[
+        bool,
+        typer.Option(
+            "--by-kind",
+            help="With --action delete: delete what a resource group holds one by one, then "
+            "the group, rather than the group whole (it is deleted whole only when all it "
+            "holds is reaped anyway).",
         ),
     ] = False,
     output: Annotated[
@@ -124,6 +134,7 @@ def plan_command(
             now=datetime.now(UTC),
             with_dependents=with_dependents,
             clouds=clouds,
+            by_kind=by_kind,
         )
     except DocumentUsageError as exc:
         raise typer.BadParameter(str(exc)) from exc
@@ -248,6 +259,7 @@ def apply_command(
     _check_age(plan, settings.max_age)
     _check_accounts(plan, settings.accounts, required=yes)
     _check_evidence_options(settings)
+    _check_evidence_bound(plan, from_settings.evidence_request(settings))
     installed = [
         name for name in dict.fromkeys(i.provider for i in plan.items) if name in clouds.names
     ]
@@ -411,6 +423,36 @@ def _check_evidence_options(settings: Settings) -> None:
         )
 
 
+def _check_evidence_bound(plan: Plan, request: Any) -> None:
+    """Apply re-reads the evidence the plan's audit read, not other sources: given another
+    (an empty controller home, another repository), a suspect would be judged an orphan."""
+    from cloudguard.audit.evidence.registry import locations
+
+    named = locations(request)
+    if named == dict(plan.evidence):
+        return
+    differences = [
+        f"--{key} {_shown_location(named.get(key))} (the plan's audit: "
+        f"{_shown_location(plan.evidence.get(key))})"
+        for key in sorted({*named, *plan.evidence})
+        if named.get(key) != plan.evidence.get(key)
+    ]
+    raise typer.BadParameter(
+        "reap apply must re-read the evidence the plan's audit read, which the plan binds: "
+        + "; ".join(differences)
+        + ". Give the same options (or audit and plan again); nothing was read or done",
+        param_hint="PLAN.json",
+    )
+
+
+def _shown_location(value: Any) -> str:
+    if value is None:
+        return "not given"
+    if isinstance(value, list):
+        return " ".join(one_line(str(v), 200) for v in value)
+    return one_line(str(value), 200)
+
+
 def plan_table(plan: Plan, clouds: Clouds | None = None) -> str:
     """What would be done, for a person. Names and tags come from the cloud: Text, escaped."""
     from rich.console import Console
@@ -458,6 +500,11 @@ def plan_table(plan: Plan, clouds: Clouds | None = None) -> str:
                 one_line(", ".join(item.reasons)) or "-",
             )
             table.add_row(*(Text(c) for c in cells))
+            for member in item.members:  # what deleting the group deletes with it
+                table.add_row(
+                    *(Text(c) for c in ("", member.verdict, f"  with its {member.kind}",
+                                        one_line(member.name), "", "", "", "", ""))
+                )  # fmt: skip
         console.print(table)
     for skipped in plan.not_planned:
         console.print(

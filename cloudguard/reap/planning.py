@@ -14,8 +14,10 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from cloudguard.cloud import kinds
 from cloudguard.cloud.cloud import Cloud
 from cloudguard.cloud.reaping import REQUESTED_ACTIONS, REVERSIBLE, protection_tag
+from cloudguard.cloud.records import Resource
 from cloudguard.cloud.registry import Clouds, installed_clouds
 from cloudguard.documents.audit_report import ReportedFinding, read_report
 from cloudguard.documents.findings import LEAKED, VERDICTS
@@ -54,6 +56,7 @@ def build_plan(
     now: datetime,
     with_dependents: bool = False,
     clouds: Clouds | None = None,
+    by_kind: bool = False,
 ) -> Plan:
     """The plan for `audit` (a parsed `cloudguard.audit` document), in the verbs of
     `clouds` (default: the installed). An acknowledged finding is not planned."""
@@ -64,22 +67,32 @@ def build_plan(
     if with_dependents and requested_action == REVERSIBLE:
         raise PlanUsageError("--with-dependents deletes what a delete leaves: use --action delete")
     wanted = check_verdicts(verdicts)
-    report = read_report(audit, source, verdicts=wanted)
+    # Every finding, whatever its verdict: a group is deleted whole only if all it holds is.
+    report = read_report(audit, source)
+    if report.evidence_sources is None:
+        raise PlanUsageError(
+            f"{source} does not say where its evidence was read from (an audit report from "
+            "before plans bound it): run the audit again, then plan from its report"
+        )
     clouds = clouds or installed_clouds()
     policy = report.policy
     items: list[PlanItem] = []
     skipped: list[NotPlanned] = []
     for finding in report.findings:
+        if finding.verdict not in wanted:
+            continue
         cloud = clouds.cloud(finding.resource.provider)
         item = _item(finding, report.generated_at, policy, cloud)
         action = cloud.action_for(item.kind, requested_action)
-        why = _not_planned_because(item, action, cloud)
+        why = _not_planned_because(item, action, cloud, finding.resource)
         if finding.acknowledged is not None:  # known and owned: not for reaping until it lapses
             why = finding.acknowledged
         if why is not None or action is None:
             skipped.append(NotPlanned(item.id, item.name, item.verdict, why or "no action"))
             continue
         items.append(replace(item, action=action))
+    items = _whole_groups(items, report.findings, skipped, by_kind=by_kind)
+    items.sort(key=lambda i: kinds.order_of(i.kind))  # a VM before its NIC, groups last
     return Plan(
         created_at=now,
         audit_generated_at=report.generated_at,
@@ -90,6 +103,7 @@ def build_plan(
         items=tuple(items),
         not_planned=tuple(skipped),
         with_dependents=with_dependents,
+        evidence=report.evidence_sources,
     )
 
 
@@ -121,14 +135,59 @@ def _item(
     )
 
 
-def _not_planned_because(item: PlanItem, action: str | None, cloud: Cloud) -> str | None:
+def _whole_groups(
+    items: list[PlanItem],
+    findings: Sequence[ReportedFinding],
+    skipped: list[NotPlanned],
+    *,
+    by_kind: bool,
+) -> list[PlanItem]:
+    """A resource group planned for delete carries what it holds (the report's findings in
+    it) as its reviewed members, and is deleted whole only when each of them is planned
+    too; then (unless `by_kind`) they go with it rather than one by one. A group holding
+    anything that is not planned (suspect, protected, ...) is not planned: its reapable
+    members stay items of their own."""
+    planned = {(i.provider, i.id.casefold()): i for i in items}
+    held: dict[tuple[str, str, str], list[ReportedFinding]] = {}
+    for finding in findings:
+        r = finding.resource
+        if r.kind != kinds.RESOURCE_GROUP and r.group:
+            held.setdefault((r.provider, r.account.casefold(), r.group.casefold()), []).append(
+                finding
+            )
+    kept: list[PlanItem] = []
+    folded: set[tuple[str, str]] = set()
+    for item in items:
+        if item.kind != kinds.RESOURCE_GROUP:
+            kept.append(item)
+            continue
+        inside = held.get((item.provider, item.account.casefold(), item.name.casefold()), [])
+        members = [planned.get((f.resource.provider, f.resource.id.casefold())) for f in inside]
+        blocker = next((f for f, m in zip(inside, members, strict=True) if m is None), None)
+        if blocker is not None:
+            why = (
+                f"holds {blocker.resource.kind} {blocker.resource.name} ({blocker.verdict}), "
+                "which is not reaped: the group is not deleted whole"
+            )
+            skipped.append(NotPlanned(item.id, item.name, item.verdict, why))
+            continue
+        reviewed = tuple(m for m in members if m is not None)
+        kept.append(replace(item, members=reviewed))
+        folded |= {(m.provider, m.id.casefold()) for m in reviewed}
+    if by_kind:
+        return kept
+    return [i for i in kept if (i.provider, i.id.casefold()) not in folded]
+
+
+def _not_planned_because(
+    item: PlanItem, action: str | None, cloud: Cloud, resource: Resource
+) -> str | None:
     if not cloud.actions(item.kind):
-        return f"cloudguard cannot reap a {item.provider} {item.kind}"
+        command = cloud.delete_command(resource)
+        how = f": to delete it, run `{command}`" if command else ""
+        return f"not reaped by cloudguard (a {item.provider} {item.kind}){how}"
     if action is None:
-        return (
-            f"a {item.kind} has no reversible action; it bills while it exists "
-            "(use --action delete)"
-        )
+        return f"a {item.kind} has no reversible action (use --action delete)"
     if (protected := protection_tag(item.tags)) is not None:
         return f"protected by tag {protected!r}"
     if item.verdict == LEAKED and not item.leaked_by:

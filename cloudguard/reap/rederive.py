@@ -25,11 +25,11 @@ from cloudguard.documents.findings import AuditPolicy, AuditReport, Finding
 
 
 @dataclass(frozen=True)
-class _One:
-    resource: Resource
+class _Many:
+    resources: tuple[Resource, ...]
 
     def read(self) -> SweepResult:
-        return SweepResult((self.resource,))
+        return SweepResult(self.resources)
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,14 @@ class LiveAudit:
 
     def classify(self, resource: Resource) -> Finding | None:
         """The audit's finding for `resource` now; None: not the fleet's."""
-        report = self._audit([_One(resource)])
-        return report.findings[0] if report.findings else None
+        return self.classify_all([resource])[resource.id.casefold()]
+
+    def classify_all(self, resources: list[Resource]) -> dict[str, Finding | None]:
+        """Each resource's finding now (by casefolded id), from one read of the evidence:
+        a resource group and everything it holds."""
+        report = self._audit([_Many(tuple(resources))])
+        found = {f.resource.id.casefold(): f for f in report.findings}
+        return {r.id.casefold(): found.get(r.id.casefold()) for r in resources}
 
     def _audit(self, inventories: list[Inventory]) -> AuditReport:
         report = run_audit(inventories, self.request, self.policy, self.prices, self.clock())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 
 from cloudguard.cloud.cloud import Cloud
 from cloudguard.cloud.reaping import Live, protection_tag
@@ -35,6 +36,7 @@ GENERATION_CHANGED = "generation-changed"
 ATTACHED = "attached"
 ALREADY_DONE = "already-done"
 LOCKED = "locked"  # another apply holds this resource (set by the engine)
+GROUP_CHANGED = "group-changed"  # a resource group holds something the plan did not review
 
 # Power states in which an action has nothing left to do (or is under way).
 _ALREADY = {
@@ -55,6 +57,7 @@ def verify(
     live_finding: Finding | None,
     policy: AuditPolicy,
     cloud: Cloud | None = None,
+    member_findings: Mapping[str, Finding | None] | None = None,
 ) -> tuple[Skip, ...]:
     """Every reason not to act on `item` now; empty means it may be acted on.
 
@@ -62,6 +65,9 @@ def verify(
     read now (None: the classifier says it is not the fleet's); `policy` is
     apply's own (configuration and command line), never the plan's; `cloud` is
     `item`'s (its tag-name case, whether its ids are reused; default: the installed).
+    A resource group (`live.members`) is judged by what it holds: each member now must
+    be one the plan reviewed, and pass these same checks with its finding in
+    `member_findings` (by casefolded id).
     """
     cloud = cloud or installed_clouds().cloud(item.provider)
     if live is None or live.resource.power_state == "terminated":
@@ -71,7 +77,10 @@ def verify(
         return (
             Skip(NOT_THE_SAME_RESOURCE, f"the provider answered with {current.kind} {current.id}"),
         )
-    if (different := _identity(item, live, cloud)) is not None:
+    if live.members is not None:
+        # A group records no identity of its own: it is what it holds (checked below).
+        pass
+    elif (different := _identity(item, live, cloud)) is not None:
         return (different,)
     if not current.tags:
         # A resource the fleet tagged has tags; none at all means they were not
@@ -92,7 +101,44 @@ def verify(
         skips.append(Skip(ATTACHED, f"is attached to {live.attached_to}"))
     if current.power_state in _ALREADY.get(item.action, ()):
         skips.append(Skip(ALREADY_DONE, f"already {current.power_state}"))
+    if live.members is not None:
+        skips += _members(item, live.members, member_findings or {}, policy, cloud)
     return tuple(skips)
+
+
+def _members(
+    group: PlanItem,
+    members: tuple[Live, ...],
+    findings: Mapping[str, Finding | None],
+    policy: AuditPolicy,
+    cloud: Cloud,
+) -> list[Skip]:
+    """Deleting a group deletes all it holds: each member must be reviewed and reapable now."""
+    reviewed = {member.id.casefold(): member for member in group.members}
+    skips: list[Skip] = []
+    for member in members:
+        key = member.resource.id.casefold()
+        planned = reviewed.get(key)
+        if planned is None:
+            skips.append(
+                Skip(
+                    GROUP_CHANGED,
+                    f"holds {member.resource.kind} {member.resource.id}, which the plan did "
+                    "not review: deleting the group would delete it",
+                )
+            )
+            continue
+        for skip in verify(planned, member, findings.get(key), policy, cloud):
+            if skip.code == ATTACHED and _held_by(member, members):
+                continue  # attached to what the group holds: they go together
+            skips.append(Skip(skip.code, f"its {planned.kind} {planned.name}: {skip.detail}"))
+    return skips
+
+
+def _held_by(member: Live, members: tuple[Live, ...]) -> bool:
+    """`member` is attached to another member of its group (a disk to its VM)."""
+    holder = (member.attached_to or "").casefold()
+    return any(m.resource.id.casefold() in holder for m in members if m is not member)
 
 
 def _identity(item: PlanItem, live: Live, cloud: Cloud) -> Skip | None:
@@ -112,21 +158,30 @@ def _identity(item: PlanItem, live: Live, cloud: Cloud) -> Skip | None:
                 f"(seen as {item.uid})",
             )
         return None
-    if not item.uid or item.created is None:
+    # The plan names the reviewed resource by its unique id, its creation time, or both
+    # (ARM lists most types with a creation time and no unique id; Resource Graph the
+    # reverse): each it names must be the live resource's.
+    if not item.uid and item.created is None:
         return Skip(
             IDENTITY_UNKNOWN,
             "the plan does not say which resource it reviewed (no unique id and creation time): "
             "make a new plan from a new audit",
         )
-    if not now.uid or now.created is None:
+    if (item.uid and not now.uid) or (item.created is not None and now.created is None):
         return Skip(IDENTITY_UNKNOWN, "the provider returned no unique id or creation time")
-    if now.uid.casefold() != item.uid.casefold() or now.created != item.created:
+    if (item.uid and now.uid.casefold() != item.uid.casefold()) or (
+        item.created is not None and now.created != item.created
+    ):
         return Skip(
             NOT_THE_SAME_RESOURCE,
-            f"re-created since the plan: unique id {now.uid}, created {now.created.isoformat()} "
-            f"(planned {item.uid}, created {item.created.isoformat()})",
+            f"re-created since the plan: unique id {now.uid or 'none'}, created "
+            f"{_when(now.created)} (planned {item.uid or 'none'}, created {_when(item.created)})",
         )
     return None
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.isoformat() if moment is not None else "unknown"
 
 
 def _verdict(item: PlanItem, finding: Finding | None) -> list[Skip]:

@@ -8,6 +8,7 @@ reach log in its armed header only, so the refusers' fast path stays lean):
     reap-log      one line of a `cloudguard reap apply` log (JSON Lines)
     reach-log     one line of a reach log (JSON Lines)
     notification  what a `[notify]` webhook of kind "json" receives
+    reach-report  `--report json=FILE` of `cloudguard run`, `check` and the pytest plugin
 
 The ids are URNs: the files travel with the package, not from a web server.
 `schema_path(name)` finds one on disk, e.g. for `check-jsonschema --schemafile`.
@@ -17,10 +18,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-NAMES = ("audit-report", "reap-plan", "reap-log", "reach-log", "notification")
+NAMES = ("audit-report", "reap-plan", "reap-log", "reach-log", "notification", "reach-report")
 # Schema versions other than 1 (reap-plan 2: items carry the reviewed identity, uid and created;
-# audit-report 2: what changed since the last audit, acknowledgements, --fail-on new).
-_VERSIONS = {"reap-plan": 2, "audit-report": 2}
+# 3: the plan binds where its audit read the evidence; audit-report 2: what changed since the
+# last audit, acknowledgements, --fail-on new).
+_VERSIONS = {"reap-plan": 3, "audit-report": 2}
 
 
 def schema_id(name: str) -> str:

@@ -176,13 +176,35 @@ def test_unknown_sizes_say_unknown():
     assert "price unknown" in cost.note
 
 
-def test_an_unattached_disk_bills_storage_and_says_it_is_not_priced():
+def test_a_disk_bills_storage_and_says_it_is_not_priced():
     disk = replace(vm(tags={}, power="unknown"), kind="disk", size="Premium_LRS 128 GiB")
 
     cost = estimate(disk, bundled_prices(), NOW)
 
     assert cost.billable is True and cost.hourly is None and cost.accrued is None
-    assert "unattached disk (Premium_LRS 128 GiB): storage bills" in cost.note
+    assert "disk (Premium_LRS 128 GiB): a managed disk bills its storage" in cost.note
+    assert "no hourly price known" in cost.note
+
+
+@pytest.mark.parametrize(
+    ("kind", "billable", "note"),
+    [
+        ("public-ip", True, "bills by the hour while it exists, attached or not"),
+        ("resource-group", False, "bills nothing itself"),
+        ("nic", False, "bills nothing by itself"),
+        ("microsoft.web/sites", None, "billing of a microsoft.web/sites unknown"),
+    ],
+)
+def test_each_kind_bills_as_its_cloud_says_and_an_unknown_kind_is_unknown_not_zero(
+    kind: str, billable: bool | None, note: str
+) -> None:
+    resource = replace(vm(tags={}, power="unknown"), kind=kind, size="")
+
+    cost = estimate(resource, bundled_prices(), NOW)
+
+    assert cost.billable is billable, f"{kind}: billable {cost.billable}, expected {billable}"
+    assert note in cost.note
+    assert cost.hourly == (0.0 if billable is False else None)
 
 
 def test_price_table_states_date_and_currency():

@@ -246,3 +246,58 @@ def test_an_untrusted_file_cannot_send_findings_anywhere(night: Any, tmp_path: P
     write_trusted(toml, toml.read_text())
     # The control: trusted, the webhook is taken (vm-a is no news now: nothing is sent).
     assert "nothing new to notify" in night("vm-a")[2]
+
+
+def test_every_kind_is_remembered_acknowledged_and_held_out_of_a_group_delete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not only VMs: a public IP, a storage account and their resource group are each
+    remembered by identity, an acknowledged IP keeps its group from being deleted whole,
+    and what went is told with its kind."""
+    from test_audit_kinds import GROUP, az_resource
+    from typer.testing import CliRunner
+
+    from cloudguard.reap.command import app as reap_app
+
+    monkeypatch.chdir(tmp_path)
+    ip = az_resource("Microsoft.Network/publicIPAddresses", "ip-1", sku={"name": "Standard"})
+    storage = az_resource("Microsoft.Storage/storageAccounts", "st1", sku={"name": "Standard_LRS"})
+    group = {"id": GROUP, "name": "rg-ci", "type": "Microsoft.Resources/resourceGroups",
+             "location": "westeurope", "tags": {"ci-run": "77", "task-id": "t-77"},
+             "managedBy": None, "properties": {"provisioningState": "Succeeded"}}  # fmt: skip
+    acks = tmp_path / "acks.toml"
+    acks.write_text(
+        f'[[ack]]\nid = "{ip["id"].lower()}"\nowner = "net-team"\nreason = "kept"\n'
+        f"until = {(NOW.date() + timedelta(days=30)).isoformat()}\n"
+    )
+
+    def audit(*resources: dict[str, Any]) -> dict[str, Any]:
+        write_json(tmp_path / "resources.json", list(resources))
+        done = run_audit_cli(
+            "-i", "resources.json", "--leaked-by", "ci-run=77", "-f", "json", "--acks", str(acks)
+        )
+        return dict(json.loads(done.stdout))
+
+    first = audit(ip, storage, group)
+    found = {f["resource"]["name"]: f for f in first["findings"]}
+    assert {name: f["history"]["change"] for name, f in found.items()} == dict.fromkeys(
+        ("ip-1", "st1", "rg-ci"), "new"
+    )
+    assert found["ip-1"]["acknowledgement"]["owner"] == "net-team"
+    assert found["st1"]["acknowledgement"] is None
+
+    (tmp_path / "audit.json").write_text(json.dumps(first))
+    done = CliRunner().invoke(reap_app, ["plan", "audit.json", "--action", "delete"])
+    assert done.exit_code == 0, done.output
+    plan = json.loads(done.stdout)
+    planned = [item["name"] for item in plan["items"]]
+    assert planned == ["st1"], broken(
+        "an-acknowledged-member-holds-its-group", f"planned {planned}: the group went whole"
+    )
+    why = {left["name"]: left["why"] for left in plan["not_planned"]}
+    assert "acknowledged by net-team" in why["ip-1"]
+    assert "holds public-ip ip-1" in why["rg-ci"], why
+
+    second = audit(ip, group)  # the storage account went
+    gone = [(g["name"], g["kind"]) for g in second["history"]["gone"]]
+    assert gone == [("st1", "storage-account")]

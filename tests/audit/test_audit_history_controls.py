@@ -9,6 +9,11 @@ from cloudguard_mutants import Mutation, assert_turns_red
 HISTORY = "tests/audit/test_audit_history.py"
 NOTIFY = "tests/notify/test_audit_notifies.py"
 
+ACKNOWLEDGED_VM = f"{HISTORY}::test_reap_plan_leaves_an_acknowledged_orphan_alone"
+ACKNOWLEDGED_MEMBER = (
+    f"{HISTORY}::test_every_kind_is_remembered_acknowledged_and_held_out_of_a_group_delete"
+)
+
 MUTATIONS = [
     Mutation(
         name="--fail-on new fails on every orphan",
@@ -41,8 +46,11 @@ MUTATIONS = [
         module="reap/planning.py",
         original="        if finding.acknowledged is not None:",
         broken="        if False:",
-        tests=(f"{HISTORY}::test_reap_plan_leaves_an_acknowledged_orphan_alone",),
-        check="an-acknowledged-orphan-is-not-planned",
+        tests=(ACKNOWLEDGED_VM, ACKNOWLEDGED_MEMBER),
+        check={
+            ACKNOWLEDGED_VM: "an-acknowledged-orphan-is-not-planned",
+            ACKNOWLEDGED_MEMBER: "an-acknowledged-member-holds-its-group",
+        },
     ),
 ]
 

@@ -15,49 +15,12 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from html.parser import HTMLParser
 from pathlib import Path
 
-import cmarkgfm
 import pytest
 from audit_helpers import azure_vm, controller_home, run_audit_cli, write_json
-from cmarkgfm.cmark import Options
+from github_markdown import HOSTILE, gfm, link_targets
 from named_checks import broken
-
-HOSTILE = {
-    "url": "https://attacker.example/u",
-    "www": "www.attacker.example",
-    "email": "mallory@attacker.example",
-    "mailto": "mailto:mallory@attacker.example",
-    "xmpp": "xmpp:mallory@attacker.example/pc",
-    "image": "![x](https://attacker.example/pixel.png)",
-    "link": "[click](https://attacker.example/phish)",
-    "html": '<a href="https://attacker.example/h">x</a>',
-}
-
-
-def gfm(text: str) -> str:
-    """HTML as GitHub's renderer makes it (raw HTML kept, as GitHub keeps it before its
-    sanitizer, which only removes)."""
-    return cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
-
-
-class _Targets(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.found += [
-            f"<{tag} {name}={value}>" for name, value in attrs if name in ("href", "src")
-        ]
-
-
-def link_targets(html: str) -> list[str]:
-    """Every href and src in `html` that points at the attacker."""
-    parser = _Targets()
-    parser.feed(html)
-    return [t for t in parser.found if "attacker" in t]
 
 
 @pytest.fixture(scope="module")

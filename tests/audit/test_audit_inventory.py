@@ -221,4 +221,4 @@ def test_without_power_state_the_cost_is_unknown_not_zero(tmp_path):
     assert table.exit_code == 1, table.stderr
     row = next(line for line in table.stdout.splitlines() if "vm-plain" in line)
     assert "unknown (power state unknown)" in row and "no (disks bill)" not in row
-    assert "1 more of unknown cost" in table.stdout
+    assert "1 more of unknown billing" in table.stdout

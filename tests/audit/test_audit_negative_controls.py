@@ -78,7 +78,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="an address in a markdown cell is not split",
-        module="audit/formats/markdown.py",
+        module="escape.py",
         original='| {"@": "\\\\@<!-- -->"}',
         broken="",
         tests=(f"{INERT}::test_the_markdown_report_makes_no_link",),
@@ -86,7 +86,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="markdown cells escape only link syntax",
-        module="audit/formats/markdown.py",
+        module="escape.py",
         original='_ACTIVE = "\\\\`*_~|[]()!<>&:."',
         broken='_ACTIVE = "\\\\`*_~|[]()!<>&"',
         tests=(f"{INERT}::test_the_markdown_report_makes_no_link",),
@@ -94,7 +94,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="plain-text messages are not defanged",
-        module="audit/formats/text.py",
+        module="escape.py",
         original="    for fang, defanged in _FANGS:\n",
         broken="    for fang, defanged in ():\n",
         tests=(

@@ -2,8 +2,8 @@
 
 Both commands resolve the same `[audit]` table; each request carries the
 options its command takes, and an option the command does not show keeps
-its default there (the audit's `--retries` never changes what `reap apply`
-sends).
+its default there (the audit's `--region` never changes what `reap apply`
+reads); the retry budget is both commands'.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from cloudguard.audit import from_settings
 from cloudguard.audit.options import Settings
 from cloudguard.audit.settings_files import resolve
 from cloudguard.cloud.options import AUDIT, REAP_APPLY
-from cloudguard.cloud.records import SweepRequest
 from cloudguard.cloud.registry import Clouds
 
 CONFIG = """[audit]
@@ -42,8 +41,15 @@ def test_the_audit_takes_every_option_it_shows(tmp_path: Path) -> None:
     azure = from_settings.sweep_request(settings, clouds.cloud("azure"))
     aws = from_settings.sweep_request(settings, clouds.cloud("aws"))
     assert (azure.retries, azure.credential, azure.regions) == (25, "cli", ("eastus",))
-    assert azure.settings == {"engine": "resource-graph"}  # each cloud gets its own, only
-    assert aws.settings == {"accounts_from": "organizations", "assume_role": "auditor"}
+    # each cloud gets its own, only
+    assert azure.settings == {"engine": "resource-graph", "retail_prices_endpoint": None}
+    assert aws.settings == {
+        "accounts_from": "organizations",
+        "assume_role": "auditor",
+        "aws_engine": "auto",
+        "resource_explorer_endpoint": None,
+        "price_list_endpoint": None,
+    }
     policy = from_settings.audit_policy(settings)
     assert (policy.grace, policy.fail_on) == (timedelta(minutes=30), "suspect")
     evidence = from_settings.evidence_request(settings)
@@ -54,8 +60,8 @@ def test_reap_apply_takes_only_what_it_shows_from_the_same_table(tmp_path: Path)
     settings, clouds = _settings(tmp_path, REAP_APPLY)
     azure = from_settings.sweep_request(settings, clouds.cloud("azure"))
     assert azure.credential == "cli"  # shared: reaping uses the audit's identity
-    default = SweepRequest()
-    assert (azure.retries, azure.regions) == (default.retries, ())  # the audit's own: defaults
+    # The retry budget is shared (reads are retried alike); regions are the audit's own.
+    assert (azure.retries, azure.regions) == (25, ())
     assert azure.settings == {}  # --engine is the audit's
     policy = from_settings.audit_policy(settings)
     assert (policy.grace, policy.fail_on) == (timedelta(minutes=30), "orphan")

@@ -42,11 +42,14 @@ def test_a_provider_nobody_ships_lists_the_known_adapters(
     assert "unknown provider 'gcp'" in done.output and "known adapters: aws, azure" in done.output
 
 
-def test_doctor_outside_a_run_says_how_to_run_it() -> None:
+def test_doctor_outside_a_run_checks_the_project_and_says_how_to_check_a_seal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no pytest configuration here or above
     done = cloudguard("doctor", env={"CLOUDGUARD_REACH_LOG": None, "CLOUDGUARD_SEAL_DIR": None})
     assert done.exit_code == 97
-    assert "CLOUDGUARD_REACH_LOG is not set: no reach log is armed" in done.stderr
-    assert "run it under the seal, `cloudguard run -- cloudguard doctor`" in done.stderr
+    assert "no pytest configuration file from here up: add cloudguard = true" in done.stderr
+    assert "(to check a sealed process: `cloudguard run -- cloudguard doctor`)" in done.stderr
 
 
 def test_check_on_a_file_that_is_not_a_reach_log_says_so(tmp_path: Path) -> None:

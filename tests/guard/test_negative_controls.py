@@ -174,8 +174,8 @@ MUTATIONS += [
     Mutation(
         name="the hard seal answers a refuser before the run holds its record",
         module="guard/hard/relay.py",
-        original='                if os.read(self.answers, 1) != b"k":\n',
-        broken="                if False:\n",
+        original="                while expected:\n",
+        broken="                while False:\n",
         tests=(
             "tests/hard/test_hard_relay.py::test_the_relay_returns_only_after_the_host_answered",
         ),
@@ -298,7 +298,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="markdown cells keep link syntax",
-        module="audit/formats/markdown.py",
+        module="escape.py",
         original='_ACTIVE = "\\\\`*_~|[]()!<>&:."',
         broken='_ACTIVE = "\\\\|`"',
         tests=(AUDIT_TRUST + "test_a_markdown_cell_escapes_link_and_image_syntax",),

@@ -299,8 +299,10 @@ def test_doctor_names_each_way_the_seal_does_not_hold(tmp_path: Path) -> None:
     assert "PYTHONPATH does not start with the in-process guards" in result.stderr
 
 
-def test_doctor_outside_any_seal_fails_naming_the_missing_log(tmp_path: Path) -> None:
-    result = cloudguard("doctor", env=minimal_env(tmp_path))
+def test_doctor_under_half_a_seal_fails_naming_the_missing_log(tmp_path: Path) -> None:
+    # A seal dir claimed without a log: the seal's own checks, each failing fact named.
+    gone = str(tmp_path / "seal-gone")
+    result = cloudguard("doctor", env=minimal_env(tmp_path, CLOUDGUARD_SEAL_DIR=gone))
 
     assert result.returncode == 97
     assert "CLOUDGUARD_REACH_LOG is not set" in result.stderr

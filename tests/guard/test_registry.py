@@ -42,8 +42,12 @@ def test_shipped_registry_is_exactly_the_pinned_set() -> None:
     assert registry.prefixes == PINNED_PREFIXES and len(registry.prefixes) == 7
     assert registry.shims == PINNED_SHIMS
     assert registry.provider_variables == ("FM_WORKER_PROVIDER_COMMAND",)
-    # Trust settings, not identity (docs/guard.md).
-    assert registry.exempt_prefixes == ("AWS_CA_BUNDLE", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE")
+    # Trust and display settings, not identity (docs/guard.md).
+    assert registry.exempt_prefixes == (
+        "AWS_CA_BUNDLE",
+        "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
+        "AZURE_CORE_NO_COLOR",
+    )
     assert registry.masked_homes == PINNED_MASKED_HOMES
     assert registry.forward_ports == ()
 

@@ -60,20 +60,24 @@ def hard_run(
     host_setup: str = "",
     env: Mapping[str, str] | None = None,
     timeout: float = 60,
+    mounts: bool = False,
     cwd: Path | None = None,
+    launcher: Sequence[str] = ("-m", "cloudguard"),
 ) -> HardRun:
     """`cloudguard run OPTIONS --log LOG -- COMMAND` in a fresh loopback-only namespace.
 
     `host_setup` is shell run first in that namespace (a server on "the host's" loopback);
-    a background job it starts must set S to its pid, to be stopped after the run. `cwd`:
+    a background job it starts must set S to its pid, to be stopped after the run. With
+    `mounts`, the namespace has a mount namespace of its own too: `host_setup` may then make
+    the host's files look as another host's would (a tmpfs on /run, an overlay on /etc). `cwd`:
     where the run starts (its cloudguard.toml is the project's).
     """
     log = tmp_path / f"reach-{len(list(tmp_path.glob('reach-*')))}.jsonl"
     stop = '[ -z "$S" ] || kill $S'
     outer = f'{IP_TOOL} link set lo up && {host_setup} "$@"; code=$?; {stop}; exit $code'
     argv = [
-        *("unshare", "-rn", "sh", "-c", outer, "sh"),
-        *(sys.executable, "-m", "cloudguard", "run", *options, "--log", str(log), "--"),
+        *("unshare", "-rnm" if mounts else "-rn", "sh", "-c", outer, "sh"),
+        *(sys.executable, *launcher, "run", *options, "--log", str(log), "--"),
         *command,
     ]
     result = subprocess.run(
@@ -105,4 +109,19 @@ def connect(host: str, port: int, family: str = "") -> str:
         "import socket\n"
         f"try:\n    socket.create_connection(({host!r}, {port}), timeout=5)\n"
         "except OSError as e:\n    print('refused', e)\n"
+    )
+
+
+def without_the_gate(tmp_path: Path) -> tuple[str, ...]:
+    """A `hard_run` launcher for a host whose kernel offers no seccomp user notification: the
+    kernel's list of seccomp actions is read from a copy that lacks `user_notif` (a bind over
+    the file in /proc would make the seal's own /proc unmountable)."""
+    facts = tmp_path / "actions_avail"
+    facts.write_text("kill_process kill_thread trap errno trace log allow\n")
+    return (
+        "-c",
+        "import runpy, sys; from cloudguard.guard.hard import requirements; "
+        "requirements.SECCOMP_ACTIONS = sys.argv.pop(1); "
+        "runpy.run_module('cloudguard', run_name='__main__')",
+        str(facts),
     )

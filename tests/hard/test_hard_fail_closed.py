@@ -12,6 +12,7 @@ from pathlib import Path
 
 from hard_helpers import IP_TOOL, hard_env
 from named_checks import broken
+from pause_sink import supervisor
 
 from cloudguard.guard.hard import launch
 
@@ -58,12 +59,6 @@ def test_a_device_that_is_not_a_tun_is_75_naming_it_and_nothing_runs(tmp_path: P
     assert not (tmp_path / "RAN").exists(), "the command ran without the hard seal"
 
 
-def test_a_missing_ip_tool_is_75_naming_the_package(tmp_path: Path) -> None:
-    output = broken_host(tmp_path, "export PATH=/nonexistent", "run", "--hard", "--", "true")
-
-    assert output.startswith("exit 75\n") and "install iproute2" in output, output
-
-
 def test_a_supervisor_killed_from_outside_before_the_command_ends_is_97(tmp_path: Path) -> None:
     # The command cannot name its supervisor (test_verdict_integrity.py); whatever else kills
     # it (the host, the OOM killer) leaves reaches unrecorded from then on: never a clean run.
@@ -88,32 +83,9 @@ def _wait_for_supervisor(root: int, started: Path) -> int:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if started.exists():
-            for pid in _descendants(root):
-                # Its spawner and the command's init are forks of it: the one whose parent is
-                # not one of them.
-                if _is_supervisor(pid) and not _is_supervisor(_parent(pid)):
-                    return pid
+            return supervisor(root)
         time.sleep(0.05)
     raise AssertionError("the hard seal's supervisor never started its command")
-
-
-def _is_supervisor(pid: int) -> bool:
-    return b"cloudguard.guard.hard.supervisor" in Path(f"/proc/{pid}/cmdline").read_bytes()
-
-
-def _parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
-
-
-def _descendants(root: int) -> list[int]:
-    found, pending = [], [root]
-    while pending:
-        pid = pending.pop()
-        for task in Path(f"/proc/{pid}/task").glob("*"):
-            children = [int(c) for c in (task / "children").read_text().split()]
-            found += children
-            pending += children
-    return found
 
 
 def test_what_the_supervisor_relayed_and_the_run_received_must_agree() -> None:

@@ -110,4 +110,72 @@ def test_a_projects_own_file_home_is_masked_empty_and_read_only(tmp_path: Path) 
     )
     assert "WROTE" not in run.stdout, f"a masked file was writable:\n{run.output}"
     assert token.read_text() == TOKEN, "the real file changed"
+
+
+SECRET = "aws_secret_access_key = PLANTEDPLANTEDPLANTED"
+
+
+def test_a_working_directory_inside_a_masked_home_stops_the_run_naming_it(tmp_path: Path) -> None:
+    # A directory entered before the mask was made stays the real one beneath it: `cd ~/.aws
+    # && cat credentials` would read the real file. The run stops instead, naming it.
+    env = hard_env(tmp_path)
+    aws = Path(env["HOME"]) / ".aws"
+    aws.mkdir()
+    (aws / "credentials").write_text(SECRET)
+
+    run = hard_run(tmp_path, "cat", "credentials", env=env, cwd=aws)
+
+    assert SECRET not in run.stdout, f"the masked home was read through its cwd:\n{run.output}"
+    assert run.returncode == 75, f"a cwd inside a masked home did not stop the run:\n{run.output}"
+    assert f"the working directory {aws} is inside {aws}" in run.stderr, run.output
+
+
+def test_masks_cover_the_accounts_home_as_well_as_home(tmp_path: Path) -> None:
+    # HOME points elsewhere; the account's home (pwd) holds credentials. The test's namespace
+    # (which maps its user to uid 0) shows an /etc/passwd whose uid 0 lives in a directory of
+    # the test's: no real home is touched.
+    account = tmp_path / "account-home"
+    (account / ".aws").mkdir(parents=True)
+    (account / ".aws" / "credentials").write_text(SECRET)
+    passwd = (
+        f'T="$(mktemp -d)"; mkdir "$T/upper" "$T/work"; '
+        f'mount -t overlay overlay -o "lowerdir=/etc,upperdir=$T/upper,workdir=$T/work" /etc; '
+        f"sed -i 's#^\\([^:]*:[^:]*:0:[^:]*:[^:]*:\\)[^:]*#\\1{account}#' /etc/passwd; "
+    )
+    script = f"cat {account}/.aws/credentials 2>/dev/null; ls -A {account}/.aws; exit 0"
+
+    run = hard_run(tmp_path, "sh", "-c", script, mounts=True, host_setup=passwd)
+
+    assert SECRET not in run.stdout, f"the account's home was not masked:\n{run.output}"
+    assert run.stdout.strip() == "", run.output
+    assert run.returncode == 0, run.output
+
+
+TAMPER_WITH_SOURCES = """
+# Every mount of the seal's sources the mount table shows: write to each (its directory, or
+# the file itself), and to the mask; then a fresh read of the masked file.
+sources=$(awk '{for (i = 7; i < NF; i++) if ($i == "-" && $(i + 2) == "cloudguard-sources")
+    print $5}' /proc/self/mountinfo)
+for point in $sources; do
+    target="$point"; [ -d "$point" ] && target="$point/empty"
+    (chmod u+w "$point" "$target"; echo PLANTED > "$target") 2>/dev/null && echo WROTE-SOURCE
+done
+token="$HOME/.vault-token"
+(chmod u+w "$token"; echo PLANTED > "$token") 2>/dev/null && echo WROTE-MASK
+echo "TOKEN:$(cat "$token")"
+"""
+
+
+def test_a_masks_source_cannot_be_reached_or_written_inside(tmp_path: Path) -> None:
+    env = hard_env(tmp_path)
+    (Path(env["HOME"]) / ".vault-token").write_text("hvs.PLANTEDTOKEN")
+    registry = tmp_path / "cloudguard.toml"
+    registry.write_text('[hard.masked_homes]\n"~/.vault-token" = "the team\'s Vault token"\n')
+
+    run = hard_run(tmp_path, "sh", "-c", TAMPER_WITH_SOURCES, env=env,
+                   options=("--hard", "--registry", str(registry)))  # fmt: skip
+
+    assert "WROTE" not in run.stdout, f"a mask's source was writable inside:\n{run.output}"
+    assert "TOKEN:\n" in run.stdout, f"the masked file did not read empty:\n{run.output}"
+    assert (Path(env["HOME"]) / ".vault-token").read_text() == "hvs.PLANTEDTOKEN"
     assert run.returncode == 0, run.output

@@ -1,6 +1,8 @@
-"""Negative controls for the hard seal: break the sink's recording, the DNS answer, the masks or
-the fail-closed checks in a copy of the package; each named test must fail at its named check
-(harness: tests/cloudguard_mutants.py)."""
+"""Negative controls for the hard seal: break the sink's recording, the DNS answer, the resolver's
+layout, the drop count, the masks, the gate, the forward relay or the fail-closed checks in a
+copy of the package; each named test must fail at its named check, or (the controls still
+matched by message: `reason=`) with that reason in its failure (harness:
+tests/cloudguard_mutants.py)."""
 
 from __future__ import annotations
 
@@ -29,13 +31,266 @@ NAMES_THE_SENDER = (
 XDIST_RUNNING_TEST = (
     "tests/hard/test_hard_corpus.py::test_under_xdist_each_record_names_its_own_workers_test"
 )
+LAYOUTS = (
+    "tests/hard/test_hard_resolver.py::test_every_lookup_is_recorded_under_every_resolver_layout"
+)
+NO_SILENT_LOSS = "tests/hard/test_hard_no_silent_loss.py::"
+MASKS = "tests/hard/test_hard_masks.py::"
+SIDE_DOORS = "tests/hard/test_hard_side_doors.py::"
+HOST_SOCKET = f"{SIDE_DOORS}test_a_connect_to_any_other_host_unix_socket_is_recorded_and_refused"
+HOST_DATAGRAM = f"{SIDE_DOORS}test_a_datagram_to_a_host_unix_socket_is_recorded_and_refused"
 
+RESOLVER_MUTATIONS = [
+    Mutation(
+        name="the old resolver order: the seal's file bound first, the masks made after",
+        module="guard/hard/supervisor.py",
+        original="        holes[layout.target] = sources.resolv_conf\n",
+        broken='        linux.mount(sources.resolv_conf, "/etc/resolv.conf", None, '
+        "linux.MS_BIND)\n",
+        also=(  # and, as then, the sink listens on 127.0.0.53 alone
+            (
+                "guard/hard/resolver.py",
+                "        addresses = [RESOLVER, DEFAULTS[0], *([DEFAULTS[1]] if ipv6 else [])]\n",
+                "        addresses = [RESOLVER]\n",
+            ),
+        ),
+        tests=(f"{LAYOUTS}[systemd-resolved-stub]",),
+        # the run stops before the command, naming the layout the lookups could not reach from
+        reason="-> ../run/systemd/resolve/stub-resolv.conf (systemd-resolved's stub)",
+    ),
+    Mutation(
+        name="no probe: a layout the sink cannot reach goes unnoticed",
+        module="guard/hard/supervisor.py",
+        original="        if not answered or os.waitstatus_to_exitcode(status) != 0:\n",
+        broken="        if False:\n",
+        tests=(
+            "tests/hard/test_hard_resolver.py::"
+            "test_a_layout_whose_lookups_cannot_reach_the_sink_stops_the_run_naming_it",
+        ),
+        reason="the run did not stop before the command",
+    ),
+    Mutation(
+        name="no DNS over TCP",
+        module="guard/hard/sink.py",
+        original="            if len(self.tcp_queries) >= MAX_TCP_QUERIES:\n",
+        broken="            if True:\n",
+        tests=(f"{LAYOUTS}[plain-file]",),
+        reason="glibc over TCP",
+    ),
+    Mutation(
+        name="the seal's resolv.conf is bound writable",
+        module="guard/hard/masks.py",
+        original="                _read_only(target)\n",
+        broken="                pass\n",
+        tests=(f"{LAYOUTS}[plain-file]",),
+        reason="the seal's resolv.conf was writable",
+    ),
+    Mutation(
+        name="resolver daemons' sockets are not masked",
+        module="guard/hard/masks.py",
+        original='    ("/run/nscd", f"nscd: {RESOLVER}"),\n',
+        broken="",
+        also=(("guard/hard/masks.py", '    ("/var/run/nscd", f"nscd: {RESOLVER}"),\n', ""),),
+        tests=(
+            "tests/hard/test_hard_resolver.py::"
+            "test_a_resolver_daemons_socket_is_masked_so_lookups_meet_the_sink",
+        ),
+        reason="/run/nscd was not masked",
+    ),
+]
+LOSS_MUTATIONS = [
+    Mutation(
+        name="noise told by destination (the old filter): multicast is dropped unrecorded",
+        module="guard/hard/packets.py",
+        original="            return self.protocol == IGMP\n",
+        broken="            return 224 <= self.header[16] <= 239\n",
+        tests=(
+            f"{NO_SILENT_LOSS}"
+            "test_a_datagram_to_a_multicast_group_is_recorded_and_the_kernels_chatter_is_not",
+        ),
+        reason="the multicast datagram was not recorded",
+    ),
+    Mutation(
+        name="what the kernel dropped is not reported",
+        module="guard/hard/supervisor.py",
+        original="    dropped = sink.dropped()\n",
+        broken="    dropped: dict[str, int] = {}\n",
+        tests=(
+            f"{NO_SILENT_LOSS}test_a_burst_beyond_cg0s_queue_is_97_naming_how_many_were_dropped",
+            f"{NO_SILENT_LOSS}test_a_flood_beyond_the_resolvers_buffer_is_97_naming_it",
+        ),
+        reason="was not failed closed",
+    ),
+    Mutation(
+        name="the gate describes no sender",
+        module="guard/hard/gate.py",
+        original="                self.flows.remember(job.view.proto, port, job.destination, "
+        "job.sender)\n",
+        broken="                pass\n",
+        also=(
+            (
+                "guard/hard/gate.py",
+                "            self.flows.remember(view.proto, port, destination, sender)\n",
+                "            pass\n",
+            ),
+        ),
+        tests=(
+            f"{NO_SILENT_LOSS}test_a_sender_that_exited_before_the_sink_read_its_datagram_is_named",
+        ),
+        reason="the record of a sender that had exited does not name it",
+    ),
+    Mutation(
+        name="forwarded connections wait on the sink's loop",
+        module="guard/hard/sink.py",
+        original="socket.MSG_DONTWAIT",
+        broken="0",
+        also=(
+            (
+                "guard/hard/forward.py",
+                "            threading.Thread(target=self._relay, args=(inside, port), "
+                "daemon=True).start()\n",
+                "            self._relay(inside, port)\n",
+            ),
+        ),
+        tests=(
+            "tests/hard/test_hard_forward.py::"
+            "test_forwarded_connections_to_a_silent_service_do_not_hold_the_sink",
+        ),
+        reason="the sink did not answer while forwarded connections waited",
+    ),
+    Mutation(
+        name="the relay's connect to the host is not bounded",
+        module="guard/hard/forward.py",
+        original="timeout=CONNECT_TIMEOUT",
+        broken="timeout=None",
+        tests=(
+            "tests/hard/test_hard_forward.py::"
+            "test_a_forward_the_host_never_completes_is_closed_after_the_bounded_connect",
+        ),
+        reason="the relay's connect was not bounded",
+    ),
+    Mutation(
+        name="forwarded connections are relayed without a bound",
+        module="guard/hard/forward.py",
+        original="        self._slots = threading.BoundedSemaphore(MAX_RELAYS)\n",
+        broken="        self._slots = threading.Semaphore(1 << 20)\n",
+        tests=(
+            "tests/hard/test_hard_forward.py::"
+            "test_forwarded_connections_past_the_bound_are_closed_at_once",
+        ),
+        reason="connections past the bound were not closed at once",
+    ),
+]
+MASK_MUTATIONS = [
+    Mutation(
+        name="a working directory under a mask is not checked",
+        module="guard/hard/masks.py",
+        original='    """A directory the run needs must not be under an `EMPTY` mask."""\n',
+        broken="    return\n",
+        also=(
+            (
+                "guard/hard/supervisor.py",
+                "    os.chdir(setup.cwd)",
+                "    (lambda _: None)(setup.cwd)",
+            ),
+        ),
+        tests=(f"{MASKS}test_a_working_directory_inside_a_masked_home_stops_the_run_naming_it",),
+        reason="the masked home was read through its cwd",
+    ),
+    Mutation(
+        name="masks follow HOME only",
+        module="guard/hard/masks.py",
+        original='    homes = list(dict.fromkeys(h for h in (environ.get("HOME"), '
+        "account_home(uid)) if h))\n",
+        broken='    homes = [environ["HOME"]]\n',
+        tests=(f"{MASKS}test_masks_cover_the_accounts_home_as_well_as_home",),
+        reason="the account's home was not masked",
+    ),
+    Mutation(
+        name="the masks' sources stay mounted",
+        module="guard/hard/supervisor.py",
+        original="    sources.detach()\n",
+        broken="    pass\n",
+        tests=(f"{MASKS}test_a_masks_source_cannot_be_reached_or_written_inside",),
+        reason="a mask's source was writable inside",
+    ),
+    Mutation(
+        name="the host's daemon sockets are not masked",
+        module="guard/hard/masks.py",
+        original="    entries += [Entry(path, EMPTY, reason) for path, reason in HOST_SOCKETS]\n",
+        broken="",
+        tests=(f"{SIDE_DOORS}test_the_hosts_well_known_daemon_sockets_are_masked",),
+        reason="was visible inside",
+    ),
+    Mutation(
+        name="the repository's git hooks stay writable",
+        module="guard/hard/masks.py",
+        original="    entries += [Entry(path, READ_ONLY, why) for path, why in "
+        "repository_hooks(cwd)]\n",
+        broken="",
+        tests=(f"{SIDE_DOORS}test_the_repositorys_git_hooks_and_config_are_read_only_inside",),
+        reason="a git hook was written inside",
+    ),
+]
+GATE_MUTATIONS = [
+    Mutation(
+        name="the gate lets every unix socket through",
+        module="guard/hard/gate.py",
+        original="        if key in self.allowed or key in diag.bound_unix_sockets():\n",
+        broken="        if True:\n",
+        tests=(HOST_SOCKET, HOST_DATAGRAM),
+        reason={
+            HOST_SOCKET: "a host unix socket was reached from inside",
+            HOST_DATAGRAM: "the datagram was sent",
+        },
+    ),
+    Mutation(
+        name="--allow-unix is not honoured",
+        module="guard/hard/gate.py",
+        original="        if key in self.allowed or key in diag.bound_unix_sockets():\n",
+        broken="        if key in diag.bound_unix_sockets():\n",
+        tests=(
+            f"{SIDE_DOORS}test_allow_unix_lets_that_socket_through_and_shows_it_on_the_seal_line",
+        ),
+        reason="the allowed socket was refused",
+    ),
+    Mutation(
+        name="every socket family is allowed",
+        module="guard/hard/seccomp_filter.py",
+        original='    p.jump(_JEQ_K, arch.calls["socket"], "family", 0)\n',
+        broken='    p.jump(_JEQ_K, arch.calls["socket"], "allow", 0)\n',
+        tests=(
+            f"{SIDE_DOORS}"
+            "test_a_socket_family_the_network_namespace_does_not_isolate_is_refused_and_recorded",
+        ),
+        reason="the AF_VSOCK attempt was not recorded",
+    ),
+    Mutation(
+        name="io_uring is allowed",
+        module="guard/hard/seccomp_filter.py",
+        original='    p.jump(_JEQ_K, IO_URING_SETUP, "deny", 0)\n',
+        broken="",
+        tests=(f"{SIDE_DOORS}test_io_uring_is_refused_inside",),
+        reason="io_uring was available",
+    ),
+    Mutation(
+        name="a host without the gate says nothing",
+        module="guard/hard/launch.py",
+        original="        if self.limit:\n            suffix +=",
+        broken="        if False:\n            suffix +=",
+        tests=(
+            f"{SIDE_DOORS}"
+            "test_a_host_that_cannot_enforce_the_gate_declares_its_limit_on_the_seal_line",
+        ),
+        reason="the limit was not declared on the seal line",
+    ),
+]
 MUTATIONS = [
     Mutation(
         name="the sink records nothing",
         module="guard/hard/sink.py",
-        original="        self.relay.record(entry)\n",
-        broken="        pass\n",
+        original="        return attribution.reach_entry(via, target, sender, extra)\n",
+        broken="        return None  # type: ignore[return-value]\n",
         tests=(f"{CORPUS}[curl]", f"{CORPUS}[getent-lookup]", f"{CORPUS}[python-isolated-imds]"),
         check="the-reach-is-recorded",
     ),
@@ -47,7 +302,8 @@ MUTATIONS = [
         tests=(
             "tests/hard/test_hard_corpus.py::test_a_connection_is_attributed_to_the_name_it_was_resolved_from",
         ),
-        check="the-answer-leads-to-the-sink",
+        # the probe's lookup gets no address either: the run stops before the command
+        reason="a lookup made inside did not reach the sink",
     ),
     Mutation(
         name="pytest does not tell the sink its running test",
@@ -59,9 +315,10 @@ MUTATIONS = [
     ),
     Mutation(
         name="no credential home is masked",
-        module="guard/hard/supervisor.py",
-        original='masked = [path for path in spec["mask"] if masks.mask(path, empty)]',
-        broken="masked: list[str] = []",
+        module="guard/hard/masks.py",
+        original='        Entry(os.path.join(home, name.removeprefix("~/")), EMPTY, '
+        '"a credential home")\n',
+        broken='        Entry("/nonexistent", EMPTY, "a credential home")\n',
         tests=(
             "tests/hard/test_hard_masks.py::test_planted_credentials_are_invisible_inside_and_untouched_after",
         ),
@@ -140,12 +397,12 @@ MUTATIONS = [
     ),
     Mutation(
         name="the command shares the supervisor's pid namespace",
-        module="guard/hard/supervisor.py",
+        module="guard/hard/command_init.py",
         original="        linux.unshare(linux.CLONE_NEWPID)\n",
         broken="        pass\n",
         also=(
             (
-                "guard/hard/supervisor.py",
+                "guard/hard/command_init.py",
                 '        linux.mount("proc", "/proc", "proc", linux.MS_NOSUID',
                 '        (lambda *a: None)("proc", "/proc", "proc", linux.MS_NOSUID',
             ),
@@ -158,17 +415,26 @@ MUTATIONS = [
     ),
     Mutation(
         name="the command's init can be traced and read",
-        module="guard/hard/supervisor.py",
-        original="        linux.set_dumpable(False)  # after the id maps",
-        broken="        linux.set_dumpable(True)  # after the id maps",
+        module="guard/hard/command_init.py",
+        original="    linux.set_dumpable(False)  # before the command exists",
+        broken="    linux.set_dumpable(True)  # before the command exists",
         tests=(UNREADABLE_INIT,),
         check="its-init-unreadable",
     ),
 ]
 
 
-@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+EVERY_MUTATION = [
+    *MUTATIONS,
+    *RESOLVER_MUTATIONS,
+    *LOSS_MUTATIONS,
+    *MASK_MUTATIONS,
+    *GATE_MUTATIONS,
+]
+
+
+@pytest.mark.parametrize("mutation", EVERY_MUTATION, ids=lambda m: m.name)
 def test_breaking_the_hard_seal_turns_its_tests_red(
     tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
 ) -> None:
-    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
+    assert_turns_red(tmp_path_factory, mutation, EVERY_MUTATION)

@@ -32,11 +32,36 @@ def test_a_syn_is_answered_by_a_reset_that_acknowledges_it_with_valid_checksums(
     assert packets._checksum(pseudo + parsed.transport) == 0, "TCP checksum"
 
 
-def test_multicast_is_noise_but_the_metadata_service_is_not() -> None:
+def icmpv6(kind: int, destination: str, hop_by_hop: bool) -> bytes:
+    """An ICMPv6 message as the kernel sends it (MLD reports carry a hop-by-hop header)."""
+    body = bytes([kind, 0, 0, 0]) + b"\0" * 4
+    extension = bytes([58, 0, 5, 2, 0, 0, 1, 0]) if hop_by_hop else b""  # router alert
+    next_header = 0 if hop_by_hop else 58
+    header = struct.pack("!IHBB", 6 << 28, len(extension + body), next_header, 1)
+    header += socket.inet_pton(socket.AF_INET6, "fe80::1")
+    return header + socket.inet_pton(socket.AF_INET6, destination) + extension + body
+
+
+def udp_v4(destination: str, port: int) -> bytes:
+    segment = struct.pack("!HHHH", 40000, port, 9, 0) + b"x"
+    header = struct.pack("!BBHHHBBH", 0x45, 0, 20 + len(segment), 1, 0, 1, packets.UDP, 0)
+    return header + socket.inet_aton("192.0.0.8") + socket.inet_aton(destination) + segment
+
+
+def test_the_kernels_chatter_is_noise_by_protocol_and_no_destination_is() -> None:
+    mld = packets.parse(icmpv6(143, "ff02::16", hop_by_hop=True))
+    solicitation = packets.parse(icmpv6(133, "ff02::2", hop_by_hop=False))
+    igmp = packets.parse(syn_v4("192.0.0.8", "224.0.0.22", 0, 0, 0)[:9] + bytes([packets.IGMP])
+                         + syn_v4("192.0.0.8", "224.0.0.22", 0, 0, 0)[10:])  # fmt: skip
+    multicast = packets.parse(udp_v4("239.1.2.3", 9999))
+    mdns = packets.parse(udp_v4("224.0.0.251", 5353))
     imds = packets.parse(syn_v4("192.0.0.8", "169.254.169.254", 40000, 80, 1))
-    mdns = packets.parse(syn_v4("192.0.0.8", "224.0.0.251", 5353, 5353, 1))
-    assert imds is not None and not imds.is_local_noise()
-    assert mdns is not None and mdns.is_local_noise()
+
+    assert mld is not None and mld.protocol == packets.ICMPV6 and mld.is_kernel_noise()
+    assert solicitation is not None and solicitation.is_kernel_noise()
+    assert igmp is not None and igmp.is_kernel_noise()
+    for packet in (multicast, mdns, imds):  # datagrams and connections, whatever the address
+        assert packet is not None and not packet.is_kernel_noise(), packet.destination
 
 
 def query(name: str, query_type: int) -> bytes:

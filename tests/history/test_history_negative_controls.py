@@ -24,6 +24,16 @@ def both(test: str) -> tuple[str, ...]:
 
 MUTATIONS = [
     Mutation(
+        name="a row's indexed columns are never rewritten",
+        module="history/recording.py",
+        original="            (steady if same else moved).append(resource)\n",
+        broken="            steady.append(resource)\n",
+        tests=both(
+            f"{STORE}::test_a_resource_retagged_or_seen_by_another_scope_is_stored_as_last_seen"
+        ),
+        reason="the retagged VM is stored under its old task",
+    ),
+    Mutation(
         name="an incomplete audit calls what it did not see gone",
         module="history/recording.py",
         original="    if not run.complete:\n        return []\n",
@@ -80,9 +90,11 @@ MUTATIONS = [
     Mutation(
         name="a run's observations written in a transaction of their own",
         module="history/store.py",
-        original="                           map(observed_row, write.observed))  # fmt: skip\n",
-        broken="                           map(observed_row, write.observed))  # fmt: skip\n"
-        "        with db.guarded(), db.write():\n",
+        original='            db.insert_many("cloudguard_observations", OBSERVATION_COLUMNS, '
+        "write.observations)\n",
+        broken="        with db.guarded(), db.write():\n"
+        '            db.insert_many("cloudguard_observations", OBSERVATION_COLUMNS, '
+        "write.observations)\n",
         tests=both(f"{CONCURRENCY}::test_an_audit_killed_mid_write_leaves_the_store_as_it_was"),
         check="a-killed-audit-leaves-no-trace",
     ),

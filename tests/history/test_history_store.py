@@ -176,6 +176,24 @@ def test_the_same_resource_twice_in_one_audit_counts_once(store: HistoryStore) -
     assert store.runs()[0].findings == 1
 
 
+def test_a_resource_retagged_or_seen_by_another_scope_is_stored_as_last_seen(
+    store: HistoryStore,
+) -> None:
+    """The columns the store's indexes cover (task id, scope, status) are written when they
+    change, though a night that sees the same fleet leaves them out of its update."""
+    audit(store, 0, [observed("vm-a", task_id="task-old"), observed("vm-b")])
+    audit(store, 1, [observed("vm-a", task_id="task-new"), observed("vm-b")])
+    offenders = {o.task_id: o.resources for o in store.offenders()}
+    assert offenders.get("task-new") == 1 and "task-old" not in offenders, (
+        f"the retagged VM is stored under its old task: {offenders}"
+    )
+
+    audit(store, 2, [observed("vm-b")], scope="staging")  # vm-b is staging's now
+    assert gone(audit(store, 3, [observed("vm-a", task_id="task-new")])) == {}, (
+        "a resource last seen by another scope's audit was called gone by this one"
+    )
+
+
 def test_runs_cost_by_month_trend_and_repeat_offenders(store: HistoryStore) -> None:
     for n in range(4):  # May 30 .. June 2, a leaking VM of the fixture task every night
         audit(

@@ -23,6 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 UV = ROOT / ".venv-tools" / "bin" / "uv"
 TOOLS_PYTHON = ROOT / ".venv-tools" / "bin" / "python"  # has pip; dev.py made it
 OURS = ("cloudguard-ci", "cloudguard-azure", "cloudguard-aws")
+# Offline, uv reads the cache dev.py filled; the suite's autouse fixture points
+# XDG_CACHE_HOME (where uv finds that cache) at each test's own directory.
+SESSION_CACHE_HOME = os.environ.get("XDG_CACHE_HOME")
 
 pytestmark = pytest.mark.slow
 
@@ -31,6 +34,9 @@ def _run(*argv: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str
     # No index, no user or site pip configuration: local files only.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
     env |= {"PIP_CONFIG_FILE": os.devnull, "UV_OFFLINE": "1", "UV_NO_CONFIG": "1"}
+    env.pop("XDG_CACHE_HOME", None)
+    if SESSION_CACHE_HOME is not None:
+        env["XDG_CACHE_HOME"] = SESSION_CACHE_HOME
     return subprocess.run(
         [str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )

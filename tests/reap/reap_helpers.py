@@ -89,11 +89,12 @@ def controller_home(root: Path, tasks: Sequence[str] = (RECORDED_TASK,)) -> Path
     return root
 
 
-def audit_report(resources: Sequence[Resource], home: Path) -> dict[str, Any]:
-    """A real `cloudguard audit --format json` document of `resources`."""
+def audit_report(resources: Sequence[Resource], home: Path, **evidence: Any) -> dict[str, Any]:
+    """A real `cloudguard audit --format json` document of `resources`, its evidence the
+    controller home and any other sources' values given (`owned_ids=("owned.txt",)`)."""
     report = run_audit(
         [Memory(resources)],
-        EvidenceRequest(controller_home=str(home)),
+        EvidenceRequest(controller_home=str(home), **evidence),
         AuditPolicy(leaked_by=(("run-id", "ci-77"),)),
         bundled_prices(),
         NOW,

@@ -167,7 +167,9 @@ def test_an_item_that_cannot_be_read_is_not_acted_on_and_the_run_is_75(
 def test_controller_evidence_unreadable_at_the_start_stops_everything(
     setup: dict[str, Path],
 ) -> None:
-    done = apply(setup, "--yes", home=setup["tmp"] / "gone")
+    shutil.rmtree(setup["home"])  # the home the plan binds is gone
+
+    done = apply(setup, "--yes")
 
     assert done.exit_code == 75, done.output
     assert cloud.REQUESTS == [] and cloud.READ == [] and cloud.ACTED == []
@@ -359,10 +361,14 @@ def test_a_vm_deallocated_since_the_plan_is_skipped_as_already_done(
 
 
 def test_a_vm_an_owned_id_source_now_names_is_left_alone(setup: dict[str, Path]) -> None:
-    """Evidence beyond controller records counts at apply too: owned ids read now."""
-    plan = load_plan(setup["plan"])
-    orphan = next(i for i in plan.items if i.name == "vm-orphan")
+    """Evidence beyond controller records counts at apply too: owned ids read now (from the
+    file the audit read, which names the VM since)."""
     owned = setup["tmp"] / "owned-ids.txt"
+    owned.write_text("# nothing owned yet\n")
+    report = audit_report(fleet(), setup["home"], owned_ids=(str(owned),))
+    plan = build_plan(report, source="audit.json", verdicts=[], requested_action="delete", now=NOW)
+    write_json(setup["plan"], plan_document(plan))
+    orphan = next(i for i in plan.items if i.name == "vm-orphan")
     owned.write_text(orphan.id + "\n")
 
     done = apply(setup, "--yes", "--owned-ids", str(owned))

@@ -23,6 +23,10 @@ AZURE_NIC_MOVED = (
     f"{AZURE_NETWORK}::test_a_nic_attached_to_another_vm_after_the_plan_is_skipped_not_deleted"
 )
 AWS = "adapters/aws/tests/test_aws_reaper.py"
+AZURE_KINDS = "adapters/azure/tests/test_azure_reap_kinds.py"
+AWS_KINDS = "adapters/aws/tests/test_aws_reap_kinds.py"
+AWS_CHANGED = f"{AWS_KINDS}::test_a_resource_that_changed_since_the_plan_is_left_alone"
+AZURE_GROUPS = f"{AZURE_KINDS}::test_a_group_whose_members_changed_since_the_plan_is_left_whole"
 CORE = "tests/reap"
 AZURE_SKIP = f"{AZURE}::test_a_vm_that_changed_since_the_plan_is_skipped_and_left_alone"
 AZURE_PROTECTED = f"{AZURE}::test_protection_from_above_or_a_management_lock_skips_the_vm"
@@ -196,6 +200,34 @@ MUTATIONS = [
         tests=(f"{CORE}/test_reap_apply.py::test_controller_records_from_stdin_are_a_usage_error",),
         check="records-from-a-file-only",
     ),
+    Mutation(
+        name="a group's unreviewed member not noticed",
+        module="reap/verify.py",
+        original=(
+            "            skips.append(\n                Skip(\n                    GROUP_CHANGED,"
+        ),
+        broken="            (\n                Skip(\n                    GROUP_CHANGED,",
+        tests=(f"{AZURE_GROUPS}[raced-a-resource-in]",),
+        reason="the group was deleted (raced-a-resource-in)",
+    ),
+    Mutation(
+        name="a group's members not re-derived",
+        module="reap/verify.py",
+        original=(
+            "        skips += _members(item, live.members, member_findings or {}, policy, cloud)\n"
+        ),
+        broken="        skips += []\n",
+        tests=tuple(
+            f"{AZURE_GROUPS}[{attack}]"
+            for attack in (
+                "member-re-created",
+                "member-locked",
+                "member-protected",
+                "member-retagged",
+            )
+        ),
+        reason="the group was deleted",
+    ),
     # -- the engine: dry run, locks, exit codes ----------------------------------------------
     Mutation(
         name="dry run acts",
@@ -284,6 +316,7 @@ MUTATIONS = [
             f"{CORE}/test_reap_log_faults.py::"
             "test_a_log_that_fills_up_mid_run_is_75_and_nothing_is_acted_on_after_it",
             f"{AZURE}::test_a_reap_log_hitting_a_size_limit_mid_run_is_75_and_nothing_is_sent",
+            f"{AZURE_KINDS}::test_a_reap_log_that_cannot_take_the_groups_intent_deletes_nothing",
         ),
         check={
             f"{CORE}/test_reap_log_faults.py::"
@@ -291,6 +324,9 @@ MUTATIONS = [
                 "a-failed-log-write-stops-the-run"
             ),
             f"{AZURE}::test_a_reap_log_hitting_a_size_limit_mid_run_is_75_and_nothing_is_sent": (
+                "nothing-after-a-failed-log-write"
+            ),
+            f"{AZURE_KINDS}::test_a_reap_log_that_cannot_take_the_groups_intent_deletes_nothing": (
                 "nothing-after-a-failed-log-write"
             ),
         },
@@ -354,7 +390,49 @@ MUTATIONS = [
         ),
         check="only-listed-accounts",
     ),
+    Mutation(
+        name="the evidence the plan binds not compared",
+        module="reap/command.py",
+        original="    if named == dict(plan.evidence):\n",
+        broken="    if True:\n",
+        tests=(f"{AZURE}::test_apply_naming_other_evidence_than_the_plan_binds_is_refused",),
+        reason="the suspect was acted on",
+    ),
+    Mutation(
+        name="apply does not take the retry budget",
+        module="audit/options.py",
+        original="""        apply=Shown(
+            "Retry budget per read (429, 5xx, resets, timeouts); actions are never "
+            "retried (default: 10).",
+            "N",
+        ),
+""",
+        broken="",
+        tests=(
+            f"{AZURE}::test_apply_takes_the_sweeps_retry_budget",
+            f"{AWS}::test_apply_takes_the_sweeps_retry_budget",
+        ),
+        reason="the retry budget was not applied",
+    ),
     # -- the adapters' reapers ---------------------------------------------------------------
+    Mutation(
+        name="azure: the reaper ignores the retry budget",
+        module="adapter.py",
+        package=AZURE_PACKAGE,
+        original="        settings = self._retry or RetrySettings(total=request.retries)\n",
+        broken="        settings = self._retry or RetrySettings()\n",
+        tests=(f"{AZURE}::test_apply_takes_the_sweeps_retry_budget",),
+        reason="the retry budget was not applied",
+    ),
+    Mutation(
+        name="azure: no time budget per item",
+        module="adapter.py",
+        package=AZURE_PACKAGE,
+        original="        if request.item_budget is not None:  # reaping: the budget is per item\n",
+        broken="        if False:\n",
+        tests=(f"{AZURE}::test_an_item_past_its_time_budget_is_unreadable_and_named",),
+        reason="the budget did not stop the retries",
+    ),
     Mutation(
         name="azure: a NIC's attachment to a VM not read",
         module="network_dependents.py",
@@ -426,6 +504,24 @@ MUTATIONS = [
         )
     ),
     Mutation(
+        name="azure: a group's delete re-sent by the retry policy",
+        module="reaper.py",
+        package=AZURE_PACKAGE,
+        original="resource_groups.begin_delete(group, retry_total=0)",
+        broken="resource_groups.begin_delete(group)",
+        tests=(f"{AZURE_KINDS}::test_a_group_delete_whose_answer_is_lost_is_not_sent_again",),
+        reason="the group's DELETE was sent",
+    ),
+    Mutation(
+        name="azure: a resource deleted by id with an api-version its provider does not list",
+        module="reaper.py",
+        package=AZURE_PACKAGE,
+        original="            self._versions[key] = max(stable or versions)\n",
+        broken='            self._versions[key] = "2021-04-01"\n',
+        tests=(f"{AZURE_KINDS}::test_by_kind_deletes_each_resource_by_id_then_the_group",),
+        reason="NoRegisteredProviderFound",
+    ),
+    Mutation(
         name="azure: management locks not read",
         module="reaper.py",
         package=AZURE_PACKAGE,
@@ -455,6 +551,42 @@ MUTATIONS = [
         broken="        if False:\n",
         tests=(f"{AWS}::test_credentials_of_another_account_are_unreadable_not_acted_on",),
         check="another-accounts-credentials-unreadable",
+    ),
+    Mutation(
+        name="aws: no time budget per item",
+        module="session.py",
+        package=AWS_PACKAGE,
+        original="            self._deadline = time.monotonic() + self.seconds\n",
+        broken="            pass\n",
+        tests=(f"{AWS}::test_an_item_past_its_time_budget_is_unreadable_and_named",),
+        reason="the budget did not stop it",
+    ),
+    Mutation(
+        name="aws: an Elastic IP's association not read",
+        module="reap_kinds.py",
+        package=AWS_PACKAGE,
+        original='    holder = address.get("AssociationId") or address.get("NetworkInterfaceId")\n',
+        broken="    holder = None\n",
+        tests=(f"{AWS_CHANGED}[address-associated]",),
+        reason="the address was deleted",
+    ),
+    Mutation(
+        name="aws: the images a snapshot serves not read",
+        module="reap_kinds.py",
+        package=AWS_PACKAGE,
+        original='            (m.get("Ebs") or {}).get("SnapshotId") == sid\n',
+        broken="            False\n",
+        tests=(f"{AWS_KINDS}::test_a_snapshot_an_image_uses_is_not_deleted",),
+        reason="the snapshot an image uses was deleted",
+    ),
+    Mutation(
+        name="aws: a load balancer's deletion protection not read",
+        module="reap_kinds.py",
+        package=AWS_PACKAGE,
+        original="    protected = any(\n",
+        broken="    protected = False and any(\n",
+        tests=(f"{AWS_CHANGED}[balancer-deletion-protection]",),
+        reason="the balancer was deleted",
     ),
     Mutation(
         name="aws: the acting client retries",

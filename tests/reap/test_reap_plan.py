@@ -206,8 +206,8 @@ def test_a_hand_edited_plan_cannot_widen_what_reaping_does(
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d.update(schema_version=1), "not a cloudguard.reap.plan v2 plan"),
-        (lambda d: d.update(schema="cloudguard.audit"), "not a cloudguard.reap.plan v2 plan"),
+        (lambda d: d.update(schema_version=1), "not a cloudguard.reap.plan v3 plan"),
+        (lambda d: d.update(schema="cloudguard.audit"), "not a cloudguard.reap.plan v3 plan"),
         (lambda d: d["items"][0].pop("id"), r"items\[0\].id: expected a string"),
         (lambda d: d["items"][0].update(audited_at="yesterday"), "audited_at: 'yesterday'"),
         (lambda d: d.update(items={}), "items: expected a JSON array"),

@@ -173,7 +173,14 @@ def test_a_vm_re_created_under_its_name_is_not_the_planned_one() -> None:
     live = resource("vm-1", TAGS)
     again = replace(live, uid="uid-new", created=NOW)
     assert codes(item_for(live), again) == ["not-the-planned-resource"]
-    assert codes(replace(item_for(live), uid=""), live) == ["identity-unknown"]
+    # Each identity the plan names must match: a unique id alone, a creation time alone.
+    assert codes(replace(item_for(live), created=None), again) == ["not-the-planned-resource"]
+    assert codes(replace(item_for(live), uid=""), again) == ["not-the-planned-resource"]
+    assert codes(replace(item_for(live), uid=""), live) == []
+    # A plan naming neither does not say which resource it reviewed.
+    assert codes(replace(item_for(live), uid="", created=None), live) == ["identity-unknown"]
+    # A live resource without the identity the plan names cannot be compared.
+    assert codes(item_for(live), replace(live, uid="")) == ["identity-unknown"]
 
 
 def _dependent_nic(live_uid: str, seen_uid: str) -> tuple[PlanItem, Resource]:

@@ -1,10 +1,14 @@
-"""`aws ec2 describe-instances` output, read into `Resource` records.
+"""The AWS CLI's exports, read into `Resource` records.
 
-Three shapes: the whole answer (an object with `Reservations`), and its
-`--query 'Reservations[].Instances[]'` (a flat list of instances) and
-`'Reservations[*].Instances[*]'` (a list of lists) forms. The live sweep and
-the reaper read boto3's answers with the same functions, so the live and
-offline paths cannot disagree. Stdlib only.
+- `aws ec2 describe-instances`: three shapes, the whole answer (an object with
+  `Reservations`), and its `--query 'Reservations[].Instances[]'` (a flat list
+  of instances) and `'Reservations[*].Instances[*]'` (a list of lists) forms;
+- `aws resourcegroupstaggingapi get-resources`: an object with
+  `ResourceTagMappingList`, every tagged resource of every service, each by
+  its ARN (its kind read from the ARN, as Resource Explorer names types).
+
+The live sweep and the reaper read boto3's answers with the same functions,
+so the live and offline paths cannot disagree. Stdlib only.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 from cloudguard.cloud.exports import InventoryFormatError, interned, parse_time
 from cloudguard.cloud.records import Resource
+from cloudguard_aws import kinds
 
 # EC2 instance state names. `pending` is a start in progress; `shutting-down`
 # is a termination in progress (it no longer bills compute).
@@ -139,3 +144,85 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, list):
         return [jsonable(v) for v in value]
     return value
+
+
+class TaggingExport:
+    """`aws resourcegroupstaggingapi get-resources`: `{"ResourceTagMappingList": [...]}`."""
+
+    description = "`aws resourcegroupstaggingapi get-resources` output"
+    entry_description = "a resource tag mapping (ResourceARN)"
+
+    def claims_entry(self, entry: Any) -> bool:
+        return False  # the CLI prints one object
+
+    def parse_entry(self, entry: Any, source: str) -> Iterator[Resource]:
+        raise InventoryFormatError("`get-resources` prints one object")
+
+    def claims_document(self, document: Any) -> bool:
+        return isinstance(document, dict) and "ResourceTagMappingList" in document
+
+    def parse_document(self, document: Any, source: str) -> Iterator[Resource]:
+        mappings = document["ResourceTagMappingList"]
+        if not isinstance(mappings, list):
+            raise InventoryFormatError("`ResourceTagMappingList` is not a list")
+        if document.get("PaginationToken"):
+            raise InventoryFormatError(
+                "a page of a longer answer (PaginationToken is set): export every page "
+                "(the CLI follows them unless --no-paginate or --max-items is given)"
+            )
+        for index, mapping in enumerate(mappings):
+            if not isinstance(mapping, dict) or not isinstance(mapping.get("ResourceARN"), str):
+                raise InventoryFormatError(f"entry {index} has no string ResourceARN")
+            yield tagged_resource(mapping["ResourceARN"], mapping.get("Tags"), source)
+
+
+def tagged_resource(
+    arn: str, tags: Any, source: str, region: str = "", account: str = ""
+) -> Resource:
+    """A resource named by its ARN and tags (GetResources, a Resource Explorer search).
+
+    EC2's own ids (`vol-...`, `snap-...`, `eipalloc-...`) are the resource's id, as EC2
+    and Terraform name them; any other resource is its ARN. An ARN without a region or
+    an account (`arn:aws:s3:::bucket`) takes the region and account it was listed in."""
+    parts = arn.split(":", 5)
+    service, arn_region, arn_account, rest = parts[2], parts[3], parts[4], parts[5]
+    found_tags = _tags(tags)
+    kind = kinds.kind_of(kinds.resource_type(arn))
+    short = rest.rsplit("/", 1)[-1] if "/" in rest else rest.rsplit(":", 1)[-1]
+    resource_id = short if service == "ec2" and "/" in rest else arn
+    if kind == kinds.kind_of("elasticloadbalancing:loadbalancer/app"):
+        short = rest.split("/")[2]  # loadbalancer/app/<name>/<id>: its name
+    return Resource(
+        provider="aws",
+        account=interned(arn_account or account),
+        region=interned(arn_region or region),
+        group="",
+        id=resource_id,
+        name=found_tags.get("Name") or short,
+        kind=kind,
+        size="",
+        power_state="unknown",
+        created=None,  # the tagging API records no creation time
+        tags=found_tags,
+        source=source,
+    )
+
+
+def address_resource(address: dict[str, Any], region: str, account: str) -> Resource:
+    """An Elastic IP (a DescribeAddresses entry) as a `kind="public-ip"` record."""
+    tags = _tags(address.get("Tags"))
+    allocation = str(address.get("AllocationId") or address.get("PublicIp") or "")
+    return Resource(
+        provider="aws",
+        account=account,
+        region=region,
+        group="",
+        id=allocation,
+        name=tags.get("Name") or str(address.get("PublicIp") or allocation),
+        kind=kinds.kind_of("ec2:elastic-ip"),
+        size=str(address.get("Domain") or ""),
+        power_state="unknown",
+        created=None,
+        tags=tags,
+        source=f"aws:{region}",
+    )

@@ -39,7 +39,40 @@ ASSUME_ROLE = declare(
     trust=NeedsTrust("chooses the role your credentials assume in each account"),
 )
 
-OPTIONS = (ACCOUNTS_FROM, ASSUME_ROLE)
+AWS_ENGINES = ("auto", "tagging", "resource-explorer")  # where resources other than EC2's come from
+
+AWS_ENGINE = declare(
+    "aws_engine",
+    parse=choice(AWS_ENGINES),
+    default="auto",
+    metavar="auto|tagging|resource-explorer",
+    help="AWS: read every tagged resource with the Tagging API in each region, or with one "
+    "Resource Explorer search of its aggregator index (auto, the default: the index "
+    "where one is set up).",
+    panel=LIVE_PANEL,
+)
+RESOURCE_EXPLORER_ENDPOINT = declare(
+    "resource_explorer_endpoint",
+    parse=string,
+    default=None,
+    metavar="URL",
+    help="AWS: Resource Explorer's endpoint (not used when --management-endpoint is given "
+    "and this is not).",
+    panel=LIVE_PANEL,
+    trust=NeedsTrust("chooses where your credentials are sent"),
+)
+PRICE_LIST_ENDPOINT = declare(
+    "price_list_endpoint",
+    parse=string,
+    default=None,
+    metavar="URL",
+    help="AWS: the Price List Query API's endpoint (not used when --management-endpoint is "
+    "given and this is not).",
+    panel=LIVE_PANEL,
+    trust=NeedsTrust("chooses where your credentials are sent"),
+)
+
+OPTIONS = (ACCOUNTS_FROM, ASSUME_ROLE, AWS_ENGINE, RESOURCE_EXPLORER_ENDPOINT, PRICE_LIST_ENDPOINT)
 
 
 def check_values(values: Mapping[str, Any]) -> None:

@@ -25,12 +25,23 @@ from typing import Any
 from cloudguard.cloud.endpoints import EndpointRefused
 from cloudguard.cloud.reaping import ActionError, Live, ReadError, ReaperUnavailable, Target
 from cloudguard.cloud.records import SweepRequest
+from cloudguard_aws import reap_kinds
 from cloudguard_aws.export import instances_of, jsonable, volume_resource
-from cloudguard_aws.session import describe_error, make_client, missing_credentials, open_session
+from cloudguard_aws.session import (
+    ItemBudget,
+    describe_error,
+    make_client,
+    missing_credentials,
+    open_session,
+)
 
 # Error codes meaning "no such resource" (as opposed to "cannot tell").
-_NOT_FOUND = {"InvalidInstanceID.NotFound", "InvalidVolume.NotFound"}
-_IDS = {"vm": re.compile(r"^i-[0-9a-f]{8,17}$"), "disk": re.compile(r"^vol-[0-9a-f]{8,17}$")}
+_NOT_FOUND = {"InvalidInstanceID.NotFound", "InvalidVolume.NotFound", *reap_kinds.NOT_FOUND}
+_IDS = {
+    "vm": re.compile(r"^i-[0-9a-f]{8,17}$"),
+    "disk": re.compile(r"^vol-[0-9a-f]{8,17}$"),
+    **reap_kinds.IDS,
+}
 _PROTECTION = {
     "disableApiTermination": "EC2 termination protection (DisableApiTermination) is on",
     "disableApiStop": "EC2 stop protection (DisableApiStop) is on",
@@ -46,18 +57,30 @@ class AwsReaper:
             self._session = open_session(request, session_factory)
         except EndpointRefused as wrong_endpoint:
             raise ReaperUnavailable("aws credentials", str(wrong_endpoint)) from None
-        self._clients: dict[tuple[str, bool], Any] = {}
+        self._clients: dict[tuple[str, str, bool], Any] = {}
         if refused := missing_credentials(self._session):
             raise ReaperUnavailable("aws credentials", refused)
         self._account: str | None = None
+        # `--item-budget`: each item's reads, retries and backoff included, end by then.
+        budget = request.item_budget.total_seconds() if request.item_budget else None
+        self._budget = ItemBudget(budget)
 
     def current(self, item: Target) -> Live | None:
         from botocore.exceptions import BotoCoreError, ClientError
 
         source = f"aws {item.kind} {item.id}"
         _check_address(item, ReadError)
+        self._budget.start()
         try:
             self._check_account(item)
+            if item.kind in reap_kinds.IDS:
+                return reap_kinds.read(
+                    item.kind,
+                    lambda service: self._client(service, item.region),
+                    item.id,
+                    item.region,
+                    item.account,
+                )
             ec2 = self._ec2(item.region)
             if item.kind == "vm":
                 answer = ec2.describe_instances(InstanceIds=[item.id])
@@ -110,7 +133,7 @@ class AwsReaper:
 
     def _check_account(self, item: Target) -> None:
         if self._account is None:
-            sts = make_client(self._session, self._request, "sts", item.region)
+            sts = self._budget.bind(make_client(self._session, self._request, "sts", item.region))
             self._account = str(sts.get_caller_identity()["Account"])
         if item.account != self._account:
             raise ReadError(
@@ -126,7 +149,11 @@ class AwsReaper:
         ec2 = self._ec2(item.region, acting=True)
         source = f"aws {item.kind} {item.id}"
         try:
-            if item.kind == "vm" and action == "stop":
+            if item.kind in reap_kinds.IDS and action == "delete":
+                reap_kinds.delete(
+                    item.kind, lambda service: self._client(service, item.region, True), item.id
+                )
+            elif item.kind == "vm" and action == "stop":
                 ec2.stop_instances(InstanceIds=[item.id])
             elif item.kind == "vm" and action == "terminate":
                 ec2.terminate_instances(InstanceIds=[item.id])
@@ -143,16 +170,19 @@ class AwsReaper:
         self._clients.clear()
 
     def _ec2(self, region: str, *, acting: bool = False) -> Any:
-        key = (region, acting)
+        return self._client("ec2", region, acting)
+
+    def _client(self, service: str, region: str, acting: bool = False) -> Any:
+        key = (service, region, acting)
         if key not in self._clients:
-            client = make_client(self._session, self._request, "ec2", region)
+            client = self._budget.bind(make_client(self._session, self._request, service, region))
             if acting:
                 from botocore.config import Config
 
-                # One attempt: botocore would re-send a Stop/Terminate/DeleteVolume whose
-                # answer was lost (5xx, connection reset); ours is logged failed instead.
+                # One attempt: botocore would re-send a Stop/Terminate/Delete whose answer
+                # was lost (5xx, connection reset); ours is logged failed instead.
                 client = self._session.client(
-                    "ec2",
+                    service,
                     region_name=region,
                     endpoint_url=self._request.endpoint,
                     verify=self._request.ca_bundle,

@@ -15,25 +15,33 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from cloudguard.cloud.endpoints import CloudEndpoints, credential_for
 from cloudguard.cloud.records import SweepRequest
 
 # Where real AWS keys may go: the endpoints of the services the sweep and the reaper call
-# (EC2, STS, Organizations), in every partition, FIPS and dual-stack, and their VPC
-# interface endpoints. Not any *.amazonaws.com: anyone's load balancer, API Gateway or
-# instance answers under it, and would see the session token.
+# (EC2, STS, Organizations, the Resource Groups Tagging API, Resource Explorer, Elastic
+# Load Balancing, the Price List Query API), in every partition, FIPS and dual-stack, and
+# their VPC interface endpoints. Not any *.amazonaws.com: anyone's load balancer, API
+# Gateway or instance answers under it, and would see the session token.
+SERVICES = (
+    "ec2", "sts", "organizations", "tagging", "resource-explorer-2", "elasticloadbalancing",
+    "api\\.pricing",
+)  # fmt: skip
 ENDPOINTS = CloudEndpoints(
     cloud="AWS",
     fake_credential="fake",
     hosts=re.compile(
-        r"(?:vpce-[a-z0-9-]+\.)?(?:ec2|sts|organizations)(?:-fips)?"
+        rf"(?:vpce-[a-z0-9-]+\.)?(?:{'|'.join(SERVICES)})(?:-fips)?"
         r"(?:\.[a-z]{2}(?:-[a-z]+)+-\d+)?(?:\.vpce)?\.(?:amazonaws\.com(?:\.cn)?|api\.aws)"
     ),
-    described="<ec2|sts|organizations>[-fips].<region>.amazonaws.com[.cn], "
-    "<service>.<region>.api.aws, their VPC interface endpoints",
+    described="<ec2|sts|organizations|tagging|resource-explorer-2|elasticloadbalancing|"
+    "api.pricing>[-fips].<region>.amazonaws.com[.cn], <service>.<region>.api.aws, their VPC "
+    "interface endpoints",
 )
 # The fake's fixed keys: what a loopback endpoint (moto, LocalStack) gets, never the
 # operator's. Good nowhere else.
@@ -113,3 +121,46 @@ def describe_error(error: Exception) -> str:
         status = response.get("ResponseMetadata", {}).get("HTTPStatusCode", "")
         return f"{code} (HTTP {status}): {error}"
     return str(error)
+
+
+class ItemBudget:
+    """`reap apply --item-budget`: a deadline for one item's reads, retries included.
+
+    botocore's retries have no deadline of their own (10 retries of a failing read can
+    take minutes), so every read client of the reaper checks it before each attempt
+    (`before-send`): past it, the read stops with `ItemBudgetSpent`, the item is
+    unreadable (named) and the run exits 75. A backoff already begun may end up to
+    botocore's cap (20 s) past it.
+    """
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self._deadline: float | None = None
+
+    def start(self) -> None:
+        if self.seconds is not None:
+            self._deadline = time.monotonic() + self.seconds
+
+    def bind(self, client: Any) -> Any:
+        client.meta.events.register("before-send", self._check)
+        return client
+
+    def _check(self, **_: Any) -> None:
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            raise _spent(self.seconds or 0.0)
+
+
+def _spent(seconds: float) -> Exception:
+    return _budget_error()(seconds=seconds)
+
+
+@cache
+def _budget_error() -> Callable[..., Exception]:
+    """A BotoCoreError (botocore is imported only when a reaper runs): what every read's
+    handler already names as an AWS failure."""
+    from botocore.exceptions import BotoCoreError
+
+    class ItemBudgetSpent(BotoCoreError):
+        fmt = "gave up: time budget of {seconds:g} s per item spent (--item-budget)"
+
+    return ItemBudgetSpent

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import boto3
+import pytest
+from trusted_config import write_trusted
 
 from cloudguard.cloud.records import SweepRequest
 
@@ -19,3 +22,29 @@ def session(_request: SweepRequest) -> Any:
 
 def ec2(endpoint: str, region: str = "us-east-1") -> Any:
     return boto3.client("ec2", endpoint_url=endpoint, region_name=region, **FAKE_KEYS)
+
+
+def moto_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `moto` profile of moto's keys, for `--credential moto`, in a file of the test's own."""
+    credentials = tmp_path / "aws-credentials"
+    credentials.write_text("[moto]\n" + "".join(f"{k} = {v}\n" for k, v in FAKE_KEYS.items()))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+
+
+def reap_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, account: str = "123456789012"
+) -> tuple[Path, Path]:
+    """What `reap apply --yes` needs, the test's own: a working directory whose
+    cloudguard.toml lists `account` in `[reap] accounts`, a lock directory, the `moto`
+    profile, and an empty controller home. Returns (the working directory, the home)."""
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    moto_profile(tmp_path, monkeypatch)
+    (tmp_path / "run").mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    write_trusted(work / "cloudguard.toml", f'[reap]\naccounts = ["{account}"]\n')
+    home = tmp_path / "controller"
+    for folder in ("state", "queue", "workers"):
+        (home / folder).mkdir(parents=True)
+    return work, home

@@ -26,9 +26,9 @@ def launch(endpoint: str, region: str, tags: dict[str, str], count: int = 1) -> 
 
 
 def sweep(endpoint: str, **options: Any) -> Any:
-    request = SweepRequest(
-        endpoint=endpoint, credential="fake", **{"regions": ("us-east-1",), **options}
-    )
+    """One region's sweep, of instances alone (`--kind vm`) unless `kinds` says otherwise."""
+    defaults = {"regions": ("us-east-1",), "kinds": ("vm",)}
+    request = SweepRequest(endpoint=endpoint, credential="fake", **{**defaults, **options})
     return AwsAdapter(session_factory=session).sweep(request)
 
 
@@ -74,24 +74,28 @@ def test_every_enabled_region_is_swept_when_none_is_named(endpoint: str) -> None
     launch(endpoint, "us-west-2", {"task-id": "u"})
 
     result = AwsAdapter(session_factory=session).sweep(
-        SweepRequest(endpoint=endpoint, credential="fake", concurrency=8)
+        SweepRequest(endpoint=endpoint, credential="fake", concurrency=8, kinds=("vm",))
     )
 
     assert result.failures == ()
     assert sorted(r.region for r in result.resources) == ["eu-west-1", "us-west-2"]
 
 
-def test_unattached_fleet_volumes_are_reported_as_disks(endpoint: str) -> None:
+def test_every_volume_is_reported_as_a_disk_with_its_size(endpoint: str) -> None:
+    """A volume bills while it exists, attached or not (an untagged one is counted, not a
+    finding): `--kind disk` lists them all, with the size that prices them."""
     client = ec2(endpoint)
     tagged = [{"ResourceType": "volume", "Tags": [{"Key": "task-id", "Value": "cloud-noenv-c7"}]}]
     kept = client.create_volume(
         AvailabilityZone="us-east-1a", Size=64, VolumeType="gp3", TagSpecifications=tagged
     )
-    client.create_volume(AvailabilityZone="us-east-1a", Size=8)  # not the fleet's
+    other = client.create_volume(AvailabilityZone="us-east-1a", Size=8)
 
-    (disk,) = sweep(endpoint).resources
+    disks = {r.id: r for r in sweep(endpoint, kinds=("disk",)).resources}
 
-    assert disk.kind == "disk" and disk.id == kept["VolumeId"] and disk.size == "gp3 64 GiB"
+    assert set(disks) == {kept["VolumeId"], other["VolumeId"]}
+    disk = disks[kept["VolumeId"]]
+    assert disk.kind == "disk" and disk.size == "gp3 64 GiB"
     assert disk.tag("task-id") == "cloud-noenv-c7"
 
 
@@ -125,7 +129,9 @@ def test_an_unreachable_region_is_a_named_failure_and_the_others_still_report(
         return boto3.Session(region_name="us-east-1", **FAKE_KEYS)
 
     adapter = AwsAdapter(session_factory=flaky)
-    good = adapter.sweep(SweepRequest(endpoint=endpoint, credential="fake", regions=("us-east-1",)))
+    good = adapter.sweep(
+        SweepRequest(endpoint=endpoint, credential="fake", regions=("us-east-1",), kinds=("vm",))
+    )
     bad = adapter.sweep(
         SweepRequest(endpoint="http://127.0.0.1:9", credential="fake", regions=("us-east-1",))
     )

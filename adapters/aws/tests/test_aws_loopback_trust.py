@@ -152,5 +152,83 @@ def test_real_keys_go_only_to_the_clouds_own_endpoints_over_https() -> None:
         "https://ec2.cn-north-1.amazonaws.com.cn",
         "https://ec2.eu-west-1.api.aws",
         "https://vpce-0a1b2c3d-xyz.ec2.us-east-1.vpce.amazonaws.com",
+        # the other services the sweep, the reaper and the price list call
+        "https://tagging.eu-west-1.amazonaws.com",
+        "https://resource-explorer-2.us-east-1.api.aws",
+        "https://elasticloadbalancing.us-east-1.amazonaws.com",
+        "https://api.pricing.us-east-1.amazonaws.com",
     ):
         assert credential_for(ENDPOINTS, known, "prod") is False
+    for other in (
+        "https://s3.us-east-1.amazonaws.com",  # a service cloudguard never calls
+        "https://apixpricing.us-east-1.amazonaws.com",  # the dot is a dot
+    ):
+        with pytest.raises(EndpointRefused, match="not one of AWS's own endpoints"):
+            credential_for(ENDPOINTS, other, "prod")
+            pytest.fail(f"real keys may go to {other}")
+
+
+def operator_session(_request: object) -> object:
+    import boto3
+
+    return boto3.Session(
+        aws_access_key_id=OPERATOR_KEY,
+        aws_secret_access_key=OPERATOR_SECRET,
+        aws_session_token=OPERATOR_TOKEN,
+        region_name="us-east-1",
+    )
+
+
+def ask_for_a_price(listener: Listener, credential: str | None) -> str:
+    """The price list and Resource Explorer at the listener's address, asked as the sweep
+    asks them with the operator's keys in its chain; what each said."""
+    from cloudguard_aws import explorer, prices
+    from cloudguard_aws.session import open_session
+
+    from cloudguard.cloud.endpoints import EndpointRefused
+    from cloudguard.cloud.pricing import PriceListError, PriceQuery
+    from cloudguard.cloud.records import SweepRequest
+
+    settings = {"price_list_endpoint": listener.url, "resource_explorer_endpoint": listener.url}
+    # The fake keys sweep only a loopback management endpoint; the operator's, AWS's own.
+    endpoint = listener.url if credential == "fake" else None
+    request = SweepRequest(endpoint=endpoint, credential=credential, retries=0, settings=settings)
+    said = []
+    price_list = prices.price_list(request, operator_session)
+    assert price_list is not None
+    try:
+        price_list.prices([PriceQuery("vm", "m5.large", "us-east-1")])
+    except PriceListError as error:
+        said.append(str(error))
+    try:  # the sweep's session, as the adapter makes it
+        explorer.aggregator_region(open_session(request, operator_session), request, "us-east-1")
+    except EndpointRefused as refused:
+        said.append(str(refused))
+    except Exception as error:  # the listener's 401 (the control)
+        said.append(repr(error))
+    return " | ".join(said)
+
+
+def test_the_operators_keys_never_reach_a_loopback_price_list_or_explorer(
+    listener: Listener,
+) -> None:
+    """--price-list-endpoint and --resource-explorer-endpoint are judged by the rule that
+    judges --management-endpoint: a loopback one is never sent the operator's session."""
+    said = ask_for_a_price(listener, credential=None)
+
+    leaked = listener.carrying(OPERATOR_KEY) + listener.carrying(OPERATOR_TOKEN)
+    assert leaked == [], f"the operator's AWS key reached the loopback listener: {leaked}"
+    assert listener.headers == [], listener.headers
+    assert said.count("answered only by the 'fake' credential") == 2, said
+
+
+def test_control_a_loopback_price_list_and_explorer_are_asked_with_the_fake_keys(
+    listener: Listener,
+) -> None:
+    """The listener sees both questions when they may go there: the proof above is not
+    empty because nothing was ever asked."""
+    said = ask_for_a_price(listener, credential="fake")
+
+    asked = listener.carrying("Credential=cloudguard-fake/")
+    assert len(asked) >= 2, f"the listener was not asked twice with the fake keys: {said}"
+    assert listener.carrying(OPERATOR_KEY) == [] and listener.carrying(OPERATOR_TOKEN) == []

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 import typer
-from aws_helpers import AMI, FAKE_KEYS, ec2
+from aws_helpers import AMI, ec2, reap_workspace
 from named_checks import broken
+from throttling_proxy import Throttling, throttling_proxy
 from trusted_config import write_trusted
 from typer.testing import CliRunner
 
@@ -144,20 +145,7 @@ class Fleet:
 
 @pytest.fixture
 def fleet(endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fleet:
-    work = tmp_path / "cwd"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    credentials = tmp_path / "aws-credentials"
-    credentials.write_text(
-        "[moto]\n" + "".join(f"{key} = {value}\n" for key, value in FAKE_KEYS.items())
-    )
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
-    (tmp_path / "run").mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    write_trusted(work / "cloudguard.toml", f'[reap]\naccounts = ["{ACCOUNT}"]\n')
-    home = tmp_path / "controller"
-    for folder in ("state", "queue", "workers"):
-        (home / folder).mkdir(parents=True)
+    work, home = reap_workspace(tmp_path, monkeypatch, ACCOUNT)
     (home / "state" / f"{KNOWN_TASK}.meta").write_text("phase=running\n")
     orphan = launch(endpoint, {"task-id": ORPHAN_TASK, "Name": "wkr-01"})
     healthy = launch(endpoint, {"task-id": KNOWN_TASK, "Name": "wkr-02"})
@@ -403,6 +391,47 @@ def test_the_action_client_never_retries() -> None:
         assert reaper._ec2("us-east-1").meta.config.retries["total_max_attempts"] > 1
     finally:
         reaper.close()
+
+
+def _apply_through(fleet: Fleet, proxy: str, plan: Path, *extra: str) -> tuple[int, str, Any]:
+    log = fleet.work / "throttled.jsonl"
+    done = cli(
+        "reap", "apply", str(plan), "--credential", "fake", "--management-endpoint", proxy,
+        "--controller-home", str(fleet.home), "--grace", "0s", "--log", str(log),
+        "--yes", "--approve", digest(plan), *extra,
+    )  # fmt: skip
+    lines = log.read_text().splitlines() if log.exists() else []
+    return done.exit_code, done.output, [json.loads(line) for line in lines]
+
+
+def test_apply_takes_the_sweeps_retry_budget(fleet: Fleet) -> None:
+    plan = fleet.plan()
+    throttling = Throttling("DescribeInstances", first=1000)
+    with throttling_proxy(fleet.endpoint, throttling) as proxy:
+        code, out, records = _apply_through(fleet, proxy, plan, "--retries", "2")
+
+    sent = throttling.counts["DescribeInstances requests"]
+    assert sent == 3, f"the retry budget was not applied: {sent} reads for --retries 2"
+    assert code == 75, out
+    assert [e["event"] for e in records] == ["start", "unreadable", "end"]
+    assert state_of(fleet.endpoint, fleet.orphan) == "running"
+
+
+def test_an_item_past_its_time_budget_is_unreadable_and_named(fleet: Fleet) -> None:
+    plan = fleet.plan()
+    throttling = Throttling("DescribeInstances", first=1000)
+    with throttling_proxy(fleet.endpoint, throttling) as proxy:
+        code, out, records = _apply_through(
+            fleet, proxy, plan, "--retries", "8", "--item-budget", "1s"
+        )
+
+    sent = throttling.counts["DescribeInstances requests"]
+    assert sent < 9, f"the budget did not stop it: {sent} reads, every retry spent"
+    assert code == 75, out
+    (unreadable,) = [e for e in records if e["event"] == "unreadable"]
+    assert unreadable["id"] == fleet.orphan
+    assert "time budget of 1 s per item spent" in unreadable["detail"], unreadable
+    assert state_of(fleet.endpoint, fleet.orphan) == "running"
 
 
 def test_with_dependents_deletes_the_fleet_volume_a_terminate_left(fleet: Fleet) -> None:

@@ -28,7 +28,11 @@ def test_sized_backoff(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def sweep(endpoint: str, retries: int = 10) -> object:
     request = SweepRequest(
-        endpoint=endpoint, credential="fake", regions=("us-east-1",), retries=retries
+        endpoint=endpoint,
+        credential="fake",
+        regions=("us-east-1",),
+        retries=retries,
+        kinds=("vm",),
     )
     return AwsAdapter(session_factory=session).sweep(request)
 

@@ -25,15 +25,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from cloudguard.cloud import kinds as cloud_kinds
+from cloudguard.cloud.kinds import wanted as kinds_wanted
+from cloudguard.cloud.pricing import PriceQuery
 from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
-from cloudguard_azure import credentials, normalise, resource_graph, session
+from cloudguard_azure import (
+    credentials,
+    generic,
+    kinds,
+    normalise,
+    prices,
+    resource_graph,
+    session,
+)
 from cloudguard_azure.budget import Clock, RetrySettings
-from cloudguard_azure.export import AzCliExport
+from cloudguard_azure.export import AzCliExport, AzGraphQueryExport, AzResourceListExport
 from cloudguard_azure.options import ENGINE, OPTIONS
 from cloudguard_azure.session import (
     ARM_SCOPE,
@@ -83,22 +94,26 @@ class AzureAdapter:
     options = OPTIONS  # --engine
 
     # -- what the core asks of a cloud (cloudguard.cloud.adapter.CloudAdapter) --
-    export_parsers = (AzCliExport(),)
+    export_parsers = (AzCliExport(), AzResourceListExport(), AzGraphQueryExport())
     # Azure bills a VM shut down from inside the OS ("VM stopped") until it is deallocated.
     billable_power_states = frozenset({"running", "starting", "stopping", "stopped"})
     power_notes: Mapping[str, str] = MappingProxyType(
         {"stopped": "stopped but still allocated: compute bills until deallocated"}
     )
     hourly_prices: Mapping[str, float] = MappingProxyType({})  # in the bundled table
+    kind_billing = kinds.BILLING  # which kinds bill while idle, and when
     reap_actions: Mapping[str, Mapping[str, str]] = MappingProxyType(
         {
             "vm": MappingProxyType({REVERSIBLE: "deallocate", DESTRUCTIVE: "delete"}),
             "disk": MappingProxyType({DESTRUCTIVE: "delete"}),
-            # Dependents only (`--with-dependents`): what a VM's delete leaves billing.
             "nic": MappingProxyType({DESTRUCTIVE: "delete"}),
             "public-ip": MappingProxyType({DESTRUCTIVE: "delete"}),
+            # Whole, only when everything in it is reviewed and reapable (the reaper reads it).
+            "resource-group": MappingProxyType({DESTRUCTIVE: "delete"}),
         }
     )
+    # Any other kind is deleted by its id, with the api-version its provider lists.
+    any_kind_actions: Mapping[str, str] = MappingProxyType({DESTRUCTIVE: "delete"})
     # An ARM id is a name: a VM deleted and re-created under it has the same id.
     ids_never_reused = False
     # Tag names and ARM ids compare case-insensitively (ARM echoes the creator's case).
@@ -107,6 +122,17 @@ class AzureAdapter:
     def price_key(self, size: str) -> str:
         # ARM reports sizes in whatever case they were requested in.
         return size.casefold()
+
+    def price_query(self, resource: Resource) -> PriceQuery | None:
+        return prices.price_query(resource)
+
+    def price_list(self, request: SweepRequest) -> prices.RetailPrices | None:
+        return prices.price_list(request)
+
+    def delete_command(self, resource: Resource) -> str:
+        if resource.kind == cloud_kinds.RESOURCE_GROUP:
+            return f"az group delete --name {resource.name} --subscription {resource.account} --yes"
+        return f"az resource delete --ids {resource.id}"
 
     def scope_of(self, resource: Resource) -> str:
         return resource.group  # a resource group names the workload; its subscription less so
@@ -152,7 +178,15 @@ class AzureAdapter:
         client options (endpoint, CA bundle, retries, timeouts)."""
         from cloudguard_azure.reaper import AzureReaper
 
-        return AzureReaper(request, self._client_options(request), credential=self._credential)
+        # One clock for every client of the run, restarted for each item: its reads (and
+        # an action's polls) wait within the item's budget, never azure-core's minutes.
+        clock = Clock(self._settings(request), unit="item")
+        return AzureReaper(
+            request,
+            lambda: self._client_options(request, clock),
+            clock,
+            credential=self._credential,
+        )
 
     def _sweep_with(self, credential: Any, request: SweepRequest) -> SweepResult:
         subscriptions, failures = self._subscriptions(credential, request)
@@ -219,34 +253,26 @@ class AzureAdapter:
         self, credential: Any, request: SweepRequest, subscription: str
     ) -> _SubscriptionSweep:
         from azure.mgmt.compute import ComputeManagementClient
+        from azure.mgmt.resource.resources import ResourceManagementClient
 
         from cloudguard_azure import paging
 
-        keep = _filter(request)
-        source = f"azure:{subscription}"
+        listings = _listings(subscription, request, _filter(request), f"azure:{subscription}")
         clock = Clock(self._settings(request))
-
-        def vm(item: dict[str, Any]) -> Resource | None:
-            resource = normalise.vm_from_arm(item, subscription, source)
-            return resource if keep(resource) else None
-
-        def disk(item: dict[str, Any]) -> Resource | None:
-            if not normalise.is_unattached_arm(item):
-                return None
-            resource = normalise.disk_from_arm(item, subscription, source)
-            wanted = (
-                keep(resource) and resource.tag(request.task_tag, case_insensitive=True) is not None
-            )
-            return resource if wanted else None
-
-        listings = _listings(subscription, vm, disk)
         for attempt in range(1, ATTEMPTS_PER_SUBSCRIPTION + 1):
             try:
-                # A fresh client (and connection pool) per attempt; one clock for both.
-                options = self._client_options(request, clock)
-                with ComputeManagementClient(credential, subscription, **options) as compute:
+                # Fresh clients (and connection pools) per attempt; one clock for them all.
+                with (
+                    ComputeManagementClient(
+                        credential, subscription, **self._client_options(request, clock)
+                    ) as compute,
+                    ResourceManagementClient(
+                        credential, subscription, **self._client_options(request, clock)
+                    ) as resources,
+                ):
+                    clients = {"compute": compute, "resources": resources}
                     for listing in listings:
-                        listing.read(compute)
+                        listing.read(clients[listing.client])
                 break
             except Exception as exc:  # every SDK failure is named, never swallowed
                 stopped = next((x for x in listings if not x.done), listings[-1])
@@ -266,21 +292,20 @@ class AzureAdapter:
         return _SubscriptionSweep(subscription, tuple(r for x in listings for r in x.resources))
 
     def _settings(self, request: SweepRequest) -> RetrySettings:
-        if self._retry is not None:
-            return self._retry
-        return RetrySettings(total=request.retries)
+        settings = self._retry or RetrySettings(total=request.retries)
+        if request.item_budget is not None:  # reaping: the budget is per item
+            settings = replace(settings, time_budget=request.item_budget.total_seconds())
+        return settings
 
-    def _client_options(self, request: SweepRequest, clock: Clock | None = None) -> dict[str, Any]:
-        """For ONE client with `clock` (the sweep); without, a dict any number of clients
-        may share (the reaper): azure-core's own RetryPolicy, built by each client from
-        the same budget on all four of its counters, without jitter, pacing or deadline."""
-        timeouts = {
-            "connection_timeout": self._connection_timeout,
-            "read_timeout": self._read_timeout,
-        }
-        if clock is not None:
-            return client_options(request, clock, **timeouts)
-        return session.shared_client_options(request, self._settings(request), **timeouts)
+    def _client_options(self, request: SweepRequest, clock: Clock) -> dict[str, Any]:
+        """For ONE client: its policies are linked into its own pipeline, so each client
+        gets its own, all waiting on `clock` (one deadline, one account of the waits)."""
+        return client_options(
+            request,
+            clock,
+            connection_timeout=self._connection_timeout,
+            read_timeout=self._read_timeout,
+        )
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -298,26 +323,69 @@ def _filter(request: SweepRequest) -> Callable[[Resource], bool]:
     return keep
 
 
+# Types that have listings of their own (with power state; with the disk's unique id and
+# attachment): `resources.list` leaves them to those.
+_OWN_LISTINGS = frozenset({"microsoft.compute/virtualmachines", "microsoft.compute/disks"})
+# What `resources.list` is asked to expand: ARM's creation time of every resource.
+_EXPAND = "createdTime,changedTime"
+
+
 def _listings(
-    subscription: str,
-    vm: Callable[[dict[str, Any]], Resource | None],
-    disk: Callable[[dict[str, Any]], Resource | None],
+    subscription: str, request: SweepRequest, keep: Callable[[Resource], bool], source: str
 ) -> list[Any]:
-    """Per subscription: ONE paged VM listing that carries power state, one disk listing.
-    The SDK's own request builders give the paths and api-versions it was generated for."""
+    """Per subscription, the listings the requested kinds need, each ONE paged request
+    sequence: VMs with their power state (`virtualMachines.list_all statusOnly=true`),
+    managed disks (`disks.list`), every other resource (`resources.list` with ARM's
+    creation time) and the resource groups (`resourceGroups.list`). The SDKs' own request
+    builders give the paths and api-versions they were generated for."""
     from azure.mgmt.compute.operations._operations import (
         build_disks_list_request,
         build_virtual_machines_list_all_request,
     )
+    from azure.mgmt.resource.resources.operations._operations import (
+        build_resource_groups_list_request,
+        build_resources_list_request,
+    )
 
     from cloudguard_azure.paging import Listing
 
-    vms = build_virtual_machines_list_all_request(subscription_id=subscription, status_only="true")
-    disks = build_disks_list_request(subscription_id=subscription)
-    return [
-        Listing("VMs (virtualMachines.list_all statusOnly=true)", vms.url, vm),
-        Listing("managed disks (disks.list)", disks.url, disk),
-    ]
+    wanted = kinds_wanted(request.kinds)
+
+    def asked(kind: str) -> bool:
+        return wanted is None or kind in wanted
+
+    def kept(resource: Resource) -> Resource | None:
+        return resource if asked(resource.kind) and keep(resource) else None
+
+    listings: list[Listing] = []
+    if asked(cloud_kinds.VM):
+        vms = build_virtual_machines_list_all_request(
+            subscription_id=subscription, status_only="true"
+        )
+        take_vm = lambda item: kept(normalise.vm_from_arm(item, subscription, source))  # noqa: E731
+        listings.append(Listing("VMs (virtualMachines.list_all statusOnly=true)", vms.url, take_vm))
+    if asked(cloud_kinds.DISK):
+        disks = build_disks_list_request(subscription_id=subscription)
+        take_disk = lambda item: kept(normalise.disk_from_arm(item, subscription, source))  # noqa: E731
+        listings.append(Listing("managed disks (disks.list)", disks.url, take_disk))
+    if wanted is None or wanted - {cloud_kinds.VM, cloud_kinds.DISK, cloud_kinds.RESOURCE_GROUP}:
+
+        def take_any(item: dict[str, Any]) -> Resource | None:
+            if str(item.get("type") or "").casefold() in _OWN_LISTINGS:
+                return None
+            return kept(generic.resource_from_arm(item, source))
+
+        every = build_resources_list_request(subscription_id=subscription, expand=_EXPAND)
+        listings.append(
+            Listing("resources (resources.list)", every.url, take_any, client="resources")
+        )
+    if asked(cloud_kinds.RESOURCE_GROUP):
+        groups = build_resource_groups_list_request(subscription_id=subscription)
+        take_group = lambda item: kept(generic.group_from_arm(item, source))  # noqa: E731
+        listings.append(
+            Listing("resource groups (resourceGroups.list)", groups.url, take_group, "resources")
+        )
+    return listings
 
 
 def _failed(source: str, reason: str) -> SweepResult:

@@ -38,9 +38,11 @@ class TimeBudgetExhausted(Exception):
 
 @dataclass
 class Clock:
-    """One subscription's deadline, and what its waits were spent on (for messages)."""
+    """One unit of work's deadline (a subscription's sweep, one reaped item's reads), and
+    what its waits were spent on (for messages)."""
 
     budget: RetrySettings
+    unit: str = "subscription"  # what the time budget is per, for messages
     started: float = field(default_factory=time.monotonic)
     waited: float = 0.0
     retried: int = 0
@@ -56,13 +58,20 @@ class Clock:
         elapsed = time.monotonic() - self.started
         if elapsed + seconds > self.budget.time_budget:
             raise TimeBudgetExhausted(
-                f"time budget of {self.budget.time_budget:g} s per subscription spent "
+                f"time budget of {self.budget.time_budget:g} s per {self.unit} spent "
                 f"({elapsed:.1f} s elapsed; the next wait, {seconds:.1f} s for {why}, would "
                 f"pass it; {self.summary()})"
             )
         with self._lock:
             self.waited += seconds
         sleep(seconds)
+
+    def restart(self) -> None:
+        """The next unit of work begins (the reaper's next item): a fresh deadline."""
+        with self._lock:
+            self.started = time.monotonic()
+            self.waited = 0.0
+            self.retried = self.resets = self.throttled = self.paced = 0
 
     def count(
         self, *, retried: int = 0, resets: int = 0, throttled: int = 0, paced: int = 0

@@ -210,8 +210,9 @@ def _demo(root: Path) -> int:
         requests = arm.faults.total_requests
     _say()
     _say(
-        f"The audit made {requests} HTTPS requests (one VM listing with power state and one "
-        f"disk listing per subscription) and exited {audit_code}."
+        f"The audit made {requests} HTTPS requests (per subscription, one listing each of "
+        f"VMs with their power state, disks, every other resource and resource groups) "
+        f"and exited {audit_code}."
     )
     _say()
     _say("Now a test that shells out to the Azure CLI, run under the seal:")

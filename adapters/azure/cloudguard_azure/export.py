@@ -1,8 +1,17 @@
-"""`az vm list [--show-details] -o json`: the Azure CLI's export, read into `Resource` records.
+"""The Azure CLI's exports, read into `Resource` records.
+
+- `az vm list [--show-details] -o json`: VMs with their size and power state;
+- `az resource list -o json` (and `az group list -o json`): every resource of
+  any type, with ARM's `createdTime`;
+- `az graph query -q "..." -o json`: Resource Graph rows (whole `Resources`
+  rows or the engine's projection), every kind.
 
 The auditor's inventory reader (cloudguard.audit.inventory_files) streams a
-top-level JSON list and hands each entry to the parser that claims it; an az
-VM object is an entry with a string ARM `id`. Stdlib only.
+top-level JSON list and hands each entry to the parser that claims it: an az
+VM object has a string `id` and a `hardwareProfile` (or no `type`), an az
+resource object a string `id` and `type` and no `hardwareProfile`, so no
+entry is claimed twice. `az graph query` prints one object with a `data` list.
+Stdlib only.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from typing import Any
 
 from cloudguard.cloud.exports import InventoryFormatError, interned, interned_tags, parse_time
 from cloudguard.cloud.records import Resource
+from cloudguard_azure import generic, graph_rows, kinds
 
 # `az vm list --show-details` reports "VM running", "VM deallocated", ...
 _AZURE_POWER = {
@@ -36,8 +46,13 @@ class AzCliExport:
     entry_description = "an az VM object (no string `id`)"
 
     def claims_entry(self, entry: Any) -> bool:
-        # An EC2 instance has `InstanceId` and no `id`: never both claimed.
-        return isinstance(entry, dict) and isinstance(entry.get("id"), str)
+        # An EC2 instance has `InstanceId` and no `id`: never both claimed; an `az resource
+        # list` entry has a `type` and no `hardwareProfile`.
+        return (
+            isinstance(entry, dict)
+            and isinstance(entry.get("id"), str)
+            and ("hardwareProfile" in entry or "type" not in entry)
+        )
 
     def parse_entry(self, entry: Any, source: str) -> Iterator[Resource]:
         yield vm_from_cli(entry, source)
@@ -72,3 +87,73 @@ def vm_from_cli(item: dict[str, Any], source: str) -> Resource:
         source=source,
         uid=str(item.get("vmId") or ""),
     )
+
+
+class AzResourceListExport:
+    """`az resource list -o json` (and `az group list -o json`): every resource, any type."""
+
+    description = "`az resource list -o json` (a JSON list)"
+    entry_description = "an az resource object (string `id` and `type`)"
+
+    def claims_entry(self, entry: Any) -> bool:
+        return (
+            isinstance(entry, dict)
+            and isinstance(entry.get("id"), str)
+            and isinstance(entry.get("type"), str)
+            and "hardwareProfile" not in entry
+        )
+
+    def parse_entry(self, entry: Any, source: str) -> Iterator[Resource]:
+        if generic.is_group(entry["type"]):
+            yield generic.group_from_arm(entry, source)
+        else:
+            yield generic.resource_from_arm(entry, source)
+
+    def claims_document(self, document: Any) -> bool:
+        return False  # az prints a list, read entry by entry
+
+    def parse_document(self, document: Any, source: str) -> Iterator[Resource]:
+        raise InventoryFormatError("`az resource list` prints a JSON list")
+
+
+class AzGraphQueryExport:
+    """`az graph query -q "..." -o json`: `{"count", "data": [rows], "skip_token", ...}`.
+
+    Rows need `id`, `type` and `subscriptionId` (a whole `Resources` row has them); a
+    subscription's own row is skipped. A `skip_token` left in the document means more
+    pages were not exported: refused, never read as the whole tenant."""
+
+    description = '`az graph query -q "resources | union resourcecontainers" -o json`'
+    entry_description = "a Resource Graph row"
+
+    def claims_entry(self, entry: Any) -> bool:
+        return False  # az prints one object, not a list
+
+    def parse_entry(self, entry: Any, source: str) -> Iterator[Resource]:
+        raise InventoryFormatError("`az graph query` prints one object with a data list")
+
+    def claims_document(self, document: Any) -> bool:
+        return (
+            isinstance(document, dict)
+            and isinstance(document.get("data"), list)
+            and any(k in document for k in ("total_records", "totalRecords", "count"))
+        )
+
+    def parse_document(self, document: Any, source: str) -> Iterator[Resource]:
+        token = document.get("skip_token") or document.get("$skipToken")
+        if token:
+            raise InventoryFormatError(
+                "a page of a longer answer (skip_token is set): export every page "
+                "(az graph query --first 1000 --skip-token ...) and give each"
+            )
+        for index, row in enumerate(document["data"]):
+            if not isinstance(row, dict) or not all(
+                isinstance(row.get(k), str) for k in ("id", "type", "subscriptionId")
+            ):
+                raise InventoryFormatError(
+                    f"data[{index}] is not a Resource Graph row with string id, type and "
+                    "subscriptionId (project them in the query)"
+                )
+            if row["type"].casefold() == kinds.SUBSCRIPTION_TYPE:
+                continue
+            yield graph_rows.row_resource(graph_rows.projected(row), row["subscriptionId"], source)

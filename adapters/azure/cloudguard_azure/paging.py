@@ -50,6 +50,7 @@ class Listing:
     name: str  # for messages: "virtualMachines.list_all statusOnly=true"
     url: str  # the first page with its query, relative to the endpoint
     take: Callable[[dict[str, Any]], Resource | None]  # item -> resource, or None to skip
+    client: str = "compute"  # whose pipeline sends it: the compute or the resources client
     next_link: str | None = None
     pages: int = 0
     done: bool = False

@@ -20,8 +20,12 @@ live inside the functions.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
 
+from cloudguard.cloud import kinds
+from cloudguard.cloud.exports import parse_time
 from cloudguard.cloud.reaping import (
     ActionError,
     Dependent,
@@ -32,27 +36,26 @@ from cloudguard.cloud.reaping import (
     protection_tag,
 )
 from cloudguard.cloud.records import SweepRequest
-from cloudguard_azure import network_dependents, normalise, session
+from cloudguard_azure import generic, network_dependents, normalise, session
+from cloudguard_azure import kinds as azure_kinds
+from cloudguard_azure.budget import Clock
 from cloudguard_azure.session import arm_code as _arm_code
 from cloudguard_azure.session import describe_error
 
 _ID = re.compile(
     r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<group>[^/]+)"
-    r"/providers/(?P<namespace>Microsoft\.Compute|Microsoft\.Network)"
-    r"/(?P<type>virtualMachines|disks|networkInterfaces|publicIPAddresses)/(?P<name>[^/]+)$",
+    r"(?:/providers/(?P<namespace>[^/]+)/(?P<path>.+))?$",
     re.IGNORECASE,
 )
-_TYPES = {
-    "vm": "microsoft.compute/virtualmachines",
-    "disk": "microsoft.compute/disks",
-    "nic": "microsoft.network/networkinterfaces",
-    "public-ip": "microsoft.network/publicipaddresses",
-}
+# The kinds with readers of their own here (Compute, Network); any other is read by id.
+_OWN_READERS = frozenset({kinds.VM, kinds.DISK, *network_dependents.NETWORK_KINDS})
 # Deallocating a VM takes minutes; past this the outcome is unknown (a failure to look at).
 DEFAULT_LRO_TIMEOUT = 1800.0
 # The only 404 that means "it is gone"; SubscriptionNotFound, ResourceGroupNotFound and
 # the rest mean we cannot tell.
 _GONE_CODES = frozenset({"resourcenotfound"})
+# A group item is gone when its group is (a member's missing group is "cannot tell").
+_GROUP_GONE_CODES = frozenset({"resourcegroupnotfound"})
 _LOCK_LEVELS = frozenset({"cannotdelete", "readonly"})
 
 
@@ -62,14 +65,19 @@ class AzureReaper:
     def __init__(
         self,
         request: SweepRequest,
-        client_options: dict[str, Any],
+        client_options: Callable[[], dict[str, Any]],
+        clock: Clock,
         *,
         credential: Any | None = None,
         lro_timeout: float = DEFAULT_LRO_TIMEOUT,
     ) -> None:
-        self._options = {**client_options, "user_agent": "cloudguard-reap"}
+        """`client_options()`: one client's options, its retry policy waiting on `clock`,
+        which each item restarts (`--item-budget`: past it, the item is unreadable)."""
+        self._options = client_options
+        self._clock = clock
         self._lro_timeout = lro_timeout
         self._clients: dict[tuple[str, str], Any] = {}
+        self._versions: dict[tuple[str, str], str] = {}  # (subscription, ARM type) -> api-version
         self._owned = credential is None
         if credential is None:
             # One token up front: a missing identity stops the run before any item.
@@ -80,11 +88,23 @@ class AzureReaper:
         self._credential = credential
 
     def current(self, item: Target) -> Live | None:
-        from azure.core.exceptions import ResourceNotFoundError
+        self._clock.restart()  # the item's budget: a group's members are read within it
+        return self._current(item)
 
-        sub, group, name = _address(item, ReadError)
+    def _current(self, item: Target) -> Live | None:
+        address = _address(item, ReadError)
+        sub, group, name = address.sub, address.group, address.name
+        if item.kind == kinds.RESOURCE_GROUP:
+            return self._group_current(item, sub, group)
+        if item.kind not in _OWN_READERS:
+            return self._generic_current(item, address)
         if item.kind in network_dependents.NETWORK_KINDS:
             return self._network_current(item, sub, group, name)
+        return self._compute_current(item, sub, group, name)
+
+    def _compute_current(self, item: Target, sub: str, group: str, name: str) -> Live | None:
+        from azure.core.exceptions import ResourceNotFoundError
+
         compute = self._client("compute", sub)
         source = f"azure {item.kind} {item.id}"
         nics: tuple[Dependent, ...] = ()
@@ -132,6 +152,12 @@ class AzureReaper:
             if address is None:
                 return None
             resource, attached = address
+        if not getattr(item, "dependent_of", ""):
+            # Microsoft.Network records no creation time; ARM does (its group's listing): a
+            # planned NIC or public IP is bound to it. A dependent is bound to its parent's
+            # read of its resourceGuid instead.
+            listed = self._listed(sub, group).get(resource.id.casefold(), {})
+            resource = replace(resource, created=parse_time(listed.get("createdTime")))
         protections = self._protections(sub, group, resource.id, source)
         return Live(
             resource,
@@ -140,6 +166,94 @@ class AzureReaper:
             left_billing=left,
             dependents=addresses,
         )
+
+    def _generic_current(self, item: Target, address: _Address) -> Live | None:
+        """Any other kind, by id: GET with its provider's api-version, and the creation time
+        ARM records for it (its group's listing, `$expand=createdTime`)."""
+        source = f"azure {item.kind} {item.id}"
+        resources = self._client("resources", address.sub)
+        try:
+            version = self._api_version(address.sub, address.arm_type)
+            found = _gone_is_none(
+                lambda: resources.resources.get_by_id(item.id, api_version=version)
+            )
+            if found is None:
+                return None
+            created = self._listed(address.sub, address.group).get(item.id.casefold(), {})
+        except ReadError:
+            raise
+        except Exception as exc:  # 403, throttled past retries: unknown state
+            raise ReadError(source, describe_error(exc)) from exc
+        body = {**found.as_dict(), "createdTime": created.get("createdTime")}
+        resource = generic.resource_from_arm(body, f"azure:{address.sub}")
+        managed_by = body.get("managedBy")
+        return Live(
+            resource,
+            protections=self._protections(address.sub, address.group, resource.id, source),
+            attached_to=f"managed by {managed_by}" if managed_by else None,
+        )
+
+    def _group_current(self, item: Target, sub: str, group: str) -> Live | None:
+        """A resource group and everything it holds now, each member read as an item of
+        its own (its identity, tags, protections): a group is what it holds."""
+        source = f"azure resource group {item.id}"
+        resources = self._client("resources", sub)
+        try:
+            found = _gone_is_none(
+                lambda: resources.resource_groups.get(group), codes=_GROUP_GONE_CODES
+            )
+            if found is None:
+                return None
+            listed = self._listed(sub, group)
+        except Exception as exc:  # 403, throttled past retries: unknown state
+            raise ReadError(source, describe_error(exc)) from exc
+        resource = generic.group_from_arm(found.as_dict(), f"azure:{sub}")
+        members: list[Live] = []
+        for member_id, entry in listed.items():
+            member = _Member(
+                "azure", sub, str(entry.get("location") or ""), group, str(entry["id"]),
+                str(entry.get("name") or member_id.rsplit("/", 1)[-1]),
+                azure_kinds.kind_of(str(entry.get("type") or "")),
+            )  # fmt: skip
+            read = self._current(member)
+            if read is not None:  # gone since the listing: not held any more
+                members.append(read)
+        return Live(
+            resource,
+            protections=self._protections(sub, group, resource.id, source),
+            members=tuple(members),
+        )
+
+    def _listed(self, sub: str, group: str) -> dict[str, dict[str, Any]]:
+        """What `group` holds, by casefolded id, with ARM's creation time of each."""
+        resources = self._client("resources", sub)
+        return {
+            str(r.id).casefold(): r.as_dict()
+            for r in resources.resources.list_by_resource_group(group, expand="createdTime")
+        }
+
+    def _api_version(self, sub: str, arm_type: str) -> str:
+        """The newest stable api-version the type's provider lists (a preview only when it
+        lists nothing else): a delete by id must name one its provider takes."""
+        namespace, _, resource_type = arm_type.partition("/")
+        key = (sub.casefold(), arm_type.casefold())
+        if key not in self._versions:
+            provider = self._client("resources", sub).providers.get(namespace)
+            versions = next(
+                (
+                    list(t.api_versions or ())
+                    for t in provider.resource_types or ()
+                    if str(t.resource_type).casefold() == resource_type.casefold()
+                ),
+                [],
+            )
+            stable = [v for v in versions if "preview" not in v]
+            if not (stable or versions):
+                raise ReadError(
+                    f"azure {arm_type}", f"provider {namespace} lists no api-version for it"
+                )
+            self._versions[key] = max(stable or versions)
+        return self._versions[key]
 
     def _protections(self, sub: str, group: str, resource_id: str, source: str) -> tuple[str, ...]:
         """Protection tags on its group and subscription, and locks at any of the three scopes."""
@@ -170,21 +284,13 @@ class AzureReaper:
         return tuple(found)
 
     def act(self, item: Target, action: str) -> None:
-        sub, group, name = _address(item, ActionError)
-        compute = self._client("compute", sub)
+        address = _address(item, ActionError)
+        self._clock.restart()
         source = f"azure {item.kind} {item.id}"
         try:
             # retry_total=0: never re-sent by the retry policy (polling may retry: it reads).
-            if item.kind == "vm" and action == "deallocate":
-                poller = compute.virtual_machines.begin_deallocate(group, name, retry_total=0)
-            elif item.kind == "vm" and action == "delete":
-                poller = compute.virtual_machines.begin_delete(group, name, retry_total=0)
-            elif item.kind == "disk" and action == "delete":
-                poller = compute.disks.begin_delete(group, name, retry_total=0)
-            elif item.kind in network_dependents.NETWORK_KINDS and action == "delete":
-                network = self._client("network", sub)
-                poller = network_dependents.begin_delete(network, item.kind, group, name)
-            else:
+            poller = self._send(item, action, address)
+            if poller is None:
                 raise ActionError(source, f"no action {action!r} for a {item.kind}")
             poller.result(timeout=self._lro_timeout)
             if not poller.done():
@@ -197,6 +303,29 @@ class AzureReaper:
         except Exception as exc:
             raise ActionError(source, f"{action} failed: {describe_error(exc)}") from exc
 
+    def _send(self, item: Target, action: str, address: _Address) -> Any:
+        """The action's long-running operation, sent once (retry_total=0); None: no such
+        action for the item's kind."""
+        sub, group, name = address.sub, address.group, address.name
+        if action != "delete" and not (item.kind == kinds.VM and action == "deallocate"):
+            return None
+        if item.kind == kinds.RESOURCE_GROUP:
+            return self._client("resources", sub).resource_groups.begin_delete(group, retry_total=0)
+        if item.kind not in _OWN_READERS:
+            version = self._api_version(sub, address.arm_type)
+            resources = self._client("resources", sub).resources
+            return resources.begin_delete_by_id(item.id, api_version=version, retry_total=0)
+        if item.kind in network_dependents.NETWORK_KINDS:
+            return network_dependents.begin_delete(
+                self._client("network", sub), item.kind, group, name
+            )
+        compute = self._client("compute", sub)
+        if item.kind == kinds.VM and action == "deallocate":
+            return compute.virtual_machines.begin_deallocate(group, name, retry_total=0)
+        if item.kind == kinds.VM:
+            return compute.virtual_machines.begin_delete(group, name, retry_total=0)
+        return compute.disks.begin_delete(group, name, retry_total=0)
+
     def close(self) -> None:
         for client in self._clients.values():
             client.close()
@@ -207,7 +336,8 @@ class AzureReaper:
     def _client(self, kind: str, subscription: str) -> Any:
         key = (kind, subscription.casefold())
         if key not in self._clients:
-            self._clients[key] = _CLIENTS[kind](self._credential, subscription, self._options)
+            options = {**self._options(), "user_agent": "cloudguard-reap"}
+            self._clients[key] = _CLIENTS[kind](self._credential, subscription, options)
         return self._clients[key]
 
 
@@ -296,17 +426,60 @@ def _left_by(vm: Any) -> tuple[str, ...]:
     return tuple(left)
 
 
-def _address(item: Target, error: type[ReadError] | type[ActionError]) -> tuple[str, str, str]:
-    """(subscription, group, name) from the item's ARM id, which must agree with the item:
-    the id is what the audit saw, and a hand-edited plan must not redirect an action."""
+class _Address(NamedTuple):
+    sub: str
+    group: str
+    name: str
+    arm_type: str  # Namespace/type[/child type], as the id spells it; "" for a group
+
+
+@dataclass(frozen=True)
+class _Member:
+    """A resource a group holds, read as an item of its own would be (a `Target`)."""
+
+    provider: str
+    account: str
+    region: str
+    group: str
+    id: str
+    name: str
+    kind: str
+    action: str = "delete"
+
+
+def _address(item: Target, error: type[ReadError] | type[ActionError]) -> _Address:
+    """The item's ARM id, which must agree with the item: its subscription, and its kind
+    with the id's type (the id is what the audit saw; a hand-edited plan must not redirect
+    an action to another kind of resource)."""
     match = _ID.match(item.id)
     source = f"azure {item.kind} {item.id}"
-    if match is None or f"{match['namespace']}/{match['type']}".casefold() != _TYPES.get(item.kind):
+    if match is None:
         raise error(source, f"not an ARM id of a {item.kind}")
+    segments = (match["path"] or "").split("/") if match["namespace"] else []
+    if len(segments) % 2:
+        raise error(source, "an ARM id ends in a type without a name")
+    arm_type = "/".join([match["namespace"], *segments[0::2]]) if segments else ""
+    kind = azure_kinds.kind_of(arm_type) if arm_type else kinds.RESOURCE_GROUP
+    if kind != item.kind:
+        raise error(source, f"not an ARM id of a {item.kind} (its type is {arm_type or 'a group'})")
     if not item.account.strip():
         raise error(source, "the item names no subscription (account)")
-    if any(part in (".", "..") for part in (match["sub"], match["group"], match["name"])):
-        raise error(source, "a '.' or '..' segment in the id")
+    if any(part in (".", "..", "") for part in (match["sub"], match["group"], *segments)):
+        raise error(source, "an empty, '.' or '..' segment in the id")
     if match["sub"].casefold() != item.account.casefold():
         raise error(source, f"id names subscription {match['sub']}, the item {item.account}")
-    return match["sub"], match["group"], match["name"]
+    name = segments[-1] if segments else match["group"]
+    return _Address(match["sub"], match["group"], name, arm_type)
+
+
+def _gone_is_none(read: Callable[[], Any], codes: frozenset[str] = _GONE_CODES) -> Any:
+    """`read()`, or None when ARM says the very thing read is not found (`codes`); any other
+    404 (its subscription or group missing) is raised: cannot tell."""
+    from azure.core.exceptions import ResourceNotFoundError
+
+    try:
+        return read()
+    except ResourceNotFoundError as exc:
+        if _arm_code(exc) in codes:
+            return None
+        raise

@@ -1,17 +1,18 @@
 """The Resource Graph engine: `cloudguard audit --provider azure --engine resource-graph`.
 
-The ARM engine costs at least two paged listings per subscription; a tenant
-of 1,000 subscriptions is thousands of requests. Azure Resource Graph answers
-one query for up to 1,000 subscriptions at once, 1,000 rows a page, so the
-same tenant is a few hundred requests. Per batch of subscriptions it sends
-three query shapes, each followed through every `$skipToken` page:
+The ARM engine costs several paged listings per subscription; a tenant of
+1,000 subscriptions is thousands of requests. Azure Resource Graph answers
+one query for up to 1,000 subscriptions at once, 1,000 rows a page. Per batch
+of subscriptions, every `$skipToken` page followed:
 
-- which of the batch's subscriptions Resource Graph can see at all. It leaves
-  out a subscription the identity cannot read, without an error, so a
-  subscription missing here is named unreadable (exit 75), never swept empty;
-- the VMs, with the power state of their extended instance view
-  (`properties.extended.instanceView.powerState.code`), no per-VM call;
-- the managed disks attached to nothing (client-side: only fleet-tagged ones).
+- every kind (the default): ONE query over the union of `resourcecontainers`
+  (the subscriptions and their resource groups) and `resources` (every
+  resource, VMs with the power state of their extended instance view), so a
+  batch costs ceil(rows / 1,000) queries. A subscription Resource Graph cannot
+  see has no row of its own (it leaves out what the identity cannot read,
+  without an error): it is named unreadable (exit 75), never swept empty;
+- `--kind vm` alone: the VM engine's two shapes, which subscriptions it can
+  see, then the VMs.
 
 Rows become the same `Resource` records the ARM engine makes (normalise.py's
 mapping of power states), so both engines give the same verdicts on the same
@@ -36,11 +37,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any
 
+from cloudguard.cloud import kinds
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
+from cloudguard_azure import kinds as azure_kinds
 from cloudguard_azure import normalise
+from cloudguard_azure.graph_rows import row_resource, vm_resource
 from cloudguard_azure.options import ENGINES
 
 # `--engine auto` (the default) switches to Resource Graph above this many subscriptions:
@@ -62,14 +65,20 @@ VMS_QUERY = """resources
     vmId = tostring(properties.vmId),
     powerState = tostring(properties.extended.instanceView.powerState.code)
 | order by id asc"""
-DISKS_QUERY = """resources
-| where type =~ 'microsoft.compute/disks'
-| where isempty(managedBy)
-| project id, name, location, subscriptionId, tags,
-    skuName = tostring(sku.name),
-    diskState = tostring(properties.diskState),
+# Every kind: the subscriptions (which ones Resource Graph can see), their groups and every
+# resource, in ONE paged query: a tenant costs ceil(rows / 1,000) queries.
+EVERYTHING_QUERY = """resourcecontainers
+| where type =~ 'microsoft.resources/subscriptions'
+    or type =~ 'microsoft.resources/subscriptions/resourcegroups'
+| union resources
+| project id, name, type, location, subscriptionId, resourceGroup, tags, managedBy,
+    sku = tostring(sku.name), skuTier = tostring(sku.tier),
+    vmSize = tostring(properties.hardwareProfile.vmSize),
     timeCreated = tostring(properties.timeCreated),
-    uniqueId = tostring(properties.uniqueId)
+    uniqueId = coalesce(tostring(properties.vmId), tostring(properties.uniqueId),
+        tostring(properties.resourceGuid)),
+    diskState = tostring(properties.diskState),
+    powerState = tostring(properties.extended.instanceView.powerState.code)
 | order by id asc"""
 
 
@@ -204,28 +213,21 @@ def _sweep_batch(
     resources: list[Resource] = []
     try:
         with ResourceGraphClient(credential, **options) as client:
-            visible = {
-                str(row.get("subscriptionId", "")).casefold()
-                for row in _rows(client, batch, SUBSCRIPTIONS_QUERY)
-            }
-            unreadable = [sub for sub in batch if sub.casefold() not in visible]
-            readable = [sub for sub in batch if sub.casefold() in visible]
-            if readable:
+            if only_vms(request):
+                visible = {
+                    str(row.get("subscriptionId", "")).casefold()
+                    for row in _rows(client, batch, SUBSCRIPTIONS_QUERY)
+                }
+                readable = [sub for sub in batch if sub.casefold() in visible]
                 stage = "listing VMs (resources, virtualMachines)"
-                for row in _rows(client, readable, VMS_QUERY):
-                    resource = vm_resource(row, _account(row, by_key))
-                    if keep(resource):
-                        resources.append(resource)
-                stage = "listing unattached managed disks (resources, disks)"
-                for row in _rows(client, readable, DISKS_QUERY):
-                    if str(row.get("diskState") or "").lower() not in ("", "unattached"):
-                        continue
-                    resource = disk_resource(row, _account(row, by_key))
-                    if (
-                        keep(resource)
-                        and resource.tag(request.task_tag, case_insensitive=True) is not None
-                    ):
-                        resources.append(resource)
+                rows = _rows(client, readable, VMS_QUERY) if readable else iter(())
+                resources = [
+                    r for row in rows if keep(r := vm_resource(row, _account(row, by_key)))
+                ]
+            else:
+                stage = "listing every resource (resourcecontainers, resources)"
+                visible, resources = _everything(client, batch, by_key, keep)
+            unreadable = [sub for sub in batch if sub.casefold() not in visible]
     except Exception as exc:  # every failure is named; half a batch is not reported
         reason = str(exc) if isinstance(exc, IncompleteAnswer) else describe_error(exc)
         return SweepResult(
@@ -248,6 +250,31 @@ def _sweep_batch(
         for sub in unreadable
     )
     return SweepResult(tuple(resources), failures)
+
+
+def only_vms(request: SweepRequest) -> bool:
+    """`--kind vm`: the VM engine's two queries; any other kind needs the union of all."""
+    return set(request.kinds) == {kinds.VM}
+
+
+def _everything(
+    client: Any,
+    batch: list[str],
+    by_key: Mapping[str, str],
+    keep: Callable[[Resource], bool],
+) -> tuple[set[str], list[Resource]]:
+    """(the subscriptions Resource Graph can see, every resource of theirs kept)."""
+    visible: set[str] = set()
+    resources: list[Resource] = []
+    for row in _rows(client, batch, EVERYTHING_QUERY):
+        arm_type = str(row.get("type") or "").casefold()
+        if arm_type == azure_kinds.SUBSCRIPTION_TYPE:
+            visible.add(str(row.get("subscriptionId") or "").casefold())
+            continue
+        resource = row_resource(row, _account(row, by_key))
+        if keep(resource):
+            resources.append(resource)
+    return visible, resources
 
 
 def _rows(client: Any, subscriptions: list[str], query: str) -> Iterator[dict[str, Any]]:
@@ -291,11 +318,7 @@ def _rows(client: Any, subscriptions: list[str], query: str) -> Iterator[dict[st
         )
 
 
-# -- rows -> Resource ---------------------------------------------------------------------
-
-
-class _Status(NamedTuple):
-    code: str  # an instance-view status code, e.g. PowerState/running
+# -- rows -> Resource (cloudguard_azure.graph_rows) -----------------------------------------
 
 
 def _account(row: Mapping[str, Any], by_key: Mapping[str, str]) -> str:
@@ -305,55 +328,3 @@ def _account(row: Mapping[str, Any], by_key: Mapping[str, str]) -> str:
     if account is None:
         raise IncompleteAnswer(f"Resource Graph returned a row of an unasked subscription {listed}")
     return account
-
-
-def _created(value: Any) -> datetime | None:
-    if not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(str(value))
-    except ValueError:
-        return None
-    return normalise.utc(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
-
-
-def _tags(value: Any) -> dict[str, str]:
-    return {str(k): str(v) for k, v in (value or {}).items()}
-
-
-def vm_resource(row: Mapping[str, Any], subscription: str) -> Resource:
-    arm_id = str(row["id"])
-    return Resource(
-        provider="azure",
-        account=subscription,
-        region=str(row.get("location") or ""),
-        group=normalise.group_of(arm_id),
-        id=arm_id,
-        name=str(row.get("name") or arm_id.rsplit("/", 1)[-1]),
-        kind="vm",
-        size=str(row.get("vmSize") or ""),
-        power_state=normalise.power_state((_Status(str(row.get("powerState") or "")),)),
-        created=_created(row.get("timeCreated")),
-        tags=_tags(row.get("tags")),
-        source=f"azure:{subscription}",
-        uid=str(row.get("vmId") or ""),  # what `reap` binds a plan item to
-    )
-
-
-def disk_resource(row: Mapping[str, Any], subscription: str) -> Resource:
-    arm_id = str(row["id"])
-    return Resource(
-        provider="azure",
-        account=subscription,
-        region=str(row.get("location") or ""),
-        group=normalise.group_of(arm_id),
-        id=arm_id,
-        name=str(row.get("name") or ""),
-        kind="disk",
-        size=str(row.get("skuName") or ""),
-        power_state="unknown",  # a disk has no power state; it bills while it exists
-        created=_created(row.get("timeCreated")),
-        tags=_tags(row.get("tags")),
-        source=f"azure:{subscription}",
-        uid=str(row.get("uniqueId") or ""),
-    )

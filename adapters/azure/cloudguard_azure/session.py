@@ -20,7 +20,7 @@ from typing import Any
 from cloudguard.cloud.endpoints import is_loopback_endpoint
 from cloudguard.cloud.records import SweepRequest
 from cloudguard_azure import credentials
-from cloudguard_azure.budget import Clock, RetrySettings, TimeBudgetExhausted
+from cloudguard_azure.budget import Clock, TimeBudgetExhausted
 
 
 class SessionRefused(Exception):
@@ -105,27 +105,6 @@ def _base_options(
     if request.ca_bundle:
         options["connection_verify"] = request.ca_bundle
     return options
-
-
-def shared_client_options(
-    request: SweepRequest,
-    settings: RetrySettings,
-    *,
-    connection_timeout: float = 10.0,
-    read_timeout: float = 60.0,
-) -> dict[str, Any]:
-    """Keyword arguments any number of clients may share (the reaper): azure-core's own
-    RetryPolicy, built by each client from the same budget on all four of its counters,
-    without jitter, pacing or deadline."""
-    return {
-        **_base_options(request, connection_timeout=connection_timeout, read_timeout=read_timeout),
-        "retry_total": settings.total,
-        "retry_status": settings.total,
-        "retry_read": settings.total,
-        "retry_connect": settings.total,
-        "retry_backoff_factor": settings.backoff_factor,
-        "retry_backoff_max": settings.backoff_max,
-    }
 
 
 def preflight(credential: Any, name: str, scope: str = ARM_SCOPE) -> str | None:

@@ -18,8 +18,10 @@ FAST_RETRY = RetrySettings(total=3, backoff_factor=0.01, backoff_max=0.05)
 
 
 def request_for(arm: FakeArm, **overrides: Any) -> SweepRequest:
-    """A sweep request addressed to the fake, with the loopback-only fake credential."""
+    """A sweep request addressed to the fake, with the loopback-only fake credential; for
+    VMs alone (`--kind vm`, the VM engine's listings) unless `kinds` says otherwise."""
     options: dict[str, Any] = {
+        "kinds": ("vm",),
         "subscriptions": (SUB_A,),
         "credential": "fake-arm",
         "endpoint": arm.base_url,

@@ -39,8 +39,8 @@ def test_one_paged_listing_per_subscription_across_many_pages(arm: FakeArm) -> N
     assert result.failures == ()
     assert len(result.resources) == made == 240
     assert len({r.id for r in result.resources}) == 240
-    # 120 VMs per subscription at 10 a page: 12 pages each, plus one disk page each.
-    assert arm.faults.requests == {"GET vm_list_all": 24, "GET disk_list": 2}
+    # 120 VMs per subscription at 10 a page: 12 pages each (`--kind vm`: no other listing).
+    assert arm.faults.requests == {"GET vm_list_all": 24}
     assert {r.account for r in result.resources} == {SUB_A, SUB_B}
 
 
@@ -109,7 +109,7 @@ def test_resource_group_filter_is_client_side_and_case_insensitive(arm: FakeArm)
     arm.state.add_disk(SUB_A, "pilot", "disk-1", tags={"task-id": "t"})
     arm.state.add_disk(SUB_A, "workers", "disk-2", tags={"task-id": "t"})
 
-    result = adapter().sweep(request_for(arm, resource_groups=("PILOT",)))
+    result = adapter().sweep(request_for(arm, resource_groups=("PILOT",), kinds=("vm", "disk")))
 
     assert sorted(r.name for r in result.resources) == ["disk-1", "vm-1"]
     # Still one subscription-wide listing, never a per-group one.
@@ -123,20 +123,28 @@ def test_region_filter(arm: FakeArm) -> None:
     assert [r.name for r in result.resources] == ["vm-we"]
 
 
-def test_only_fleet_tagged_unattached_disks_are_reported(arm: FakeArm) -> None:
+def test_every_disk_is_reported_attached_or_not_with_its_identity(arm: FakeArm) -> None:
+    """A disk bills while it exists: attached ones too are resources of their own (an
+    untagged one is counted, not a finding)."""
     vm = arm.state.add_vm(SUB_A, "pilot", "vm-1", tags={"task-id": "t"})
-    arm.state.add_disk(SUB_A, "pilot", "attached", tags={"task-id": "t"}, managed_by=vm.id)
+    attached = arm.state.add_disk(
+        SUB_A, "pilot", "attached", tags={"task-id": "t"}, managed_by=vm.id
+    )
     arm.state.add_disk(SUB_A, "pilot", "loose-untagged")
     loose = arm.state.add_disk(
         SUB_A, "pilot", "loose-fleet", tags={"Task-ID": "t"}, sku="StandardSSD_LRS"
     )
 
-    disks = [r for r in adapter().sweep(request_for(arm)).resources if r.kind == "disk"]
+    disks = adapter().sweep(request_for(arm, kinds=("disk",))).resources
 
-    assert [(d.name, d.id, d.size, d.group) for d in disks] == [
-        ("loose-fleet", loose.id, "StandardSSD_LRS", "pilot")
+    assert [(d.name, d.kind, d.size, d.group) for d in disks] == [
+        ("attached", "disk", "Premium_LRS", "pilot"),
+        ("loose-fleet", "disk", "StandardSSD_LRS", "pilot"),
+        ("loose-untagged", "disk", "Premium_LRS", "pilot"),
     ]
-    assert disks[0].created == loose.time_created
+    assert (disks[0].uid, disks[1].uid) == (attached.unique_id, loose.unique_id)
+    assert disks[1].created == loose.time_created
+    assert arm.faults.requests == {"GET disk_list": 1}  # `--kind disk`: its listing alone
 
 
 def test_all_subscriptions_are_enumerated_with_the_subscriptions_api(arm: FakeArm) -> None:

@@ -73,7 +73,9 @@ def fleet(arm: FakeArm, tmp_path: Path) -> dict[str, Any]:
 
 
 def audit(inventory: Inventory, fleet: dict[str, Any]) -> AuditReport:
-    return run_audit([inventory], fleet["sources"], AuditPolicy(), bundled_prices(), fleet["now"])
+    """`--kind vm`: `az vm list` knows VMs only (the live sweep also lists their groups)."""
+    policy = AuditPolicy(kinds=("vm",))
+    return run_audit([inventory], fleet["sources"], policy, bundled_prices(), fleet["now"])
 
 
 def verdicts(report: AuditReport) -> dict[str, tuple[str, tuple[str, ...], str]]:

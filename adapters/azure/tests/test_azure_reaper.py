@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import resource
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -55,6 +56,8 @@ class Incident:
     repo: Path
     shas: list[str]
     work: Path
+    kinds: tuple[str, ...] = ()  # `--kind` of the audit (default: every kind)
+    audit_args: tuple[str, ...] = ()  # more of the audit's options (`--leaked-by ...`)
 
     @property
     def vm(self) -> VirtualMachine:
@@ -87,6 +90,8 @@ class Incident:
             str(self.home),
             "--repo",
             str(self.repo),
+            *(arg for kind in self.kinds for arg in ("--kind", kind)),
+            *self.audit_args,
             "--format",
             "json",
             "--output",
@@ -113,6 +118,8 @@ class Incident:
             *self.live(),
             "--controller-home",
             str(home or self.home),
+            "--repo",  # the evidence the audit read, which the plan binds
+            str(self.repo),
             "--log",
             str(log),
             *approve,
@@ -165,7 +172,7 @@ def test_plan_from_a_real_audit_names_only_the_incident_vm_and_touches_nothing(
     incident.arm.faults.reset_counts()
 
     plan = json.loads(plan_path.read_text())
-    assert plan["schema"] == "cloudguard.reap.plan" and plan["schema_version"] == 2
+    assert plan["schema"] == "cloudguard.reap.plan" and plan["schema_version"] == 3
     (item,) = plan["items"]
     assert (item["provider"], item["name"], item["group"], item["kind"]) == (
         "azure",
@@ -366,16 +373,16 @@ def test_a_vm_that_cannot_be_read_is_not_acted_on_and_the_run_did_not_run(
 
 @pytest.mark.parametrize("breakage", ["missing", "bad-worker-record"])
 def test_unreadable_controller_evidence_is_75_and_nothing_is_acted_on(
-    incident: Incident, tmp_path: Path, breakage: str
+    incident: Incident, breakage: str
 ) -> None:
     plan = incident.plan()
-    home = tmp_path / "no-such-home"
     if breakage == "bad-worker-record":
-        home = incident.home
-        (home / "workers" / "w-09.json").write_text("{not json")
+        (incident.home / "workers" / "w-09.json").write_text("{not json")
+    else:
+        shutil.rmtree(incident.home)  # the home the plan binds is gone
     incident.arm.faults.reset_counts()
 
-    code, out, log = incident.apply(plan, "--yes", home=home)
+    code, out, log = incident.apply(plan, "--yes")
 
     assert code == 75, out
     assert incident.arm.faults.total_requests == 0, "the cloud was read without the evidence"
@@ -391,7 +398,7 @@ def test_a_plan_of_the_wrong_schema_is_refused_with_97(incident: Incident) -> No
     code, out, _ = incident.apply(audit_report, "--yes")
 
     assert code == 97, out
-    assert "not a cloudguard.reap.plan v2 plan" in out
+    assert "not a cloudguard.reap.plan v3 plan" in out
     assert incident.arm.faults.total_requests == 0
 
 
@@ -443,6 +450,47 @@ def test_a_vm_re_created_under_its_name_after_the_plan_is_left_alone(
     assert [s["code"] for s in skipped["skips"]] == ["not-the-planned-resource"]
     assert f"re-created since the plan: unique id {again.vm_id}" in skipped["skips"][0]["detail"]
     assert code == 0, out
+
+
+def _empty_home(root: Path) -> Path:
+    for folder in ("state", "queue", "workers"):
+        (root / folder).mkdir(parents=True)
+    return root
+
+
+def test_apply_naming_other_evidence_than_the_plan_binds_is_refused(
+    incident: Incident, tmp_path: Path
+) -> None:
+    """The issue's case: a suspect (its task has a record; its generation is no commit) added
+    to the plan with its true identity is skipped with the plan's evidence; an apply given
+    another, empty controller home would judge it an orphan. The plan binds where its audit
+    read the evidence, and an apply naming other sources reads nothing and acts on nothing."""
+    state = incident.arm.state
+    suspect = state.add_vm(
+        demo.SUB_PILOT,
+        "pilot",
+        "vm-suspect",
+        tags={"task-id": "task-2a41b0", "repository-generation": demo.NOT_A_COMMIT},
+        time_created=datetime.now(UTC) - timedelta(days=2),
+    )
+    plan = incident.plan()
+    _edit(plan, lambda d: d["items"].append(_item_for(d["items"][0], suspect)))
+    incident.arm.faults.reset_counts()
+
+    code, out, _ = incident.apply(plan, "--yes", home=_empty_home(tmp_path / "empty"))
+
+    assert writes(incident.arm) == {}, f"the suspect was acted on: {writes(incident.arm)}"
+    assert suspect.power_state == "running", "the suspect was acted on"
+    assert code == 2, out
+    assert "must re-read the evidence the plan's audit read" in out
+    assert str(incident.home) in out and incident.arm.faults.total_requests == 0
+
+    # The control: with the evidence the plan binds, the suspect is judged a suspect.
+    code, out, log = incident.apply(plan, "--yes")
+    assert suspect.power_state == "running", "the suspect was acted on"
+    verdicts = [e for e in events(log) if e.get("name") == "vm-suspect"]
+    assert [s["code"] for s in verdicts[0]["skips"]] == ["verdict-changed"], verdicts
+    assert incident.vm.power_state == "deallocated" and code == 0, out
 
 
 def test_edited_plans_cannot_widen_what_is_done(incident: Incident) -> None:
@@ -526,6 +574,40 @@ def test_a_missing_subscription_or_group_is_unreadable_not_gone(
     )
     (unreadable,) = [e for e in events(log) if e["event"] == "unreadable"]
     assert "NotFound" in unreadable["detail"]
+
+
+def test_apply_takes_the_sweeps_retry_budget(incident: Incident) -> None:
+    """An item whose every read answers 500 costs `--retries` + 1 GETs, not azure-core's
+    default ten retries with minutes of backoff."""
+    plan = incident.plan()
+    incident.arm.faults.inject(500, match=f"/virtualMachines/{demo.INCIDENT_VM}?", times=100)
+    incident.arm.faults.reset_counts()
+
+    code, out, log = incident.apply(plan, "--yes", "--retries", "2")
+
+    sent = incident.arm.faults.requests["GET vm_get"]
+    assert sent == 3, f"the retry budget was not applied: {sent} GETs for --retries 2"
+    assert writes(incident.arm) == {} and code == 75, out
+    (unreadable,) = [e for e in events(log) if e["event"] == "unreadable"]
+    assert "HTTP 500" in unreadable["detail"]
+
+
+def test_an_item_past_its_time_budget_is_unreadable_and_named(incident: Incident) -> None:
+    """Retry-After waits that would pass `--item-budget` are not started: the item is
+    unreadable, named with what its time went on, and the run exits 75."""
+    plan = incident.plan()
+    incident.arm.faults.inject(
+        503, match=f"/virtualMachines/{demo.INCIDENT_VM}?", times=100, retry_after=2
+    )
+    incident.arm.faults.reset_counts()
+
+    code, out, log = incident.apply(plan, "--yes", "--item-budget", "3s")
+
+    assert writes(incident.arm) == {} and code == 75, out
+    assert incident.arm.faults.requests["GET vm_get"] < 11, "the budget did not stop the retries"
+    (unreadable,) = [e for e in events(log) if e["event"] == "unreadable"]
+    assert unreadable["name"] == demo.INCIDENT_VM
+    assert "time budget of 3 s per item spent" in unreadable["detail"], unreadable
 
 
 def test_an_action_whose_answer_is_lost_is_not_sent_again(incident: Incident) -> None:
@@ -791,7 +873,8 @@ def test_two_applies_racing_send_one_action(incident: Incident, tmp_path: Path) 
     incident.arm.state.hold_operations = True
     command = [
         sys.executable, "-m", "cloudguard", "reap", "apply", str(plan), *incident.live(),
-        "--controller-home", str(incident.home), "--yes", "--approve", digest(plan),
+        "--controller-home", str(incident.home), "--repo", str(incident.repo),
+        "--yes", "--approve", digest(plan),
     ]  # fmt: skip
 
     def start(n: int) -> subprocess.Popen[str]:
@@ -837,12 +920,20 @@ def test_a_reap_log_hitting_a_size_limit_mid_run_is_75_and_nothing_is_sent(
     """A real `cloudguard reap apply` child under RLIMIT_FSIZE: its log can take the start
     line but not the whole intent. It must stop with 75 before the deallocate, and the
     torn intent must not be continued by the next run's first record."""
-    plan = incident.plan()
-    # --no-history: the limit would stop the history store's first write (75, before any
-    # action, as it should) before the log's, which is what this test is about.
+    log_limit_stops_before_acting(incident, incident.plan(), tmp_path)
+
+
+def log_limit_stops_before_acting(
+    incident: Incident, plan: Path, tmp_path: Path, *extra: str
+) -> None:
+    """`plan`'s one action is never sent when its intent cannot be written (`extra`: more
+    of apply's options, the same in every run). --no-history: the limit would stop the
+    history store's first write (75, before any action, as it should) before the log's,
+    which is what this test is about."""
     command = [
         sys.executable, "-m", "cloudguard", "reap", "apply", str(plan), *incident.live(),
-        "--controller-home", str(incident.home), "--no-history",
+        "--controller-home", str(incident.home), "--repo", str(incident.repo), "--no-history",
+        *extra,
     ]  # fmt: skip
     # How long this plan's start line is: a dry run's, less the 2 letters "dry-run" has
     # over "apply" (every other field has a fixed length).
@@ -875,7 +966,7 @@ def test_a_reap_log_hitting_a_size_limit_mid_run_is_75_and_nothing_is_sent(
     data = log.read_bytes()
     assert len(data) == limit and not data.endswith(b"\n")  # the intent, torn
 
-    code, out, _ = incident.apply(plan, "--yes", log=log)
+    code, out, _ = incident.apply(plan, "--yes", *extra, log=log)
 
     assert code == 0, out
     lines = log.read_bytes().split(b"\n")
@@ -960,8 +1051,9 @@ def test_a_plan_from_a_resource_graph_audit_carries_the_identity_apply_checks(
     report = incident.work / "graph-audit.json"
     done = cli(
         "audit", "--provider", "azure", "--engine", "resource-graph",
-        "--subscription", demo.SUB_PILOT, *incident.live(),
-        "--controller-home", str(incident.home), "--format", "json", "--output", str(report),
+        "--subscription", demo.SUB_PILOT, *incident.live(), "--controller-home",
+        str(incident.home), "--repo", str(incident.repo),
+        "--format", "json", "--output", str(report),
     )  # fmt: skip
     assert done.exit_code == 1, done.output
     plan = incident.work / "plan.json"

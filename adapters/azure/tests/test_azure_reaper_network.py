@@ -27,7 +27,9 @@ __all__ = ["incident"]  # the fixture, shared with test_azure_reaper
 
 
 def _kept_nic(incident: Incident, **extra: dict[str, str]) -> NetworkInterface:
-    """The incident VM keeps its NIC on delete (deleteOption Detach); NIC and IP carry its tags."""
+    """The incident VM keeps its NIC on delete (deleteOption Detach); NIC and IP carry its tags.
+    The plan is a VM's (`--kind vm`): its NIC and IP are what its delete leaves."""
+    incident.kinds = ("vm",)
     incident.vm.nic_delete_option = "Detach"
     return add_nic(incident.arm.state, incident.vm, tags=dict(incident.vm.tags), **extra)
 

@@ -19,7 +19,10 @@ MUTATIONS = [
         original="unreadable = [sub for sub in batch if sub.casefold() not in visible]",
         broken="unreadable = []",
         tests=(
-            f"{TESTS}::test_a_subscription_resource_graph_cannot_see_is_named_and_the_run_is_75",
+            f"{TESTS}::test_a_subscription_resource_graph_cannot_see_is_named_and_the_run_is_75"
+            "[every-kind]",
+            f"{TESTS}::test_a_subscription_resource_graph_cannot_see_is_named_and_the_run_is_75"
+            "[vms]",
         ),
         check="an-unseen-subscription-is-unread",
         package=AZURE,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
@@ -61,15 +62,12 @@ def test_the_retry_budget_reaches_every_azure_core_counter() -> None:
     )
 
 
-def test_the_reapers_shared_client_options_carry_the_budget_on_every_counter() -> None:
-    options = AzureAdapter()._client_options(request_for_endpoint(retries=12))
-    counters = {k: options.get(f"retry_{k}") for k in ("total", "status", "read", "connect")}
-    assert counters == dict.fromkeys(counters, 12), broken(
-        "the-reapers-budget-reaches-every-counter",
-        f"the reaper's clients do not carry the budget on every retry counter: {counters}",
-    )
-    # No policy objects: a pipeline links those into its own chain, so they cannot be shared.
-    assert "retry_policy" not in options and "per_retry_policies" not in options
+def test_the_reaper_retries_with_the_sweeps_budget_and_its_time_budget_is_per_item() -> None:
+    request = request_for_endpoint(retries=12, item_budget=timedelta(seconds=7))
+    settings = AzureAdapter()._settings(request)
+    assert (settings.total, settings.time_budget) == (12, 7.0)
+    # The sweep's own budget is per subscription: no item budget, the default deadline.
+    assert AzureAdapter()._settings(request_for_endpoint()).time_budget == 1800.0
 
 
 def request_for_endpoint(**overrides: Any) -> Any:
@@ -327,10 +325,10 @@ def _options(arm: FakeArm, clock: Clock | None = None) -> dict[str, Any]:
 
 
 def _first_listing(compute: Any, *, keep_vms: bool = False) -> Listing:
+    """The sweep's VM listing of SUB_A (`compute`: the client that will read it)."""
     from cloudguard_azure.adapter import _listings
-    from cloudguard_azure.normalise import vm_from_arm
 
-    def vm(item: dict[str, Any]) -> Any:
-        return vm_from_arm(item, SUB_A, f"azure:{SUB_A}") if keep_vms else None
+    from cloudguard.cloud.records import SweepRequest
 
-    return _listings(SUB_A, vm, lambda item: None)[0]
+    request = SweepRequest(kinds=("vm",))
+    return _listings(SUB_A, request, lambda resource: keep_vms, f"azure:{SUB_A}")[0]

@@ -23,17 +23,6 @@ MUTATIONS = [
         package=AZURE,
     ),
     Mutation(
-        name="the reaper's shared options stop at azure-core's default status counter",
-        module="session.py",
-        original='        "retry_status": settings.total,\n',
-        broken="",
-        tests=(
-            f"{TESTS}::test_the_reapers_shared_client_options_carry_the_budget_on_every_counter",
-        ),
-        check="the-reapers-budget-reaches-every-counter",
-        package=AZURE,
-    ),
-    Mutation(
         name="Retry-After ignored: the backoff alone decides",
         module="retry.py",
         original="        if retry_after:\n",

@@ -35,6 +35,7 @@ HOME = declare(
     apply=Shown("Controller home, re-read before each item.", "DIR"),
     path=True,
     panel=EVIDENCE_PANEL,
+    locates=True,
 )
 RECORDS = declare(
     "controller_records",
@@ -45,6 +46,7 @@ RECORDS = declare(
     apply=Shown("Exported controller state, re-read before each item.", "FILE"),
     path=True,
     panel=EVIDENCE_PANEL,
+    locates=True,
 )
 
 

@@ -37,6 +37,7 @@ FIXTURES_FROM = declare(
     many=True,
     path=True,
     panel=EVIDENCE_PANEL,
+    locates=True,
 )
 FIXTURE_IDS = declare(
     "fixture_ids",
@@ -48,6 +49,7 @@ FIXTURE_IDS = declare(
     many=True,
     path=True,
     panel=EVIDENCE_PANEL,
+    locates=True,
 )
 
 

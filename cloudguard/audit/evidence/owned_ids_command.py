@@ -41,6 +41,7 @@ COMMAND = declare(
     "JSON string a line; split into words, never run by a shell.",
     apply=Shown("Command printing the cloud ids its controller owns (never a shell).", "COMMAND"),
     panel=EVIDENCE_PANEL,
+    locates=True,
     trust=NeedsTrust("runs a program with your environment and credentials"),
 )
 TIMEOUT = declare(

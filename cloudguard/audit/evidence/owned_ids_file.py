@@ -32,6 +32,7 @@ FILES = declare(
     many=True,
     path=True,
     panel=EVIDENCE_PANEL,
+    locates=True,
 )
 
 

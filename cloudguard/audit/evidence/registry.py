@@ -9,8 +9,10 @@ which a finding's `owned-by-*` reason is picked when several own the same id.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from cloudguard.audit.evidence import (
     controller_records,
@@ -47,6 +49,29 @@ def evidence_options() -> tuple[Option, ...]:
     return tuple(
         option for factory in SOURCES.values() for option in getattr(factory, "options", ())
     )
+
+
+def locations(request: EvidenceRequest) -> dict[str, Any]:
+    """Where the request's evidence is read from: each locating option that was given (its
+    key -> its value, paths made absolute, lists as lists). A reap plan binds the audit's,
+    and `reap apply` must name the same: the same controller home, repository, corpus and
+    files are re-read, never others that would call a suspect an orphan."""
+    found: dict[str, Any] = {}
+    for option in evidence_options():
+        value = request.value(option)
+        if not option.locates or value is None or value == ():
+            continue
+        if option.many or isinstance(value, tuple):
+            found[option.key] = [_located(option, item) for item in value]
+        else:
+            found[option.key] = _located(option, value)
+    return found
+
+
+def _located(option: Option, value: Any) -> Any:
+    if option.path and isinstance(value, str) and value != "-":
+        return os.path.normpath(os.path.abspath(os.path.expanduser(value)))
+    return value
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ REPO = declare(
     apply=Shown("Git repository generations must be.", "PATH"),
     path=True,
     panel=EVIDENCE_PANEL,
+    locates=True,
     # git reads the named repository's own config, which can name programs (core.fsmonitor,
     # gpg.program): a directory committed to look like a repository is one.
     trust=NeedsTrust("runs git in the repository it names, whose own config can run programs"),

@@ -43,6 +43,7 @@ STATE = declare(
     many=True,
     path=True,
     panel=EVIDENCE_PANEL,
+    locates=True,
 )
 
 

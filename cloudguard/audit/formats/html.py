@@ -75,7 +75,8 @@ document.querySelectorAll("table.sortable th").forEach(function (th, column) {
 COLUMNS = (
     ("verdict", False), ("name", False), ("provider", False), ("account", False),
     ("group", False), ("region", False), ("size", False), ("power", False),
-    ("per hour", True), ("accrued", True), ("age", True), ("task id", False),
+    ("per hour", True), ("accrued", True), ("price from", False), ("age", True),
+    ("task id", False),
     ("generation", False), ("reasons", False),
 )  # fmt: skip
 
@@ -105,6 +106,7 @@ def _row(finding: Finding, report: AuditReport) -> str:
         f"{_e(money(cost.hourly, currency) if cost.billable else '-')}</td>",
         f'<td class="num" data-sort="{accrued}">'
         f"{_e(money(cost.accrued, currency) if cost.billable else '-')}</td>",
+        f"<td>{_e(one_line(cost.source, 80) or '-')}</td>",
         f'<td class="num" data-sort="{seconds}">{_e(age(finding.age))}</td>',
         f"<td>{_e(one_line(finding.task_id, 64))}</td>",
         f"<td>{_e(one_line(finding.generation, 16))}</td>",

@@ -21,6 +21,7 @@ from cloudguard.audit.formats.changes import change_text, history_lines, shows_c
 from cloudguard.audit.formats.order import report_order
 from cloudguard.audit.formats.summary import headline, warning_lines
 from cloudguard.audit.formats.text import defang, inert, money
+from cloudguard.cloud.kinds import VM
 from cloudguard.documents.findings import (
     PENDING,
     UNVERIFIED,
@@ -71,11 +72,13 @@ class JunitFormat(StreamedFormat):
 
 def _detail(f: Finding, currency: str) -> str:
     r = f.resource
-    billable = {True: "yes", False: "no", None: "unknown (power state unknown)"}[f.cost.billable]
+    vm = r.kind == VM  # only a VM has a power state; another kind's billing is its own
+    unknown = "unknown (power state unknown)" if vm else "unknown (see the note)"
+    billable = {True: "yes", False: "no", None: unknown}[f.cost.billable]
     return (
-        f"{f.verdict}: {', '.join(f.reasons) or 'no reasons'}; task id "
+        f"{f.verdict}: {', '.join(f.reasons) or 'no reasons'}; {inert(r.kind, 40)}; task id "
         f"{inert(f.task_id)}; generation {inert(f.generation, 40)}; "
-        f"{r.power_state}, billable {billable}, "
+        f"{f'{r.power_state}, ' if vm else ''}billable {billable}, "
         f"{money(f.cost.hourly, currency)}/h, accrued {money(f.cost.accrued, currency)}"
     )
 

@@ -16,22 +16,10 @@ from cloudguard.audit.formats.summary import (
     warning_lines,
 )
 from cloudguard.documents.findings import AuditReport
+from cloudguard.escape import markdown_cell
 
-# Every character that can start a construct inside a line (code, emphasis, strikethrough,
-# a link, an image, raw HTML or an entity, a pipe that ends the cell), plus `:` and `.`:
-# GitHub's autolink finder needs an unescaped `:` after `http(s)`/`ftp` and `.` after
-# `www`. Escaped (CommonMark lets any ASCII punctuation be), each is only itself. GitHub
-# finds e-mail autolinks (and `mailto:`, `xmpp:`) in the text after escapes are undone, so
-# each `@` is also followed by an empty HTML comment: the address is split where the
-# finder looks, and renders as nothing (a mention `@name` is split the same way).
-_ACTIVE = "\\`*_~|[]()!<>&:."
-_ESCAPED = str.maketrans({mark: "\\" + mark for mark in _ACTIVE} | {"@": "\\@<!-- -->"})
-
-
-def cell(value: str) -> str:
-    """A table cell that renders as exactly `value`: it cannot end the row, open code,
-    emphasise, link, autolink, embed an image, or inject HTML."""
-    return value.translate(_ESCAPED)
+# A cell that renders as exactly its value (cloudguard.escape: the guard's reports use it too).
+cell = markdown_cell
 
 
 class MarkdownFormat(StreamedFormat):

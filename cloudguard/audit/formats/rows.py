@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from cloudguard.audit.formats.changes import change_text, shows_changes
 from cloudguard.audit.formats.text import age, money, one_line
+from cloudguard.cloud.kinds import VM
 from cloudguard.documents.findings import AuditReport, Finding
 
 COLUMNS = (
-    "verdict", "name", "account / group", "region", "size", "power", "billable",
-    "per hour", "accrued", "age", "task id", "generation", "reasons",
+    "verdict", "name", "kind", "account / group", "region", "size", "power", "billable",
+    "per hour", "accrued", "price from", "age", "task id", "generation", "reasons",
 )  # fmt: skip
 CHANGE_COLUMN = "since the last audit"
 
@@ -29,23 +30,27 @@ def report_cells(report: AuditReport, finding: Finding) -> list[str]:
 def finding_cells(finding: Finding, currency: str) -> list[str]:
     """Every cell escaped and shortened to one line: tag values are untrusted input."""
     r, cost = finding.resource, finding.cost
+    vm = r.kind == VM
     if cost.billable is None:
-        billable, hourly, accrued = "unknown (power state unknown)", "unknown", "unknown"
+        billable = "unknown (power state unknown)" if vm else "unknown (see the note)"
+        hourly, accrued = "unknown", "unknown"
     elif cost.billable:
         billable = "yes"
         hourly, accrued = money(cost.hourly, currency), money(cost.accrued, currency)
     else:
-        billable, hourly, accrued = "no (disks bill)", "-", "-"
+        billable, hourly, accrued = "no (disks bill)" if vm else "no", "-", "-"
     return [
         finding.verdict,
         one_line(r.name, 40),
+        one_line(r.kind, 40),
         one_line("/".join(p for p in (r.account, r.group) if p), 64),
         one_line(r.region, 20),
         one_line(r.size, 24),
-        r.power_state,
+        r.power_state if vm else "-",
         billable,
         hourly,
         accrued,
+        one_line(cost.source, 60) or "-",
         age(finding.age),
         one_line(finding.task_id, 40),
         one_line(finding.generation, 16),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from cloudguard.audit.formats.text import money, one_line
 from cloudguard.documents.findings import VERDICTS, AuditReport, exit_code
 
@@ -11,6 +13,7 @@ def headline(report: AuditReport) -> str:
     billable = [f for f in report.findings if f.cost.billable]
     hourly = sum(f.cost.hourly or 0.0 for f in billable)
     accrued = sum(f.cost.accrued or 0.0 for f in billable)
+    unpriced = sum(1 for f in billable if f.cost.hourly is None)
     unknown = sum(1 for f in report.findings if f.cost.billable is None)
     currency = report.prices.currency
     status = "DID NOT RUN COMPLETELY" if report.failures else f"exit {exit_code(report)}"
@@ -19,7 +22,8 @@ def headline(report: AuditReport) -> str:
         f"{report.untagged} without the {report.policy.task_tag!r} tag (not the fleet's); "
         f"{counts or 'no fleet resources'}. {len(billable)} billable: "
         f"~{money(hourly, currency)}/h, ~{money(accrued, currency)} accrued"
-        + (f"; {unknown} more of unknown cost (power state unknown)." if unknown else ".")
+        + (f" ({unpriced} of them unpriced, not in those sums)" if unpriced else "")
+        + (f"; {unknown} more of unknown billing." if unknown else ".")
     )
 
 
@@ -36,5 +40,15 @@ def warning_lines(report: AuditReport) -> list[str]:
 
 
 def price_line(report: AuditReport) -> str:
+    """Where the figures came from: each price list with the date it answered, and the
+    bundled table, which only prices what no list did (the offline fallback)."""
     p = report.prices
-    return f"Prices: estimates in {p.currency} from the bundled table dated {p.as_of} ({p.basis})."
+    used = Counter(f.cost.source for f in report.findings if f.cost.source)
+    fallback = f"the bundled table dated {p.as_of} (the offline fallback: {p.basis})"
+    listed = [f"{count} from {one_line(source, 120)}" for source, count in used.items()]
+    if not listed:
+        return f"Prices: estimates in {p.currency} from {fallback}."
+    return (
+        f"Prices: estimates in {p.currency}: {'; '.join(listed)}. Figures from a price list "
+        f"say its date; {fallback} prices only what no list did."
+    )

@@ -30,6 +30,7 @@ from cloudguard.audit.formats.summary import (
     warning_lines,
 )
 from cloudguard.audit.formats.text import age, one_line
+from cloudguard.cloud.kinds import VM
 from cloudguard.cloud.registry import installed_clouds
 from cloudguard.documents.findings import AuditReport, Finding
 
@@ -140,8 +141,8 @@ def _write_plain(report: AuditReport, out: TextIO) -> None:
 def _terminal_columns(report: AuditReport) -> tuple[str, ...]:
     currency = report.prices.currency
     return (
-        "verdict", "name", "where", "size", "power", f"{currency}/h", "accrued",
-        "age", "task id", "generation", "reasons",
+        "verdict", "name", "kind", "where", "size", "power", f"{currency}/h", "accrued",
+        "price from", "age", "task id", "generation", "reasons",
         *(("since last",) if shows_changes(report) else ()),
     )  # fmt: skip
 
@@ -153,11 +154,13 @@ def _terminal_cells(report: AuditReport, finding: Finding) -> list[str]:
     return [
         finding.verdict,
         one_line(r.name, 40),
+        one_line(r.kind, 32),
         one_line(scope, 48),
         one_line(r.size, 24),
-        r.power_state,
+        r.power_state if r.kind == VM else "-",
         _amount(cost.hourly, 4) if cost.billable is not False else "-",
         _amount(cost.accrued, 2) if cost.billable is not False else "-",
+        _short(cost.source, 36) or "-",
         age(finding.age),
         one_line(finding.task_id, 40),
         _short(finding.generation, 12),
@@ -171,15 +174,16 @@ def _card(report: AuditReport, finding: Finding) -> Text:
 
     currency = report.prices.currency
     cells = _terminal_cells(report, finding)
-    verdict, name, where, size, power, hourly, accrued, age_, task, generation, reasons = cells[:11]
+    (verdict, name, kind, where, size, power, hourly, accrued, source, age_, task, generation,
+     reasons) = cells[:13]  # fmt: skip
     lines = [
-        f"{verdict:<8}{name}  ({where}, {size}, {power}, age {age_})",
-        f"{'':<8}cost {hourly} {currency}/h, {accrued} {currency} accrued"
+        f"{verdict:<8}{name}  ({kind}, {where}, {size}, {power}, age {age_})",
+        f"{'':<8}cost {hourly} {currency}/h, {accrued} {currency} accrued (prices: {source})"
         if finding.cost.billable
         else f"{'':<8}cost: {finding.cost.note}",
         f"{'':<8}task id {task} · generation {generation}",
         f"{'':<8}reasons: {reasons.replace(chr(10), ', ')}",
-        *([f"{'':<8}since the last audit: {change_text(report, finding)}"] if cells[11:] else []),
+        *([f"{'':<8}since the last audit: {change_text(report, finding)}"] if cells[13:] else []),
     ]
     return Text("\n".join(lines) + "\n", style=_STYLE.get(finding.verdict, ""))
 

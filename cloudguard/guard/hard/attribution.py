@@ -7,25 +7,39 @@ supervisor's descendants are searched (it is their subreaper, so orphans
 stay in the tree): a host's thousands of processes are never scanned on
 the refusal's path. A `Snapshot` reads each process's descriptors at most
 once for a whole batch of packets, and searches the processes that sent recently
-first, stopping at the holder. Best effort: a process that already exited leaves the record
-without argv and pid.
+first, stopping at the holder.
+
+A sender that exited before the sink read its packet (a datagram sent on
+the way out) has no socket left to find: the gate (`gate`) saw its connect
+or send while it was blocked in the system call, described it then, and
+left it in `Flows` under the flow's ports. A record whose sender is found
+neither way says why (`unattributed`).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 
+from cloudguard.guard import reach
 from cloudguard.guard.hard import running
 from cloudguard.guard.hard.diag import SocketTable
 
 TEST_VARIABLES = (b"CLOUDGUARD_TEST=", b"PYTEST_CURRENT_TEST=")
 RECENT = 32
+FLOWS = 4096  # flows the gate described, newest kept
+EXITED = "the sender had exited before the sink looked it up"
+NO_GATE = (
+    "the sender had exited before the sink looked it up (this host's kernel has no seccomp "
+    "user notification to describe it while it sent)"
+)
+NO_SOCKET = "no socket to look up for this protocol"
 
 
 class Sender:
     """The sending process as recorded; a plain class (dataclasses would import inspect)."""
 
-    __slots__ = ("argv", "cwd", "pid", "ppid", "test")
+    __slots__ = ("argv", "cwd", "pid", "ppid", "test", "unattributed")
 
     def __init__(
         self,
@@ -34,8 +48,51 @@ class Sender:
         argv: list[bytes] | None = None,
         cwd: str = "<unknown>",
         test: str = "",
+        unattributed: str = "",  # why pid is None
     ) -> None:
         self.pid, self.ppid, self.argv, self.cwd, self.test = pid, ppid, argv or [], cwd, test
+        self.unattributed = unattributed
+
+
+def reach_entry(
+    via: str, target: str, sender: Sender, extra: dict[str, object]
+) -> dict[str, object]:
+    """The reach record of something the sink or the gate refused, naming its sender."""
+    environ = {reach.TEST_VARIABLE: sender.test} if sender.test else {}
+    entry = reach.reach_record(via=via, argv=sender.argv, target=target, environ=environ)
+    entry.update(extra, pid=sender.pid, ppid=sender.ppid, cwd=sender.cwd)
+    if sender.unattributed:
+        entry["unattributed"] = sender.unattributed
+    return entry
+
+
+def flow_address(address: str) -> str:
+    """An IPv4-mapped IPv6 address as the IPv4 packet on cg0 shows it."""
+    return address[7:] if address.startswith("::ffff:") and "." in address else address
+
+
+class Flows:
+    """Senders the gate described, by (protocol, local port, remote address, remote port)."""
+
+    def __init__(self) -> None:
+        self._senders: dict[tuple[int, int, str, int], Sender] = {}
+        self._lock = threading.Lock()  # the gate's threads remember; the sink only looks up
+        self.described = False  # whether a gate describes senders at all (else: NO_GATE)
+
+    def remember(self, protocol: int, port: int, remote: tuple[str, int], sender: Sender) -> None:
+        key = (protocol, port, flow_address(remote[0]), remote[1])
+        with self._lock:
+            self._senders.pop(key, None)
+            self._senders[key] = sender
+            while len(self._senders) > FLOWS:
+                del self._senders[next(iter(self._senders))]
+
+    def knows(self, protocol: int, port: int, remote: tuple[str, int]) -> bool:
+        return (protocol, port, flow_address(remote[0]), remote[1]) in self._senders
+
+    def find(self, protocol: int, local: tuple[str, int], remote: tuple[str, int]) -> Sender:
+        found = self._senders.get((protocol, local[1], flow_address(remote[0]), remote[1]))
+        return found or Sender(unattributed=EXITED if self.described else NO_GATE)
 
 
 def _read(path: str) -> bytes:
@@ -46,7 +103,8 @@ def _read(path: str) -> bytes:
         return b""
 
 
-def _descendants(root: int) -> list[int]:
+def descendants(root: int) -> list[int]:
+    """Every living descendant of `root`, from /proc (children before grandchildren)."""
     found: list[int] = []
     pending = [root]
     while pending:
@@ -98,7 +156,8 @@ def _inner_ids(pid: int) -> tuple[int | None, int | None]:
     return ids.get(b"NSpid"), _status_ids(parent).get(b"NSpid") if parent else None
 
 
-def _describe(pid: int, seal_root: str) -> Sender:
+def describe(pid: int, seal_root: str) -> Sender:
+    """A living process as a record names it (pid and ppid as the command sees them)."""
     argv = _read(f"/proc/{pid}/cmdline").split(b"\0")[:-1]
     inner, inner_parent = _inner_ids(pid)
     # A pytest process's own test, in the file it named by its own (inner) pid.
@@ -120,9 +179,15 @@ class Snapshot:
     """/proc as it is now, read lazily, at most once per table, for one batch of packets."""
 
     def __init__(
-        self, table: SocketTable, recent: list[int], seal_root: str = "", root: int | None = None
+        self,
+        table: SocketTable,
+        recent: list[int],
+        seal_root: str = "",
+        root: int | None = None,
+        flows: Flows | None = None,
     ) -> None:
         self.table = table
+        self.flows = flows or Flows()
         self.seal_root = seal_root
         self.root = root or os.getpid()
         self.recent = recent  # pids that sent lately, newest first; updated here
@@ -132,7 +197,7 @@ class Snapshot:
 
     def _holder(self, inode: str) -> int | None:
         if self._unscanned is None:
-            living = list(reversed(_descendants(self.root)))  # newest first
+            living = list(reversed(descendants(self.root)))  # newest first
             recent = [pid for pid in self.recent if pid in living]  # never a reused pid
             self._unscanned = [*recent, *(pid for pid in living if pid not in recent)]
         while inode not in self._holders and self._unscanned:
@@ -152,7 +217,7 @@ class Snapshot:
         inode = self.table.inode(protocol, local, remote)
         pid = self._holder(str(inode)) if inode else None
         if pid is None:
-            return Sender()
+            return self.flows.find(protocol, local, remote)
         if pid not in self._senders:
-            self._senders[pid] = _describe(pid, self.seal_root)
+            self._senders[pid] = describe(pid, self.seal_root)
         return self._senders[pid]

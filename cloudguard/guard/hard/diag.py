@@ -1,9 +1,16 @@
-"""The inode of one socket, found by its addresses through sock_diag (netlink), in O(1).
+"""Sockets of the seal's network namespace, through sock_diag (netlink).
 
-/proc/net/tcp walks the kernel's whole connection table (shared by every
-namespace on the host: milliseconds per read on a busy host); a
-SOCK_DIAG_BY_FAMILY request for one exact address pair is a hash lookup.
-Stdlib only: the request and reply are fixed C structs (linux/inet_diag.h).
+- `SocketTable.inode`: the inode of one TCP/UDP socket by its addresses, in
+  O(1). /proc/net/tcp walks the kernel's whole connection table (shared by
+  every namespace on the host: milliseconds per read on a busy host); a
+  SOCK_DIAG_BY_FAMILY request for one exact address pair is a hash lookup.
+- `bound_unix_sockets`: the files of every unix socket bound in this network
+  namespace. A unix socket file crosses network namespaces (its inode is
+  all a connect needs); the sockets bound by processes inside the seal are
+  exactly the ones this dump lists, a host daemon's never are.
+
+Stdlib only: requests and replies are fixed C structs (linux/inet_diag.h,
+linux/unix_diag.h).
 """
 
 from __future__ import annotations
@@ -22,6 +29,13 @@ _REQUEST = struct.Struct("=BBBxI")  # inet_diag_req_v2: family, protocol, ext, p
 _ID = struct.Struct("!HH16s16s")  # inet_diag_sockid: sport, dport, src, dst (network order)
 _ID_TAIL = struct.Struct("=III")  # ...if, cookie[2]
 _REPLY_INODE_AT = _HEADER.size + 4 + _ID.size + _ID_TAIL.size + 4 * 4  # after expires..uid
+NLM_F_DUMP = 0x300
+NLMSG_DONE = 3
+UDIAG_SHOW_VFS = 0x2
+UNIX_DIAG_VFS = 1
+_UNIX_REQUEST = struct.Struct("=BBHIIIII")  # family, protocol, pad, states, ino, show, cookie[2]
+_UNIX_MESSAGE = 16  # unix_diag_msg: family, type, state, pad, ino, cookie[2]
+_ATTRIBUTE = struct.Struct("=HH")
 
 
 def _packed(address: str) -> bytes:
@@ -63,3 +77,36 @@ class SocketTable:
 
     def close(self) -> None:
         self.netlink.close()
+
+
+def bound_unix_sockets() -> set[tuple[int, int, int]]:
+    """(major, minor, inode) of the file of every unix socket bound in this network namespace."""
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG) as netlink:
+        body = _UNIX_REQUEST.pack(
+            socket.AF_UNIX, 0, 0, ALL_STATES, 0, UDIAG_SHOW_VFS, NO_COOKIE, NO_COOKIE
+        )
+        header = _HEADER.pack(
+            _HEADER.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0
+        )
+        netlink.send(header + body)
+        found: set[tuple[int, int, int]] = set()
+        while True:
+            reply = netlink.recv(1 << 16)
+            at = 0
+            while at + _HEADER.size <= len(reply):
+                length, kind = _HEADER.unpack_from(reply, at)[:2]
+                if kind in (NLMSG_DONE, NLMSG_ERROR) or length < _HEADER.size:
+                    return found
+                _vfs_attribute(reply, at + _HEADER.size + _UNIX_MESSAGE, at + length, found)
+                at += (length + 3) & ~3
+
+
+def _vfs_attribute(reply: bytes, at: int, end: int, found: set[tuple[int, int, int]]) -> None:
+    while at + _ATTRIBUTE.size <= end:
+        length, kind = _ATTRIBUTE.unpack_from(reply, at)
+        if length < _ATTRIBUTE.size:
+            return
+        if kind == UNIX_DIAG_VFS:
+            inode, device = struct.unpack_from("=II", reply, at + _ATTRIBUTE.size)
+            found.add((device >> 20, device & 0xFFFFF, inode))  # the kernel's dev_t encoding
+        at += (length + 3) & ~3

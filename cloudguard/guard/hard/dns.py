@@ -83,6 +83,14 @@ class Pool:
         return self._names[index - 1]
 
 
+def is_synthetic(address: str) -> bool:
+    """Whether `address` is from the pool's ranges: an answer only the sink gives."""
+    six = ":" in address
+    family = socket.AF_INET6 if six else socket.AF_INET
+    value = int.from_bytes(socket.inet_pton(family, address), "big")
+    return value >> 80 == V6_POOL >> 80 if six else value >> 17 == V4_POOL >> 17
+
+
 def answer(query: Query, pool: Pool) -> bytes:
     """The response: one A/AAAA record from the pool, or no records for other types."""
     flags = 0x8000 | (query.flags & 0x7900) | 0x0080  # QR, opcode and RD echoed, RA

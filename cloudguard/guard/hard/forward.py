@@ -1,28 +1,43 @@
 """`--forward PORT`: host-loopback 127.0.0.1:PORT reachable from inside, and nothing else.
 
-A filesystem unix socket crosses network namespaces: inside, the sink
-listens on 127.0.0.1:PORT and relays each connection to
-`<seal>/forward/PORT.sock`; on the host, `cloudguard run` listens there and
-relays to 127.0.0.1:PORT. One socket per named port: there is no wildcard.
+Inside, the sink listens on 127.0.0.1:PORT for each named port. Each
+connection it accepts is handed, as a descriptor, to `cloudguard run` over
+a socket pair the two made before the namespaces existed (no path: nothing
+inside can replace it or aim it elsewhere). The host connects to its own
+127.0.0.1:PORT, within `CONNECT_TIMEOUT`, and relays both ways on threads
+of its own, at most `MAX_RELAYS` at once (past that a connection is closed
+at once); the sink's loop never waits for any of it. One listener per
+named port: there is no wildcard.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import threading
 from collections.abc import Iterable
 
 LOOPBACK = "127.0.0.1"
-
-
-def socket_path(seal_root: str | os.PathLike[str], port: int) -> str:
-    return os.path.join(seal_root, "forward", f"{port}.sock")
+CONNECT_TIMEOUT = 5.0  # seconds for the host's service to accept
+MAX_RELAYS = 128  # forwarded connections relayed at once
 
 
 def describe(ports: Iterable[int]) -> str:
     return ",".join(f"{LOOPBACK}:{port}" for port in ports)
+
+
+def channel() -> tuple[socket.socket, socket.socket]:
+    """(the host's end, the supervisor's end) of the socket pair connections travel on."""
+    host, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    return host, inside
+
+
+def inside_listener(port: int) -> socket.socket:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((LOOPBACK, port))
+    listener.listen(socket.SOMAXCONN)
+    return listener
 
 
 def _pump(source: socket.socket, destination: socket.socket) -> None:
@@ -36,64 +51,50 @@ def _pump(source: socket.socket, destination: socket.socket) -> None:
             destination.shutdown(socket.SHUT_WR)
 
 
-def relay(a: socket.socket, b: socket.socket) -> None:
-    """Copy both ways until both sides are done, then close both (in background threads)."""
-
-    def both() -> None:
-        other = threading.Thread(target=_pump, args=(b, a), daemon=True)
-        other.start()
-        _pump(a, b)
-        other.join()
-        a.close()
-        b.close()
-
-    threading.Thread(target=both, daemon=True).start()
-
-
-def connect_host(port: int) -> socket.socket:
-    return socket.create_connection((LOOPBACK, port))
-
-
-def connect_unix(path: str) -> socket.socket:
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.connect(path)
-    return conn
-
-
 class HostForwarders:
-    """The host side: one unix listener per named port, each relaying to 127.0.0.1:PORT."""
+    """The host side: takes each connection the sink hands over and relays it to its port."""
 
-    def __init__(self, seal_root: str | os.PathLike[str], ports: Iterable[int]) -> None:
-        self.listeners: list[socket.socket] = []
-        ports = list(ports)
-        if ports:
-            os.mkdir(os.path.join(seal_root, "forward"), 0o700)
-        for port in ports:
-            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            listener.bind(socket_path(seal_root, port))
-            listener.listen(64)
-            self.listeners.append(listener)
-            threading.Thread(target=self._serve, args=(listener, port), daemon=True).start()
+    def __init__(self, channel_end: socket.socket, ports: Iterable[int]) -> None:
+        self.channel = channel_end
+        self.ports = frozenset(ports)
+        self.busy = 0  # connections closed because MAX_RELAYS were being relayed
+        self._slots = threading.BoundedSemaphore(MAX_RELAYS)
+        self._thread = threading.Thread(target=self._serve, name="cloudguard-forward", daemon=True)
+        self._thread.start()
 
-    def _serve(self, listener: socket.socket, port: int) -> None:
+    def _serve(self) -> None:
         while True:
             try:
-                inside, _ = listener.accept()
+                message, fds, _, _ = socket.recv_fds(self.channel, 2, 1)
             except OSError:
-                return  # closed: the run is over
-            try:
-                relay(inside, connect_host(port))
-            except OSError:
-                inside.close()  # nothing listens on the host's port: the client sees a close
+                return
+            if not message and not fds:
+                return  # the supervisor is gone: the run is over
+            inside = socket.socket(fileno=fds[0]) if fds else None
+            port = int.from_bytes(message, "big")
+            if inside is None or port not in self.ports:
+                if inside is not None:
+                    inside.close()
+                continue
+            if not self._slots.acquire(blocking=False):
+                self.busy += 1
+                inside.close()
+                continue
+            threading.Thread(target=self._relay, args=(inside, port), daemon=True).start()
+
+    def _relay(self, inside: socket.socket, port: int) -> None:
+        try:
+            with socket.create_connection((LOOPBACK, port), timeout=CONNECT_TIMEOUT) as host:
+                host.settimeout(None)
+                other = threading.Thread(target=_pump, args=(host, inside), daemon=True)
+                other.start()
+                _pump(inside, host)
+                other.join()
+        except OSError:
+            pass  # nothing listens there, or it did not accept in time: the client sees a close
+        finally:
+            inside.close()
+            self._slots.release()
 
     def close(self) -> None:
-        for listener in self.listeners:
-            listener.close()
-
-
-def inside_listener(port: int) -> socket.socket:
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((LOOPBACK, port))
-    listener.listen(64)
-    return listener
+        self.channel.close()

@@ -14,7 +14,15 @@ import struct
 TCP = 6
 UDP = 17
 ICMP = 1
+IGMP = 2
 ICMPV6 = 58
+# IPv6 extension headers the kernel's own messages carry (MLD has a hop-by-hop router alert).
+EXTENSION_HEADERS = (0, 43, 60)  # hop-by-hop, routing, destination options
+FRAGMENT = 44
+# ICMPv6 the kernel sends by itself when an interface comes up or joins a group: multicast
+# listener queries/reports/done (130-132, 143), router and neighbour solicitations and
+# advertisements (133, 135, 136). The command cannot make these (no raw socket inside).
+KERNEL_ICMPV6 = frozenset((130, 131, 132, 133, 135, 136, 143))
 PROTOCOL_NAMES = {TCP: "tcp", UDP: "udp", ICMP: "icmp", ICMPV6: "icmpv6"}
 TCP_SYN = 0x02
 TCP_RST = 0x04
@@ -59,14 +67,19 @@ class Packet:
         """UDP payload (a DNS query sent straight to a resolver, say); empty otherwise."""
         return self.transport[8:] if self.protocol == UDP else b""
 
-    def is_local_noise(self) -> bool:
-        """The kernel's own multicast chatter (IPv6 router solicitations, MLD reports).
-
-        Link-local unicast is not noise: 169.254.169.254 is every cloud's metadata service.
+    def is_kernel_noise(self) -> bool:
+        """The kernel's own chatter, told by protocol: IGMP membership reports, MLD, router and
+        neighbour discovery. Never by destination: a datagram to a multicast group is a
+        datagram (it would leave where a router forwards it), and a flood of them must not be
+        a place to hide one; link-local unicast (169.254.169.254) is every cloud's metadata.
         """
         if self.version == 4:
-            return 224 <= self.header[16] <= 239  # 224.0.0.0/4
-        return self.header[24] == 0xFF  # ff00::/8
+            return self.protocol == IGMP
+        return (
+            self.protocol == ICMPV6
+            and self.transport[:1] != b""
+            and (self.transport[0] in KERNEL_ICMPV6)
+        )
 
 
 def parse(raw: bytes) -> Packet | None:
@@ -80,8 +93,7 @@ def parse(raw: bytes) -> Packet | None:
         source = socket.inet_ntop(socket.AF_INET, raw[12:16])
         destination = socket.inet_ntop(socket.AF_INET, raw[16:20])
     elif version == 6 and len(raw) >= 40:
-        header_length = 40
-        protocol = raw[6]  # extension headers are not followed: such packets count as "other"
+        header_length, protocol = _upper_layer(raw)
         source = socket.inet_ntop(socket.AF_INET6, raw[8:24])
         destination = socket.inet_ntop(socket.AF_INET6, raw[24:40])
     else:
@@ -95,6 +107,19 @@ def parse(raw: bytes) -> Packet | None:
         seq = struct.unpack("!I", transport[4:8])[0]
         flags = transport[13]
     return Packet(version, protocol, source, destination, *ports, flags, seq, header, transport)
+
+
+def _upper_layer(raw: bytes) -> tuple[int, int]:
+    """(where the upper-layer header starts, its protocol) past IPv6 extension headers. A
+    later fragment, or a header that runs past the packet, stops at the fragment header."""
+    at, protocol = 40, raw[6]
+    while protocol in EXTENSION_HEADERS and at + 2 <= len(raw):
+        protocol, at = raw[at], at + (raw[at + 1] + 1) * 8
+    if protocol == FRAGMENT and at + 8 <= len(raw):
+        offset = struct.unpack_from("!H", raw, at + 2)[0] >> 3
+        if offset == 0:
+            protocol, at = raw[at], at + 8
+    return min(at, len(raw)), protocol
 
 
 def _checksum(data: bytes) -> int:

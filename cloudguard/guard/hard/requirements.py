@@ -10,12 +10,16 @@ the capability, a seccomp filter).
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
 TUN_DEVICE = "/dev/net/tun"
-TOOLS = {"ip": "iproute2 (Debian/Ubuntu: apt-get install iproute2)"}
+SECCOMP_ACTIONS = "/proc/sys/kernel/seccomp/actions_avail"
+# The gate needs seccomp user notification (5.0), SECCOMP_USER_NOTIF_FLAG_CONTINUE (5.5),
+# pidfd_getfd and openat2 (5.6).
+GATE_KERNEL = (5, 6)
+# What a host without the gate cannot enforce: named on the seal line (`limits=`).
+GATE_LIMITS = "unix-sockets,socket-families"
 
 
 def _sysctl(name: str) -> str | None:
@@ -25,7 +29,7 @@ def _sysctl(name: str) -> str | None:
         return None
 
 
-def missing(path: str | None = None) -> str | None:
+def missing() -> str | None:
     """Why the hard seal cannot be made here (cause and how to enable it); None when it can."""
     if not sys.platform.startswith("linux"):
         return (
@@ -54,7 +58,31 @@ def missing(path: str | None = None) -> str | None:
             f"{TUN_DEVICE} does not exist: load the tun module (`modprobe tun`), or in a "
             "container pass the device (`--device /dev/net/tun`)"
         )
-    for tool, package in TOOLS.items():
-        if shutil.which(tool, path=path) is None:
-            return f"`{tool}` is not on PATH: install {package}"
+    return None
+
+
+def _kernel() -> tuple[int, int]:
+    release = os.uname().release.split("-")[0].split(".")
+    try:
+        return int(release[0]), int(release[1])
+    except (IndexError, ValueError):
+        return (0, 0)
+
+
+def gate_missing() -> str | None:
+    """Why this host cannot run the hard seal's gate (unix sockets, socket families): a
+    limit the seal line declares. None when it can."""
+    from cloudguard.guard.hard import seccomp_filter
+
+    if seccomp_filter.native() is None:
+        return f"the gate knows no seccomp system call numbers for {os.uname().machine}"
+    try:
+        actions = Path(SECCOMP_ACTIONS).read_text().split()
+    except OSError:
+        actions = []
+    if "user_notif" not in actions:
+        return f"the kernel offers no seccomp user notification ({SECCOMP_ACTIONS})"
+    if _kernel() < GATE_KERNEL:
+        needed = ".".join(map(str, GATE_KERNEL))
+        return f"Linux {needed} or later is needed (this is {os.uname().release})"
     return None

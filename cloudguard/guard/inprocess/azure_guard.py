@@ -58,6 +58,7 @@ def _attempt(request: Any) -> Attempt:
 
 def _named_run(original: Callable[..., Any]) -> Callable[..., Any]:
     def run(self: Any, request: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # cloudguard's own frames: pytest leaves them out of tracebacks
         token = current.set(_attempt(request))
         try:
             return original(self, request, **kwargs)
@@ -69,6 +70,7 @@ def _named_run(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _named_async_run(original: Callable[..., Any]) -> Callable[..., Any]:
     async def run(self: Any, request: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
         token = current.set(_attempt(request))
         try:
             return await original(self, request, **kwargs)

@@ -38,6 +38,7 @@ def patch(module: ModuleType) -> None:
 
 def _named_call(original: Callable[..., Any]) -> Callable[..., Any]:
     def _make_api_call(self: Any, operation_name: str, api_params: Any) -> Any:
+        __tracebackhide__ = True  # cloudguard's own frames: pytest leaves them out of tracebacks
         try:
             service = str(self.meta.service_model.service_name)
         except AttributeError:
@@ -57,6 +58,7 @@ def _named_send(original: Callable[..., Any]) -> Callable[..., Any]:
     from botocore.exceptions import HTTPClientError
 
     def send(self: Any, request: Any) -> Any:
+        __tracebackhide__ = True
         parts = urlsplit(str(request.url))
         shown = f"{parts.scheme}://{parts.netloc}{parts.path}"  # a presigned query is a credential
         attempt = current.get()

@@ -82,6 +82,7 @@ def refuse(
     test hermetic:". `already_recorded`: the same logical call was recorded for this
     target before (an SDK retrying inside one call); refuse again without a second record.
     """
+    __tracebackhide__ = True  # cloudguard's own frames: pytest leaves them out of tracebacks
     # Here, not at the top: every sealed Python child imports this module.
     from cloudguard.guard import reach
 

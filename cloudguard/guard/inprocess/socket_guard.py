@@ -60,6 +60,7 @@ def patch_event_loop(module: ModuleType) -> None:
 
 def judge(host: object, port: object, action: str) -> None:
     """Refuse (after recording) when this connection or lookup would leave for a cloud."""
+    __tracebackhide__ = True  # cloudguard's own frames: pytest leaves them out of tracebacks
     if not isinstance(host, str | bytes):
         return
     attempt = current.get()
@@ -77,6 +78,7 @@ def judge(host: object, port: object, action: str) -> None:
 
 
 def _refuse_attempt(attempt: Attempt, host: str | bytes, port: object, action: str) -> None:
+    __tracebackhide__ = True
     from urllib.parse import urlsplit  # only on a refusal: every sealed Python child imports us
 
     address = f"{hosts.normalize(host)}:{port}" if port is not None else hosts.normalize(host)
@@ -102,6 +104,7 @@ def _refuse_attempt(attempt: Attempt, host: str | bytes, port: object, action: s
 
 def _guarded_connect(original: Callable[..., Any]) -> Callable[..., Any]:
     def connect(self: socket.socket, address: Any, *args: Any) -> Any:
+        __tracebackhide__ = True
         if self.family in _INET and isinstance(address, tuple) and address:
             judge(address[0], address[1] if len(address) > 1 else None, "socket connect to")
         return original(self, address, *args)
@@ -112,6 +115,7 @@ def _guarded_connect(original: Callable[..., Any]) -> Callable[..., Any]:
 def _guarded_lookup(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def make(original: Callable[..., Any]) -> Callable[..., Any]:
         def lookup(host: Any, *args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
             judge(host, args[0] if args else kwargs.get("port"), f"name lookup ({name}) of")
             return original(host, *args, **kwargs)
 
@@ -122,6 +126,7 @@ def _guarded_lookup(name: str) -> Callable[[Callable[..., Any]], Callable[..., A
 
 def _guarded_loop_lookup(original: Callable[..., Any]) -> Callable[..., Any]:
     async def getaddrinfo(self: Any, host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
         if current.get() is not None:
             judge(host, port, "name lookup (asyncio getaddrinfo) of")
         return await original(self, host, port, *args, **kwargs)

@@ -22,6 +22,7 @@ import pytest
 
 from cloudguard.documents import reach_log
 from cloudguard.guard import alarm, inprocess, reach, registry, seal
+from cloudguard.guard.pytest import where
 from cloudguard.guard.session import GuardSession
 
 
@@ -81,6 +82,12 @@ class EarlySeal:
         os.environ.clear()
         os.environ.update(self.original_environ)
 
+    def abandon(self, config: pytest.Config) -> None:
+        """The session will not run (pytest stops at configure): undo the early seal."""
+        inprocess.restore(config.stash.get(OUTER, None))
+        self.restore_environment()
+        self.session.close(keep_log=False)
+
 
 @dataclass
 class JoinedSeal:
@@ -109,6 +116,7 @@ INHERITED = pytest.StashKey[seal.Seal]()  # a verified seal this session runs un
 DECIDED = pytest.StashKey[bool]()  # the early hook ran: begin() does not decide again
 ADMISSION = pytest.StashKey[Exception]()  # why the early hook refused (97 at configure)
 OUTER = pytest.StashKey["inprocess.Binding | None"]()  # the guards' binding before the session
+WHERE = pytest.StashKey[dict[str, str | None]]()  # where.VARIABLES before the session
 
 
 def seal_before_the_suite(config: pytest.Config) -> EarlySeal | JoinedSeal | None:
@@ -118,6 +126,7 @@ def seal_before_the_suite(config: pytest.Config) -> EarlySeal | JoinedSeal | Non
     for `pytest_configure`, which refuses the session with 97.
     """
     config.stash[DECIDED] = True
+    config.stash[WHERE] = where.start_collection()  # the initial conftests are imported next
     try:
         rules = registry.load_registry(search_from=config.rootpath)
         # Verified here, on what the session inherited, before the suite adds its own.

@@ -19,6 +19,7 @@ class CloudGuard:
         self._nodeid = nodeid
 
     def _window(self) -> TestWindow:
+        __tracebackhide__ = True  # the plugin's helpers: pytest leaves them out of tracebacks
         window = self._guard.window
         if window is None or window.nodeid != self._nodeid:
             raise RuntimeError("the cloudguard fixture is used outside its own test")
@@ -41,6 +42,7 @@ class CloudGuard:
         in its own code that it made them. The call was still refused; nothing was let
         through. Raises AssertionError when no such reach was recorded.
         """
+        __tracebackhide__ = True
         window = self._window()
         matched = [
             i

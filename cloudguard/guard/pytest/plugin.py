@@ -29,7 +29,7 @@ import pytest
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
 from cloudguard.guard import reach, registry, seal
-from cloudguard.guard.pytest import early
+from cloudguard.guard.pytest import early, where
 from cloudguard.guard.pytest.fixture import cloudguard
 from cloudguard.guard.pytest.session_guard import GUARD, SessionGuard
 
@@ -54,6 +54,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         default=None,
         help="Reach log to arm (default: a temporary file, kept when the session is red).",
+    )
+    group.addoption(
+        "--cloudguard-report",
+        action="append",
+        metavar="FORMAT=FILE",
+        default=[],
+        help="Also write the session's findings as FORMAT to FILE (repeatable): json, junit, "
+        "markdown (a CI job summary), sarif (code scanning, at each test's file and line).",
     )
     parser.addini(
         "cloudguard", type="bool", default=False, help="Enable cloudguard (as --cloudguard)."
@@ -96,9 +104,15 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         early.raise_refusal(config)
         guard = SessionGuard.begin(config)
-    except (registry.RegistryError, reach_log.ReachLogError, OSError) as error:
-        pytest.exit(
-            f"cloudguard: refused admission: {error}", returncode=exit_codes.REFUSED_ADMISSION
-        )
+    except BaseException as error:
+        made = config.stash.get(early.EARLY, None)
+        if made is not None:  # sealed before the conftests, and no session will close it now
+            made.abandon(config)
+        if isinstance(error, (registry.RegistryError, reach_log.ReachLogError, OSError)):
+            pytest.exit(
+                f"cloudguard: refused admission: {error}", returncode=exit_codes.REFUSED_ADMISSION
+            )
+        raise
     config.stash[GUARD] = guard
     config.pluginmanager.register(guard, "cloudguard-session")
+    config.pluginmanager.register(where.Whereabouts(), "cloudguard-whereabouts")

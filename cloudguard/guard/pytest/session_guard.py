@@ -22,11 +22,12 @@ import pytest
 
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
-from cloudguard.guard import alarm, inprocess, reach, registry, seal
+from cloudguard.guard import alarm, inprocess, reach, registry, report, seal
 from cloudguard.guard.hard import running
-from cloudguard.guard.pytest.early import DECIDED, EARLY, INHERITED, OUTER, EarlySeal
-from cloudguard.guard.pytest.failure import fail, failure_message
+from cloudguard.guard.pytest import failure, where
+from cloudguard.guard.pytest.early import DECIDED, EARLY, INHERITED, OUTER, WHERE, EarlySeal
 from cloudguard.guard.pytest.roles import Attribution, Role
+from cloudguard.guard.report import Entry, ReachReport
 from cloudguard.guard.session import GuardSession
 
 TYPE_CHECKING = False
@@ -38,6 +39,9 @@ Record = Mapping[str, object]
 # The reaches a test declared (cloudguard.expect), carried to the controller on the
 # teardown report: pytest's own channel for a plugin's per-test data (and JUnit's).
 EXPECTED_PROPERTY = "cloudguard_expected"
+# The refusal a test failed on that was recorded for another test (a class's setup raised
+# again for each of its tests): carried the same way, for the session's report.
+REFUSED_PROPERTY = "cloudguard_refused"
 
 
 @dataclass
@@ -69,6 +73,7 @@ class SessionGuard:
         early: EarlySeal | None,
         outer_binding: Binding | None,
         provider_variable: str,
+        reports: list[tuple[str, str]],
     ) -> None:
         self.config = config
         self.role = role
@@ -81,23 +86,28 @@ class SessionGuard:
         # outer binding back at the end instead of tearing the outer guards down.
         self.outer_binding = outer_binding
         self.provider_variable = provider_variable  # named in the provider's hint
+        self.reports = reports  # --cloudguard-report FORMAT=FILE, written with the verdict
         self.attribution = Attribution(role)
         self.window: TestWindow | None = None
         self.expected: list[Record] = []  # reaches the tests declared (cloudguard.expect)
         self.summary: list[tuple[Record, bool]] = []  # (record, expected) for the whole session
+        self.again: list[Entry] = []  # tests failed by a refusal recorded for another test
         self.red = False
+        self.pytest_status = 0  # what pytest alone would have exited with, once a reach made it 98
         self.tampering_reported = 0  # the keeper's tampering entries already failed a test
 
     # -- start and stop ------------------------------------------------------------------
 
     @classmethod
     def begin(cls, config: pytest.Config) -> SessionGuard:
+        reports = _reports(config)
         rules = registry.load_registry(search_from=config.rootpath)
         variable = next(iter(rules.provider_variables), "PROVIDER_VARIABLE")
         made = config.stash.get(EARLY, None)
         verified = config.stash.get(INHERITED, None)
         if made is None and verified is None and DECIDED not in config.stash:
             # The plugin was loaded too late to decide before the conftests: decide now.
+            config.stash[WHERE] = where.start_collection()
             verified = seal.inherited_seal(os.environ, rules)  # verified, not assumed
         if made is None and verified is not None:
             # Under `cloudguard run`, or a worker of a sealed controller: the seal and the log
@@ -112,6 +122,7 @@ class SessionGuard:
                 early=None,
                 outer_binding=outer,
                 provider_variable=variable,
+                reports=reports,
             )
         if made is None:
             # The plugin was loaded too late for the early seal (a conftest's
@@ -125,12 +136,14 @@ class SessionGuard:
             early=made,
             outer_binding=config.stash.get(OUTER, None),
             provider_variable=variable,
+            reports=reports,
         )
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         inprocess.restore(self.outer_binding)
         if self.early is not None:
             self.early.restore_environment()
+        where.restore(config.stash.get(WHERE, {}))
         self.session.close(keep_log=self.red)
 
     # -- per test ------------------------------------------------------------------------
@@ -138,6 +151,7 @@ class SessionGuard:
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
         os.environ[reach.TEST_VARIABLE] = item.nodeid
+        where.enter_test(item)
         running.mark(item.nodeid)  # under `run --hard`: the sink names this process's test
         self.attribution.own_tests.add(item.nodeid)
         self.window = TestWindow(item.nodeid, checked=self.session.cursor())
@@ -146,6 +160,7 @@ class SessionGuard:
         finally:
             self.window = None
             os.environ.pop(reach.TEST_VARIABLE, None)
+            where.leave_test()
             running.mark(None)
 
     # tryfirst on a wrapper: outermost, so it sees the report after xfail/skip handling
@@ -167,8 +182,20 @@ class SessionGuard:
         except reach_log.ReachLogError as error:
             reached = []
             problems.append(alarm.unreadable(error))
+        refusal = failure.refusal_in(call.excinfo) if report.failed else None
         if reached:
-            problems.append(failure_message(reached, self.log, self.provider_variable))
+            raised = ""
+            if call.excinfo is not None and report.failed:
+                raised = failure.raised_at(call.excinfo, item.config.rootpath, refusal is not None)
+            problems.append(
+                failure.failure_message(reached, self.log, self.provider_variable, raised=raised)
+            )
+        elif refusal is not None:
+            # Raised again for this test by a class or shared fixture set up for another.
+            problems.append(
+                failure.refused_before(refusal.record, item.nodeid, self.provider_variable)
+            )
+            report.user_properties = [*report.user_properties, (REFUSED_PROPERTY, refusal.record)]
         tampering = self.session.tampering()
         problems += [
             f"cloudguard: tampering: {what}: failing closed"
@@ -176,7 +203,15 @@ class SessionGuard:
         ]
         self.tampering_reported = len(tampering)
         if problems:
-            fail(report, item, "\n".join(problems))
+            # The block replaces the traceback of the exception the reach caused: its frames
+            # are the SDK's and cloudguard's. --tb=long or --full-trace keeps it (docs/pytest.md).
+            config = item.config
+            short = config.getoption("tbstyle", "auto") != "long" and not config.getoption(
+                "fulltrace", False
+            )
+            failure.fail(
+                report, item, "\n".join(problems), replace=short and bool(reached or refusal)
+            )
         if call.when == "teardown" and window.expected:
             # A new list: the report's is the item's own, shared with its other reports.
             expected = [window.reaches[i] for i in window.expected]
@@ -196,6 +231,9 @@ class SessionGuard:
         for name, value in report.user_properties:
             if name == EXPECTED_PROPERTY and isinstance(value, list):
                 self.expected.extend(value)
+            elif name == REFUSED_PROPERTY and isinstance(value, dict):
+                placed = where.location(report.location)
+                self.again.append(Entry(value, report.nodeid, again=True, location=placed))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -207,6 +245,8 @@ class SessionGuard:
             self.red = True
             sys.stderr.write(alarm.unreadable(error) + "\n")
             session.exitstatus = exit_codes.REFUSED_ADMISSION
+            unreadable = ReachReport.of("pytest", self.log, session.exitstatus, (), [str(error)])
+            report.deliver(self.reports, unreadable, sys.stderr)
             return
         tampering = self.session.tampering()
         if tampering:
@@ -222,13 +262,21 @@ class SessionGuard:
             else:
                 self.summary.append((record, False))
         if any(not was_expected for _, was_expected in self.summary):
+            # A reach is red whatever else ended the session (a Ctrl-C, a collection error, a
+            # crash): 98, as `cloudguard run` gives; the summary names pytest's own status.
             self.red = True
-            if session.exitstatus in (
-                pytest.ExitCode.OK,
-                pytest.ExitCode.TESTS_FAILED,
-                exit_codes.REFUSED_ADMISSION,
-            ):
-                session.exitstatus = exit_codes.REACH_REFUSED
+            self.pytest_status = int(session.exitstatus)
+            session.exitstatus = exit_codes.REACH_REFUSED
+        if self.reports:
+            found = ReachReport.of(
+                "pytest",
+                self.log,
+                int(session.exitstatus),
+                [record for record, was_expected in self.summary if not was_expected],
+                tampering,
+                self.again,
+            )
+            session.exitstatus = report.deliver(self.reports, found, sys.stderr)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.role.gives_the_verdict or not self.summary:
@@ -248,8 +296,27 @@ class SessionGuard:
             terminalreporter.write_line(tag + alarm.describe(record))
         if unexpected:
             terminalreporter.write_line(
-                f"reach log kept: {self.log} (exit status {exit_codes.REACH_REFUSED})"
+                f"reach log kept: {self.log} (exit status {exit_codes.REACH_REFUSED}; "
+                f"pytest's own: {self.pytest_status})"
             )
+
+
+def _reports(config: pytest.Config) -> list[tuple[str, str]]:
+    """`--cloudguard-report FORMAT=FILE`: malformed is pytest's usage error; a directory that
+    does not exist is 75 before any test runs (the report could never be written)."""
+    try:
+        reports = report.parse_requests(config.getoption("cloudguard_report", None) or ())
+    except report.ReportRequestError as error:
+        raise pytest.UsageError(f"--cloudguard-report: {error}") from None
+    for name, path in reports:
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            pytest.exit(
+                f"cloudguard: cannot write --cloudguard-report {name}={path}: {directory} is "
+                "not a directory",
+                returncode=exit_codes.DID_NOT_RUN,
+            )
+    return reports
 
 
 GUARD = pytest.StashKey[SessionGuard]()

@@ -22,7 +22,9 @@ from types import MappingProxyType
 from typing import Any
 
 from cloudguard.cloud.exports import InventoryFormatError
+from cloudguard.cloud.kinds import Billing
 from cloudguard.cloud.options import LIVE_PANEL, declare, string
+from cloudguard.cloud.pricing import PriceList, PriceQuery
 from cloudguard.cloud.reaping import (
     DESTRUCTIVE,
     REVERSIBLE,
@@ -97,9 +99,21 @@ class ToyAdapter:
     billable_power_states = frozenset({"running", "starting"})
     power_notes: Mapping[str, str] = MappingProxyType({"starting": "booting: the toy cloud bills"})
     hourly_prices: Mapping[str, float] = MappingProxyType({"Small": 0.25, "Large": 1.5})
+    # Machines only: a VM bills by its power state; the toy cloud has no other kind.
+    kind_billing: Mapping[str, Billing] = MappingProxyType({})
     reap_actions: Mapping[str, Mapping[str, str]] = MappingProxyType({"vm": _VERBS})
+    any_kind_actions: Mapping[str, str] = MappingProxyType({})
     ids_never_reused = True
     case_insensitive_names = True
+
+    def price_query(self, resource: Resource) -> PriceQuery | None:
+        return None  # no price list: its list prices are `hourly_prices`
+
+    def price_list(self, request: SweepRequest) -> PriceList | None:
+        return None
+
+    def delete_command(self, resource: Resource) -> str | None:
+        return None  # every kind it has, it reaps
 
     def price_key(self, size: str) -> str:
         return size.casefold()

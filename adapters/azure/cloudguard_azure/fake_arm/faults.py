@@ -133,9 +133,8 @@ class Faults:
         method: str = "",
     ) -> None:
         with self._lock:
-            self.rules.append(
-                StatusRule(status, times, match.casefold(), retry_after, method.upper())
-            )
+            rule = StatusRule(status, times, match.casefold(), retry_after, method.upper())
+            self.rules.append(rule)
 
     def storm(
         self,

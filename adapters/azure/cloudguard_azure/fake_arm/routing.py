@@ -50,11 +50,17 @@ Handler = Callable[..., Response]
 SUB = r"/subscriptions/(?P<sub>[^/]+)"
 GROUP = SUB + r"/resourceGroups/(?P<group>[^/]+)"
 _ROUTES: list[tuple[str, str, re.Pattern[str], Handler]] = []
+# Routes answered without a bearer token: a public API the fake also serves (retail prices).
+ANONYMOUS: set[str] = set()
 
 
-def route(method: str, name: str, pattern: str) -> Callable[[Handler], Handler]:
+def route(
+    method: str, name: str, pattern: str, *, anonymous: bool = False
+) -> Callable[[Handler], Handler]:
     def register(handler: Handler) -> Handler:
         _ROUTES.append((method, name, re.compile(pattern + "/?$", re.IGNORECASE), handler))
+        if anonymous:
+            ANONYMOUS.add(name)
         return handler
 
     return register

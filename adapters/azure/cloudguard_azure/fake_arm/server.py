@@ -32,6 +32,7 @@ from cloudguard_azure.fake_arm.faults import Faults
 from cloudguard_azure.fake_arm.network import urls as _network  # noqa: F401
 from cloudguard_azure.fake_arm.resourcegraph import urls as _resourcegraph  # noqa: F401
 from cloudguard_azure.fake_arm.resources import urls as _resources  # noqa: F401
+from cloudguard_azure.fake_arm.retailprices import urls as _retailprices  # noqa: F401
 from cloudguard_azure.fake_arm.routing import Context, Request, Response, arm_error
 from cloudguard_azure.fake_arm.state import ArmState
 
@@ -78,7 +79,8 @@ def handle(
         time.sleep(delay)
 
     auth = headers.get("Authorization", "")
-    if not auth.startswith("Bearer ") or not auth[len("Bearer ") :].strip():
+    anonymous = resolved is not None and resolved[0] in routing.ANONYMOUS
+    if not anonymous and (not auth.startswith("Bearer ") or not auth[len("Bearer ") :].strip()):
         response = arm_error(
             401,
             "AuthenticationFailed",

@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING
 from cloudguard_azure.fake_arm import operations
 from cloudguard_azure.fake_arm.compute import models as compute
 from cloudguard_azure.fake_arm.resources import models as resources
+from cloudguard_azure.fake_arm.retailprices import models as retailprices
 
 if TYPE_CHECKING:
     from cloudguard_azure.fake_arm.authorization.models import ManagementLock
     from cloudguard_azure.fake_arm.compute.models import ManagedDisk, VirtualMachine
     from cloudguard_azure.fake_arm.network.models import NetworkInterface, PublicIp
     from cloudguard_azure.fake_arm.operations import Operation
-    from cloudguard_azure.fake_arm.resources.models import Subscription
+    from cloudguard_azure.fake_arm.resources.models import GenericResource, Subscription
+    from cloudguard_azure.fake_arm.retailprices.models import Meter
 
 
 class ArmState:
@@ -35,7 +37,9 @@ class ArmState:
         self.disks: dict[str, ManagedDisk] = {}
         self.nics: dict[str, NetworkInterface] = {}
         self.public_ips: dict[str, PublicIp] = {}
+        self.generic: dict[str, GenericResource] = {}  # any other type, by casefolded id
         self.locks: list[ManagementLock] = []  # Microsoft.Authorization/locks, any scope
+        self.retail_prices: list[Meter] = retailprices.catalogue()  # the public price list
         self.operations: dict[str, Operation] = {}
         # How many polls an LRO stays InProgress: 1 shows the SDK really polls.
         self.polls_until_done = 1
@@ -47,6 +51,7 @@ class ArmState:
     add_subscription = resources.add_subscription
     add_group = resources.add_group
     subscription = resources.subscription
+    add_resource = resources.add_resource
     # Microsoft.Compute
     add_vm = compute.add_vm
     add_disk = compute.add_disk

@@ -13,18 +13,16 @@ import itertools
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from cloudguard_azure.fake_arm import operations
 from cloudguard_azure.fake_arm.network import models as network
-from cloudguard_azure.fake_arm.resources.models import DEFAULT_LOCATION
+from cloudguard_azure.fake_arm.resources.models import DEFAULT_LOCATION, EPOCH
 
 if TYPE_CHECKING:
     from cloudguard_azure.fake_arm.operations import Operation
     from cloudguard_azure.fake_arm.state import ArmState
-
-_EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
 def arm_id(subscription: str, group: str, kind: str, name: str) -> str:
@@ -101,7 +99,7 @@ def add_vm(
             location=location or rg.location,
             power_state=power_state,
             tags=dict(tags or {}),
-            time_created=time_created or _EPOCH,
+            time_created=time_created or EPOCH,
             provisioning_state=provisioning_state,
         )
         state.vms[vm.id.casefold()] = vm
@@ -131,7 +129,7 @@ def add_disk(
             size_gb=size_gb,
             location=location or rg.location,
             tags=dict(tags or {}),
-            time_created=time_created or _EPOCH,
+            time_created=time_created or EPOCH,
             managed_by=managed_by,
             disk_state="Attached" if managed_by else "Unattached",
         )
@@ -161,7 +159,7 @@ def seed_fleet(
                     f"vm-{g:03d}-{v:04d}",
                     power_state=next(states),
                     tags={**(tags or {}), "index": str(made)},
-                    time_created=_EPOCH - timedelta(minutes=made),
+                    time_created=EPOCH - timedelta(minutes=made),
                 )
                 made += 1
     return made

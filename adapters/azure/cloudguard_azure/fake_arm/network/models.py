@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
+
+from cloudguard_azure.fake_arm.resources.models import EPOCH
 
 if TYPE_CHECKING:
     from cloudguard_azure.fake_arm.compute.models import VirtualMachine
@@ -34,6 +37,7 @@ class NetworkInterface:
     virtual_machine: str | None = None  # the VM's ARM id; None when attached to nothing
     public_ip: str | None = None  # the public IP on its one IP configuration
     resource_guid: str = field(default_factory=lambda: str(uuid.uuid4()))
+    created: datetime = EPOCH  # ARM's createdTime (Microsoft.Network itself records none)
 
     @property
     def id(self) -> str:
@@ -50,6 +54,7 @@ class PublicIp:
     ip_configuration: str | None = None  # the NIC IP configuration's id; None: unattached
     address: str = "20.61.15.7"
     resource_guid: str = field(default_factory=lambda: str(uuid.uuid4()))
+    created: datetime = EPOCH  # ARM's createdTime (Microsoft.Network itself records none)
 
     @property
     def id(self) -> str:

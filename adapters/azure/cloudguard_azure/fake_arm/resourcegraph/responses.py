@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from cloudguard_azure.fake_arm import inventory
+from cloudguard_azure.fake_arm.inventory import Listed
 from cloudguard_azure.fake_arm.wire import arm_time
 
 if TYPE_CHECKING:
-    from cloudguard_azure.fake_arm.compute.models import ManagedDisk, VirtualMachine
+    from cloudguard_azure.fake_arm.compute.models import VirtualMachine
     from cloudguard_azure.fake_arm.resources.models import Subscription
     from cloudguard_azure.fake_arm.routing import Context
 
@@ -52,26 +55,66 @@ def _vm_row(vm: VirtualMachine) -> Row:
     }
 
 
-def _unattached_disks(ctx: Context, subs: set[str]) -> list[ManagedDisk]:
-    return [
-        d
-        for d in ctx.state.disks.values()
-        if d.subscription.casefold() in subs and not d.managed_by
-    ]
+def _everything(ctx: Context, subs: set[str]) -> list[Any]:
+    """The subscriptions, their resource groups, and every resource in them."""
+    found: list[Any] = []
+    for sub in _subscriptions(ctx, subs):
+        found.append(sub)
+        found += [(sub, group) for group in sub.groups.values()]
+    return found + inventory.resources_of(ctx.state, subs)
 
 
-def _disk_row(disk: ManagedDisk) -> Row:
-    return {
-        "id": disk.id,
-        "name": disk.name,
-        "location": disk.location,
-        "subscriptionId": disk.subscription.lower(),
-        "tags": dict(disk.tags),
-        "skuName": disk.sku,
-        "diskState": disk.disk_state,
-        "timeCreated": arm_time(disk.time_created),
-        "uniqueId": disk.unique_id,
-    }
+def _id_of(record: Any) -> str:
+    if isinstance(record, tuple):
+        sub, group = record
+        return f"/subscriptions/{sub.id}/resourceGroups/{group.name}"
+    if isinstance(record, Listed):
+        return record.id
+    return f"/subscriptions/{record.id}"
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return arm_time(value) if isinstance(value, datetime) else str(value)
+
+
+def _union_row(record: Any) -> Row:
+    """One row of the union of resourcecontainers and resources, as the engine projects it
+    (Resource Graph's types are lower-case; an absent property projects as "")."""
+    row: Row = dict.fromkeys(_UNION_COLUMNS, "")
+    if isinstance(record, tuple):
+        sub, group = record
+        row.update(id=_id_of(record), name=group.name, location=group.location,
+                   type="microsoft.resources/subscriptions/resourcegroups",
+                   subscriptionId=sub.id.lower(), resourceGroup=group.name.lower(),
+                   tags=dict(group.tags))  # fmt: skip
+        return row
+    if not isinstance(record, Listed):
+        row.update(id=_id_of(record), name=record.display_name, tags=dict(record.tags),
+                   type="microsoft.resources/subscriptions",
+                   subscriptionId=record.id.lower())  # fmt: skip
+        return row
+    properties = record.properties
+    power = properties.get("powerState")
+    row.update(
+        id=record.id, name=record.name, type=record.type.lower(), location=record.location,
+        subscriptionId=record.subscription.lower(), resourceGroup=record.group.lower(),
+        tags=dict(record.tags), managedBy=record.managed_by or "",
+        sku=(record.sku or {}).get("name", ""), skuTier=(record.sku or {}).get("tier", ""),
+        vmSize=_text(properties.get("vmSize")), timeCreated=_text(properties.get("timeCreated")),
+        uniqueId=_text(properties.get("vmId") or properties.get("uniqueId")
+                       or properties.get("resourceGuid")),
+        diskState=_text(properties.get("diskState")),
+        powerState=f"PowerState/{power}" if power else "",
+    )  # fmt: skip
+    return row
+
+
+_UNION_COLUMNS = (
+    "id", "name", "type", "location", "subscriptionId", "resourceGroup", "tags", "managedBy",
+    "sku", "skuTier", "vmSize", "timeCreated", "uniqueId", "diskState", "powerState",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -102,12 +145,18 @@ SHAPES: dict[str, Shape] = {
             Shape("vms", _vms, lambda vm: vm.id.casefold(), _vm_row),
         ),
         (
-            "resources | where type =~ 'microsoft.compute/disks' | where isempty(managedBy) "
-            "| project id, name, location, subscriptionId, tags, "
-            "skuName = tostring(sku.name), diskState = tostring(properties.diskState), "
+            "resourcecontainers | where type =~ 'microsoft.resources/subscriptions' "
+            "or type =~ 'microsoft.resources/subscriptions/resourcegroups' | union resources "
+            "| project id, name, type, location, subscriptionId, resourceGroup, tags, managedBy, "
+            "sku = tostring(sku.name), skuTier = tostring(sku.tier), "
+            "vmSize = tostring(properties.hardwareProfile.vmSize), "
             "timeCreated = tostring(properties.timeCreated), "
-            "uniqueId = tostring(properties.uniqueId) | order by id asc",
-            Shape("disks", _unattached_disks, lambda d: d.id.casefold(), _disk_row),
+            "uniqueId = coalesce(tostring(properties.vmId), tostring(properties.uniqueId), "
+            "tostring(properties.resourceGuid)), "
+            "diskState = tostring(properties.diskState), "
+            "powerState = tostring(properties.extended.instanceView.powerState.code) "
+            "| order by id asc",
+            Shape("everything", _everything, lambda r: _id_of(r).casefold(), _union_row),
         ),
     ]
 }

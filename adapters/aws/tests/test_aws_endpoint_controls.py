@@ -1,0 +1,42 @@
+"""Negative controls for the endpoints of AWS's other services (Resource Explorer, the Price
+List Query API): skip the endpoint rule for one of them in a copy of cloudguard_aws; the
+attack test, whose real listener records what it is sent, must go red because the
+operator's keys reached it (tests/adapter_mutants.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from adapter_mutants import assert_adapter_turns_red
+from cloudguard_mutants import Mutation
+
+TEST = (
+    "adapters/aws/tests/test_aws_loopback_trust.py"
+    "::test_the_operators_keys_never_reach_a_loopback_price_list_or_explorer"
+)
+REASON = "the operator's AWS key reached the loopback listener"
+
+MUTATIONS = [
+    Mutation(
+        name="Resource Explorer's endpoint is not judged",
+        module="explorer.py",
+        original="    credential_for(ENDPOINTS, endpoint, request.credential)\n",
+        broken="",
+        tests=(TEST,),
+        reason=REASON,
+    ),
+    Mutation(
+        name="the price list's session is the factory's, wherever it goes",
+        module="prices.py",
+        original="            session = open_session(self.request, self.session_factory)\n",
+        broken="            session = self.session_factory(self.request)\n",
+        tests=(TEST,),
+        reason=REASON,
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_the_rule_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
+    assert_adapter_turns_red(tmp_path, "cloudguard_aws", mutation)

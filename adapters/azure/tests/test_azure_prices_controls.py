@@ -1,0 +1,58 @@
+"""Negative controls for prices from the clouds' lists: break a rule in a copy of the package
+(the adapter's or the core's); the named tests must go red for that reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from adapter_mutants import assert_adapter_turns_red
+from cloudguard_mutants import Mutation, assert_turns_red
+
+TESTS = "adapters/azure/tests/test_azure_prices.py"
+
+ADAPTER = [
+    Mutation(
+        name="any meter of the size is its price",
+        module="prices.py",
+        original='not any(word in names for word in ("Windows", "Spot", "Low Priority"))',
+        broken="True",
+        tests=(f"{TESTS}::test_a_live_audit_prices_from_the_retail_list_with_its_date",),
+        reason="priced at another meter",
+    ),
+    Mutation(
+        name="a faked endpoint sends its questions to the public list",
+        module="prices.py",
+        original="        if request.endpoint:\n            return None",
+        broken="        if False:\n            return None",
+        tests=(
+            f"{TESTS}::test_a_faked_management_endpoint_never_sends_its_questions_to_the_public_list",
+        ),
+        reason="prices.azure.com",  # the guard's own record of the reach it refused
+    ),
+]
+CORE = [
+    Mutation(
+        name="a fresh cache is asked again",
+        module="audit/price_lists.py",
+        original=(
+            '            return date.fromisoformat(str(entry.get("fetched"))) '
+            "< self.today - MAX_AGE\n"
+        ),
+        broken="            return True\n",
+        tests=(f"{TESTS}::test_prices_are_kept_in_a_dated_private_cache_and_not_asked_again",),
+        reason="a fresh cache was asked again",
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation", ADAPTER, ids=lambda m: m.name)
+def test_breaking_an_adapter_price_rule_turns_its_tests_red(
+    tmp_path: Path, mutation: Mutation
+) -> None:
+    assert_adapter_turns_red(tmp_path, "cloudguard_azure", mutation)
+
+
+@pytest.mark.parametrize("mutation", CORE, ids=lambda m: m.name)
+def test_breaking_a_core_price_rule_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
+    assert_turns_red(tmp_path, mutation)

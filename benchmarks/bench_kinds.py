@@ -1,0 +1,222 @@
+"""Every kind, at no cost to the VM path: sweeps of every kind vs VMs alone, and the file audit.
+
+1. The ARM engine, 100 subscriptions, each holding 20 VMs and a leaked run's
+   resource group (a VM, two disks, a NIC and public IP, a storage account, a
+   cluster): `--kind vm` (one VM listing per subscription) against every kind
+   (the VM and disk listings, `resources.list` with createdTime, and
+   `resourceGroups.list`): HTTP requests and wall time, 20 ms latency, 50 a page.
+2. Resource Graph, 1,000 subscriptions of the same: `--kind vm` (which
+   subscriptions it sees, then the VMs) against every kind (one union query of
+   `resourcecontainers` and `resources`): queries and wall time; every kind must
+   cost ceil(rows / 1,000) queries per batch, whatever the tenant holds.
+3. `cloudguard audit` of an `az vm list -d` export of 100,000 VMs (`--format
+   json`) against `json.load` of the same file: CPU time, best of 3, alternating;
+   the goal is at most 3x. The audit is measured as run by default (its history on,
+   a store of the bench's own that already holds the previous nights) and with
+   `--no-history`, side by side in the same rounds.
+
+The fake ARM runs in its own process; each sweep in a fresh child. Prints
+markdown tables and writes benchmarks/results/kinds.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import platform
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results" / "kinds.json"
+ARM_SUBSCRIPTIONS = tuple(f"5eb5c0de-0000-4000-8000-{n:012d}" for n in range(100))
+GRAPH_SUBSCRIPTIONS = tuple(f"6eb5c0de-0000-4000-8000-{n:012d}" for n in range(1000))
+LATENCY = 0.020
+PAGE_SIZE = 50
+CPU_GOAL = 3.0
+
+
+def seed(state: Any, subscriptions: tuple[str, ...], vms: int) -> int:
+    """`vms` fleet VMs and one leaked run's group per subscription; returns the rows
+    Resource Graph holds for them (subscriptions, groups, resources)."""
+    from cloudguard_azure.fake_arm.compute.models import attach_disk
+    from cloudguard_azure.fake_arm.network.models import add_nic
+
+    created = datetime.now(UTC) - timedelta(days=1)
+    tags = {"task-id": "cloud-noenv-c7", "ci-run": "77"}
+    state.seed_fleet(subscriptions, 1, vms, tags={"task-id": "task-bench"})
+    for sub in subscriptions:
+        state.add_group(sub, "rg-ci-77").tags.update(tags)
+        vm = state.add_vm(sub, "rg-ci-77", "vm-ci-77", tags=tags, time_created=created)
+        for name in ("vm-ci-77-os", "vm-ci-77-data"):
+            attach_disk(state, vm, state.add_disk(sub, "rg-ci-77", name, tags=tags))
+        add_nic(state, vm, tags=tags)
+        storage, cluster = (
+            "Microsoft.Storage/storageAccounts",
+            "Microsoft.ContainerService/managedClusters",
+        )
+        state.add_resource(sub, "rg-ci-77", storage, "stci77", tags=tags)
+        state.add_resource(sub, "rg-ci-77", cluster, "aks-ci-77", tags=tags,
+                           sku={"name": "Base", "tier": "Standard"})  # fmt: skip
+    groups = sum(len(s.groups) for s in state.subscriptions.values())
+    held = len(state.vms) + len(state.disks) + len(state.nics) + len(state.public_ips)
+    return len(subscriptions) + groups + held + len(state.generic)
+
+
+def serve_fake(conn: Any, subscriptions: tuple[str, ...], vms: int) -> None:
+    from cloudguard_azure.fake_arm import ArmState, Faults, serve
+
+    state = ArmState()
+    rows = seed(state, subscriptions, vms)
+    faults = Faults(latency=LATENCY, page_size=PAGE_SIZE)
+    faults.graph.quota(15, 5.0)  # Resource Graph's per-user quota
+    with serve(state, faults) as arm:
+        conn.send((arm.base_url, arm.ca_pem, rows))
+        while (command := conn.recv()) != "stop":
+            if command == "reset":
+                arm.faults.reset_counts()
+            conn.send(dict(arm.faults.requests) if command == "counts" else None)
+        conn.send(None)
+
+
+def run_side(engine: str, kinds: str, base_url: str, ca_pem: str, which: str) -> None:
+    """Child process: one sweep; prints its wall time and how many resources of each kind."""
+    from collections import Counter
+
+    from bench_resource_graph import timed_sweep
+
+    subscriptions = ARM_SUBSCRIPTIONS if which == "arm" else GRAPH_SUBSCRIPTIONS
+    wanted = tuple(kinds.split(",")) if kinds else ()
+    wall, resources = timed_sweep(engine, subscriptions, wanted, base_url, ca_pem)
+    print(json.dumps({"wall_s": wall, "by_kind": Counter(r.kind for r in resources)}))
+
+
+def sweeps(which: str, vms: int) -> dict[str, Any]:
+    subscriptions = ARM_SUBSCRIPTIONS if which == "arm" else GRAPH_SUBSCRIPTIONS
+    engine = "arm" if which == "arm" else "resource-graph"
+    parent, child = multiprocessing.Pipe()
+    server = multiprocessing.Process(
+        target=serve_fake, args=(child, subscriptions, vms), daemon=True
+    )
+    server.start()
+    measured: dict[str, Any] = {}
+    try:
+        base_url, ca_pem, rows = parent.recv()
+        measured["rows"] = rows
+        for side, kinds in (("vms", "vm"), ("every kind", "")):
+            parent.send("reset")
+            parent.recv()
+            done = subprocess.run(
+                [sys.executable, __file__, "--side", engine, kinds, base_url, ca_pem, which],
+                capture_output=True, text=True, timeout=1800, check=False,
+            )  # fmt: skip
+            if done.returncode:
+                raise SystemExit(done.stderr)
+            measured[side] = json.loads(done.stdout)
+            parent.send("counts")
+            measured[side]["requests"] = sum(parent.recv().values())
+        parent.send("stop")
+        parent.recv()
+    finally:
+        server.join(timeout=10)
+    return measured
+
+
+def file_audit(vms: int, rounds: int) -> dict[str, Any]:
+    """CPU of the audit of an export against json.load of it, best of `rounds`, alternating."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_audit_cli as cli_bench
+
+    with tempfile.TemporaryDirectory(prefix="bench-kinds-") as tmp:
+        root = Path(tmp)
+        fixtures = cli_bench.make_fixtures_apart(root / "fleet", vms)
+        # The history's store: the bench's own, never the user's state directory.
+        cli_bench._ENV["XDG_STATE_HOME"] = str(root / "state")
+        parse = cli_bench.parse_argv(fixtures["export"])
+        audit = cli_bench.audit_argv(fixtures, "json", root / "out.json")
+        sides = {"json.load": parse, "audit": audit, "audit --no-history": [*audit, "--no-history"]}
+        cli_bench.measure(audit, root)  # warm: bytecode and file caches; the first night
+        best = dict.fromkeys(sides, math.inf)
+        for _ in range(rounds):
+            for name, argv in sides.items():
+                figure = cli_bench.measure(argv, root)
+                if figure["exit"] not in (0, 1):
+                    raise SystemExit(f"{name} failed: {figure['stderr']}")
+                best[name] = min(best[name], figure["cpu_s"])
+    return {
+        "vms": vms,
+        "rounds": rounds,
+        "cpu_s": best,
+        "ratio": best["audit"] / best["json.load"],
+        "ratio_no_history": best["audit --no-history"] / best["json.load"],
+    }
+
+
+def main(vms: int, rounds: int, graph_vms: int, audit_only: bool) -> int:
+    audit = file_audit(vms, rounds)
+    _print_audit(audit)
+    if audit_only:
+        RESULTS.with_name("kinds-audit.json").write_text(json.dumps(audit, indent=2))
+        return 0
+    arm = sweeps("arm", 20)
+    graph = sweeps("graph", graph_vms)
+    batches = math.ceil(len(GRAPH_SUBSCRIPTIONS) / 1000)
+    expected_queries = math.ceil(graph["rows"] / 1000)  # one batch here: rows of the tenant
+    print("\n| sweep | kinds | HTTP requests | wall time (s) | resources |")
+    print("|---|---|---:|---:|---:|")
+    for label, figures in (("ARM engine, 100 subscriptions", arm),
+                           ("Resource Graph, 1,000 subscriptions", graph)):  # fmt: skip
+        for side in ("vms", "every kind"):
+            f = figures[side]
+            found = sum(f["by_kind"].values())
+            print(f"| {label} | {side} | {f['requests']:,} | {f['wall_s']:.2f} | {found:,} |")
+    print(
+        f"\nResource Graph, every kind: {graph['every kind']['requests']} queries for "
+        f"{graph['rows']:,} rows in {batches} batch(es); ceil(rows / 1,000) = {expected_queries}"
+    )
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "arm": arm,
+                "graph": graph,
+                "audit": audit,
+                "expected_graph_queries": expected_queries,
+                "python": platform.python_version(),
+                "at": datetime.now(UTC).isoformat(),
+            },
+            indent=2,
+        )
+    )
+    return 0 if graph["every kind"]["requests"] == expected_queries else 1
+
+
+def _print_audit(audit: dict[str, Any]) -> None:
+    cpu = audit["cpu_s"]
+    print(
+        f"\n| `cloudguard audit` of {audit['vms']:,} VMs (json) "
+        f"| CPU best of {audit['rounds']} (s) | vs `json.load` |\n|---|---:|---:|"
+        f"\n| json.load | {cpu['json.load']:.2f} | 1 |"
+        f"\n| audit, history on (the default; the next night) | {cpu['audit']:.2f} "
+        f"| **{audit['ratio']:.2f}×** (goal ≤ {CPU_GOAL}×) |"
+        f"\n| audit --no-history | {cpu['audit --no-history']:.2f} "
+        f"| **{audit['ratio_no_history']:.2f}×** |"
+    )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--side":
+        run_side(*sys.argv[2:7])
+        sys.exit(0)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--vms", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--graph-vms", type=int, default=10, help="VMs per subscription")
+    parser.add_argument("--audit-only", action="store_true", help="only the file audit")
+    arguments = parser.parse_args()
+    sys.exit(main(arguments.vms, arguments.rounds, arguments.graph_vms, arguments.audit_only))

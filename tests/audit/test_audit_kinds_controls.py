@@ -1,0 +1,64 @@
+"""Negative controls for every kind: break a rule on purpose; the named tests must go red, for
+the right reason (harness: tests/cloudguard_mutants.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+
+KINDS = "tests/audit/test_audit_kinds.py"
+HEADLINE = (
+    f"{KINDS}::test_the_headline_of_every_format_says_how_many_billable_findings_are_unpriced"
+)
+
+MUTATIONS = [
+    Mutation(
+        name="a kind of unknown billing priced as not billable",
+        module="audit/cost.py",
+        original='    if billing.idle is None:\n        return None, billing.when, None, ""\n',
+        broken='    if billing.idle is None:\n        return False, billing.when, 0.0, ""\n',
+        tests=(f"{KINDS}::test_every_kind_is_billed_as_its_cloud_says_and_unknown_is_never_zero",),
+        reason="a kind's billing was read wrong",
+    ),
+    Mutation(
+        name="--kind not applied",
+        module="audit/auditor.py",
+        original="            if self._kinds is not None and resource.kind not in self._kinds:\n",
+        broken="            if False:\n",
+        tests=(f"{KINDS}::test_kind_keeps_only_those_kinds_and_the_report_says_which",),
+        reason="a kind not asked for was audited",
+    ),
+    Mutation(
+        name="the headline hides what is unpriced",
+        module="audit/formats/summary.py",
+        original=(
+            '        + (f" ({unpriced} of them unpriced, not in those sums)" if unpriced else "")\n'
+        ),
+        broken="",
+        tests=tuple(
+            f"{HEADLINE}[{fmt}]" for fmt in ("table", "markdown", "junit", "sarif", "html")
+        ),
+        reason="the headline does not say how many are unpriced",
+    ),
+    Mutation(
+        name="any --kind accepted",
+        module="cloud/kinds.py",
+        original="    if kind in _ORDER or _is_type_name(kind):\n",
+        broken="    if True:\n",
+        tests=(
+            f"{KINDS}::test_an_unknown_kind_is_a_usage_error_on_the_command_line_and_97_in_the_config",
+        ),
+        reason="--kind vms was accepted",
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_a_kinds_rule_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
+    assert_turns_red(tmp_path, mutation)
+
+
+def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
+    assert_green_unmutated(tmp_path, MUTATIONS)
