@@ -72,6 +72,7 @@ class Verdict:
     outcome: str = "passed"  # the worst of the test's phases: passed, skipped, failed
     checks: list[str] = field(default_factory=list)  # the named checks its failure carries
     message: str = ""  # what ended each failed phase, for the harness's own message
+    raised: str = ""  # each failed phase's `E` lines (the harness's legacy mode matches them)
 
 
 _verdicts: dict[str, Verdict] = {}
@@ -103,7 +104,16 @@ def pytest_runtest_makereport(
         message = str(call.excinfo.value)
         verdict.checks += [c for c in failed_checks(message) if c not in verdict.checks]
         verdict.message += f"{call.when}: {message[:4000]}\n"
+    if report.outcome == "failed":
+        verdict.raised += raised_lines(report.longreprtext) + "\n"
     return report
+
+
+def raised_lines(longrepr: str) -> str:
+    """A failure's own lines: pytest's `E` lines, never the echoed source around them (it
+    names what the test looks for); all of it when there are none (pytrace=False)."""
+    raised = [line[1:].strip() for line in longrepr.splitlines() if line.startswith("E ")]
+    return "\n".join(raised) if raised else longrepr
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
