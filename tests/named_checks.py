@@ -98,15 +98,23 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     verdict = _verdicts.setdefault(item.nodeid, Verdict())
-    if _WORSE[report.outcome] > _WORSE[verdict.outcome]:
-        verdict.outcome = report.outcome
     if call.excinfo is not None and report.outcome == "failed":
         message = str(call.excinfo.value)
         verdict.checks += [c for c in failed_checks(message) if c not in verdict.checks]
         verdict.message += f"{call.when}: {message[:4000]}\n"
-    if report.outcome == "failed":
-        verdict.raised += raised_lines(report.longreprtext) + "\n"
     return report
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """The outcome as reported, after every plugin's say: cloudguard's own plugin (an outer
+    wrapper of makereport) fails a test that reached a cloud, with no exception of its own."""
+    verdict = _verdicts.setdefault(report.nodeid, Verdict())
+    if _WORSE[report.outcome] > _WORSE[verdict.outcome]:
+        verdict.outcome = report.outcome
+    if report.failed:
+        verdict.raised += raised_lines(report.longreprtext) + "\n"
+        if f"{report.when}: " not in verdict.message:
+            verdict.message += f"{report.when}: {report.longreprtext[-4000:]}\n"
 
 
 def raised_lines(longrepr: str) -> str:
