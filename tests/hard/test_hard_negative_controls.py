@@ -327,8 +327,9 @@ SEAL_MUTATIONS = [
     Mutation(
         name="a file home is not masked (only directories are)",
         module="guard/hard/masks.py",
-        original="    if os.path.exists(path):\n        linux.mount(empty_file,",
-        broken="    if False:\n        linux.mount(empty_file,",
+        original="            else:\n                linux.mount(empty_file, entry.path,",
+        broken="            else:\n                continue\n"
+        "                linux.mount(empty_file, entry.path,",
         tests=(PROJECT_HOME,),
         check="a-projects-file-home-is-masked",
     ),

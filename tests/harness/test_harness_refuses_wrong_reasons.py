@@ -124,8 +124,8 @@ def test_a_mutant_that_does_not_compile_is_refused_before_it_runs(tmp_path: Path
     misindented = Mutation(
         name="the sink records nothing, mis-indented",
         module="guard/hard/sink.py",
-        original="        self.relay.record(entry)\n",
-        broken="            pass\n",
+        original="        return attribution.reach_entry(via, target, sender, extra)\n",
+        broken="            return None\n",
         tests=(HARD_CURL,),
         check="the-reach-is-recorded",
     )
