@@ -125,7 +125,9 @@ def test_a_working_directory_inside_a_masked_home_stops_the_run_naming_it(tmp_pa
 
     run = hard_run(tmp_path, "cat", "credentials", env=env, cwd=aws)
 
-    assert SECRET not in run.stdout, f"the masked home was read through its cwd:\n{run.output}"
+    assert SECRET not in run.stdout, broken(
+        "no-read-through-a-masked-cwd", f"the masked home was read through its cwd:\n{run.output}"
+    )
     assert run.returncode == 75, f"a cwd inside a masked home did not stop the run:\n{run.output}"
     assert f"the working directory {aws} is inside {aws}" in run.stderr, run.output
 
@@ -146,7 +148,9 @@ def test_masks_cover_the_accounts_home_as_well_as_home(tmp_path: Path) -> None:
 
     run = hard_run(tmp_path, "sh", "-c", script, mounts=True, host_setup=passwd)
 
-    assert SECRET not in run.stdout, f"the account's home was not masked:\n{run.output}"
+    assert SECRET not in run.stdout, broken(
+        "the-accounts-home-is-masked", f"the account's home was not masked:\n{run.output}"
+    )
     assert run.stdout.strip() == "", run.output
     assert run.returncode == 0, run.output
 
@@ -175,7 +179,9 @@ def test_a_masks_source_cannot_be_reached_or_written_inside(tmp_path: Path) -> N
     run = hard_run(tmp_path, "sh", "-c", TAMPER_WITH_SOURCES, env=env,
                    options=("--hard", "--registry", str(registry)))  # fmt: skip
 
-    assert "WROTE" not in run.stdout, f"a mask's source was writable inside:\n{run.output}"
+    assert "WROTE" not in run.stdout, broken(
+        "a-masks-source-is-out-of-reach", f"a mask's source was writable inside:\n{run.output}"
+    )
     assert "TOKEN:\n" in run.stdout, f"the masked file did not read empty:\n{run.output}"
     assert (Path(env["HOME"]) / ".vault-token").read_text() == "hvs.PLANTEDTOKEN"
     assert run.returncode == 0, run.output

@@ -67,7 +67,7 @@ RESOLVER_MUTATIONS = [
             "tests/hard/test_hard_resolver.py::"
             "test_a_layout_whose_lookups_cannot_reach_the_sink_stops_the_run_naming_it",
         ),
-        reason="the run did not stop before the command",
+        check="an-unreachable-layout-stops-the-run",
     ),
     Mutation(
         name="no DNS over TCP",
@@ -75,7 +75,7 @@ RESOLVER_MUTATIONS = [
         original="            if len(self.tcp_queries) >= MAX_TCP_QUERIES:\n",
         broken="            if True:\n",
         tests=(f"{LAYOUTS}[plain-file]",),
-        reason="glibc over TCP",
+        check="lookups-over-tcp-are-recorded",
     ),
     Mutation(
         name="the seal's resolv.conf is bound writable",
@@ -83,7 +83,7 @@ RESOLVER_MUTATIONS = [
         original="                _read_only(target)\n",
         broken="                pass\n",
         tests=(f"{LAYOUTS}[plain-file]",),
-        reason="the seal's resolv.conf was writable",
+        check="the-seals-resolv-conf-is-read-only",
     ),
     Mutation(
         name="resolver daemons' sockets are not masked",
@@ -95,7 +95,7 @@ RESOLVER_MUTATIONS = [
             "tests/hard/test_hard_resolver.py::"
             "test_a_resolver_daemons_socket_is_masked_so_lookups_meet_the_sink",
         ),
-        reason="/run/nscd was not masked",
+        check="resolver-daemons-are-masked",
     ),
 ]
 LOSS_MUTATIONS = [
@@ -108,7 +108,7 @@ LOSS_MUTATIONS = [
             f"{NO_SILENT_LOSS}"
             "test_a_datagram_to_a_multicast_group_is_recorded_and_the_kernels_chatter_is_not",
         ),
-        reason="the multicast datagram was not recorded",
+        check="a-multicast-datagram-is-recorded",
     ),
     Mutation(
         name="what the kernel dropped is not reported",
@@ -119,7 +119,7 @@ LOSS_MUTATIONS = [
             f"{NO_SILENT_LOSS}test_a_burst_beyond_cg0s_queue_is_97_naming_how_many_were_dropped",
             f"{NO_SILENT_LOSS}test_a_flood_beyond_the_resolvers_buffer_is_97_naming_it",
         ),
-        reason="was not failed closed",
+        check="a-drop-fails-the-run-closed",
     ),
     Mutation(
         name="the gate describes no sender",
@@ -137,7 +137,7 @@ LOSS_MUTATIONS = [
         tests=(
             f"{NO_SILENT_LOSS}test_a_sender_that_exited_before_the_sink_read_its_datagram_is_named",
         ),
-        reason="the record of a sender that had exited does not name it",
+        check="an-exited-sender-is-named",
     ),
     Mutation(
         name="forwarded connections wait on the sink's loop",
@@ -156,7 +156,7 @@ LOSS_MUTATIONS = [
             "tests/hard/test_hard_forward.py::"
             "test_forwarded_connections_to_a_silent_service_do_not_hold_the_sink",
         ),
-        reason="the sink did not answer while forwarded connections waited",
+        check="the-sink-answers-while-forwards-wait",
     ),
     Mutation(
         name="the relay's connect to the host is not bounded",
@@ -167,7 +167,7 @@ LOSS_MUTATIONS = [
             "tests/hard/test_hard_forward.py::"
             "test_a_forward_the_host_never_completes_is_closed_after_the_bounded_connect",
         ),
-        reason="the relay's connect was not bounded",
+        check="the-relays-connect-is-bounded",
     ),
     Mutation(
         name="forwarded connections are relayed without a bound",
@@ -178,7 +178,7 @@ LOSS_MUTATIONS = [
             "tests/hard/test_hard_forward.py::"
             "test_forwarded_connections_past_the_bound_are_closed_at_once",
         ),
-        reason="connections past the bound were not closed at once",
+        check="relays-past-the-bound-close-at-once",
     ),
 ]
 MASK_MUTATIONS = [
@@ -195,7 +195,7 @@ MASK_MUTATIONS = [
             ),
         ),
         tests=(f"{MASKS}test_a_working_directory_inside_a_masked_home_stops_the_run_naming_it",),
-        reason="the masked home was read through its cwd",
+        check="no-read-through-a-masked-cwd",
     ),
     Mutation(
         name="masks follow HOME only",
@@ -204,7 +204,7 @@ MASK_MUTATIONS = [
         "account_home(uid)) if h))\n",
         broken='    homes = [environ["HOME"]]\n',
         tests=(f"{MASKS}test_masks_cover_the_accounts_home_as_well_as_home",),
-        reason="the account's home was not masked",
+        check="the-accounts-home-is-masked",
     ),
     Mutation(
         name="the masks' sources stay mounted",
@@ -212,7 +212,7 @@ MASK_MUTATIONS = [
         original="    sources.detach()\n",
         broken="    pass\n",
         tests=(f"{MASKS}test_a_masks_source_cannot_be_reached_or_written_inside",),
-        reason="a mask's source was writable inside",
+        check="a-masks-source-is-out-of-reach",
     ),
     Mutation(
         name="the host's daemon sockets are not masked",
@@ -220,7 +220,7 @@ MASK_MUTATIONS = [
         original="    entries += [Entry(path, EMPTY, reason) for path, reason in HOST_SOCKETS]\n",
         broken="",
         tests=(f"{SIDE_DOORS}test_the_hosts_well_known_daemon_sockets_are_masked",),
-        reason="was visible inside",
+        check="host-daemon-sockets-are-masked",
     ),
     Mutation(
         name="the repository's git hooks stay writable",
@@ -229,7 +229,7 @@ MASK_MUTATIONS = [
         "repository_hooks(cwd)]\n",
         broken="",
         tests=(f"{SIDE_DOORS}test_the_repositorys_git_hooks_and_config_are_read_only_inside",),
-        reason="a git hook was written inside",
+        check="git-hooks-are-read-only",
     ),
 ]
 GATE_MUTATIONS = [
@@ -239,9 +239,9 @@ GATE_MUTATIONS = [
         original="        if key in self.allowed or key in diag.bound_unix_sockets():\n",
         broken="        if True:\n",
         tests=(HOST_SOCKET, HOST_DATAGRAM),
-        reason={
-            HOST_SOCKET: "a host unix socket was reached from inside",
-            HOST_DATAGRAM: "the datagram was sent",
+        check={
+            HOST_SOCKET: "a-host-unix-socket-is-refused",
+            HOST_DATAGRAM: "a-host-datagram-is-refused",
         },
     ),
     Mutation(
@@ -252,7 +252,7 @@ GATE_MUTATIONS = [
         tests=(
             f"{SIDE_DOORS}test_allow_unix_lets_that_socket_through_and_shows_it_on_the_seal_line",
         ),
-        reason="the allowed socket was refused",
+        check="an-allowed-socket-goes-through",
     ),
     Mutation(
         name="every socket family is allowed",
@@ -263,7 +263,7 @@ GATE_MUTATIONS = [
             f"{SIDE_DOORS}"
             "test_a_socket_family_the_network_namespace_does_not_isolate_is_refused_and_recorded",
         ),
-        reason="the AF_VSOCK attempt was not recorded",
+        check="an-unisolated-family-is-recorded",
     ),
     Mutation(
         name="io_uring is allowed",
@@ -271,7 +271,7 @@ GATE_MUTATIONS = [
         original='    p.jump(_JEQ_K, IO_URING_SETUP, "deny", 0)\n',
         broken="",
         tests=(f"{SIDE_DOORS}test_io_uring_is_refused_inside",),
-        reason="io_uring was available",
+        check="io-uring-is-refused",
     ),
     Mutation(
         name="a host without the gate says nothing",
@@ -282,7 +282,7 @@ GATE_MUTATIONS = [
             f"{SIDE_DOORS}"
             "test_a_host_that_cannot_enforce_the_gate_declares_its_limit_on_the_seal_line",
         ),
-        reason="the limit was not declared on the seal line",
+        check="the-gate-limit-is-declared",
     ),
 ]
 SEAL_MUTATIONS = [
