@@ -31,7 +31,7 @@ MUTATIONS = [
         tests=both(
             f"{STORE}::test_a_resource_retagged_or_seen_by_another_scope_is_stored_as_last_seen"
         ),
-        reason="the retagged VM is stored under its old task",
+        check="a-retagged-resource-is-stored-as-last-seen",
     ),
     Mutation(
         name="an incomplete audit calls what it did not see gone",

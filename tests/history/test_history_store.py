@@ -184,8 +184,9 @@ def test_a_resource_retagged_or_seen_by_another_scope_is_stored_as_last_seen(
     audit(store, 0, [observed("vm-a", task_id="task-old"), observed("vm-b")])
     audit(store, 1, [observed("vm-a", task_id="task-new"), observed("vm-b")])
     offenders = {o.task_id: o.resources for o in store.offenders()}
-    assert offenders.get("task-new") == 1 and "task-old" not in offenders, (
-        f"the retagged VM is stored under its old task: {offenders}"
+    assert offenders.get("task-new") == 1 and "task-old" not in offenders, broken(
+        "a-retagged-resource-is-stored-as-last-seen",
+        f"the retagged VM is stored under its old task: {offenders}",
     )
 
     audit(store, 2, [observed("vm-b")], scope="staging")  # vm-b is staging's now
