@@ -22,6 +22,9 @@ from typing import Any
 import pytest
 from cloudguard_schemas import validate
 
+# The second user's fixture (`second_user`), for tests of what another user's file may not do.
+pytest_plugins = ["second_uid"]
+
 
 def _checked(name: str, render: Callable[..., str]) -> Callable[..., str]:
     def rendered(*args: Any, **kwargs: Any) -> str:

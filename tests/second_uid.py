@@ -9,6 +9,11 @@ half needs nothing but the standard library, so the copy is all it imports.
 
 Nothing is skipped: a host without `setpriv` or an interpreter the second
 user can run fails the test naming what is missing.
+
+An owner check (a file of another user's is refused) needs two users: the
+test makes the file, the second user's guard meets it. Only root can switch to
+a second user, so such a test run by an ordinary user fails naming that,
+unless the host declares it (`TESTS_HOST_LACKS=second-uid`, tests/host_lacks.py).
 """
 
 from __future__ import annotations
@@ -19,13 +24,58 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+
+import pytest
+from host_lacks import require
+from named_checks import broken
 
 import cloudguard
 
 OTHER_UID = 65534  # `nobody` on Debian; any uid that is not ours will do
 SETPRIV = shutil.which("setpriv") or "setpriv"
+
+
+def require_a_second_user() -> None:
+    """An owner check needs a second user, and only root can switch to one."""
+    missing = f"an owner check needs a second user, and only root can switch to uid {OTHER_UID}"
+    require("second-uid", None if os.geteuid() == 0 else missing)
+
+
+def another_users_file(where: Path, name: str, content: bytes) -> Path:
+    """A file this process owns and the second user may write (0666): for that user it is
+    another user's file, which only an owner check keeps it from using."""
+    require_a_second_user()
+    path = where / name
+    path.write_bytes(content)
+    path.chmod(0o666)
+    return path
+
+
+def refused_to_the_second_user(
+    where: Path,
+    imports: str,
+    call: str,
+    *,
+    check: str,
+    what: str,
+    why: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> None:
+    """As the second user, `call` (Python, with `imports`, which import the refusal it must
+    raise as `Refused`) is refused, saying `why` (by default: the file is owned by this
+    process's user). Not refused, it fails at `check`: `what` happened instead."""
+    script = (
+        f"{imports}\n"
+        f"try:\n    done = {call}\n"
+        "except Refused as error:\n    print('REFUSED', error)\n"
+        "else:\n    print('DONE', done)\n"
+    )
+    result = run_guard(where, script, env={"PATH": "/usr/bin:/bin", **(env or {})})
+    assert result.stdout.startswith("REFUSED"), broken(check, f"{what}: {result}")
+    why = f"owned by uid {os.geteuid()}" if why is None else why
+    assert why in result.stdout, result.stdout
 
 
 def as_other_user(*argv: str) -> list[str]:
@@ -61,6 +111,16 @@ def world_readable_dir() -> Path:
     if os.geteuid() == 0:
         os.chown(path, OTHER_UID, OTHER_UID)
     return path
+
+
+@pytest.fixture
+def second_user() -> Iterator[Path]:
+    """A directory the second user can enter and write, holding the package copy it imports."""
+    path = world_readable_dir()
+    try:
+        yield package_copy(path)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def package_copy(where: Path) -> Path:

@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
+from named_checks import broken
 
 from cloudguard.acknowledgements import (
     Ack,
@@ -134,7 +135,9 @@ def test_a_finding_is_matched_as_its_cloud_compares_ids() -> None:
     lapsed = Ack(VM, "bob", "old", date(2025, 5, 1), "cloudguard-acks.toml ack #1")
     book = AckBook([lapsed, live, Ack("i-0abc", "carol", "r", date(2025, 5, 31), "x")], NOW)
     state = book.state(VM.upper(), case_insensitive=True)  # ARM ids: case ignored
-    assert state is not None, "an ARM id in another case found no acknowledgement"
+    assert state is not None, broken(
+        "arm-ids-matched-case-insensitively", "an ARM id in another case found no acknowledgement"
+    )
     assert (state.ack, state.expired) == (live, False)
     assert book.state(VM.upper(), case_insensitive=False) is None, "EC2 ids: compared exactly"
     expired = book.state("i-0abc", case_insensitive=False)

@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import ast
 import importlib
+import itertools
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
+from named_checks import broken
 
 CORE = "cloudguard"
 ADAPTERS = ("cloudguard_azure", "cloudguard_aws", "cloudguard_toycloud")
@@ -232,13 +234,17 @@ def arrows_back_up(graph: Mapping[str, set[str]]) -> list[str]:
 def test_no_module_of_cloudguard_or_an_adapter_is_in_an_import_cycle() -> None:
     found = cycles(import_graph(ADAPTERS))
     shown = "\n".join(" -> ".join(cycle) for cycle in found)
-    assert not found, f"import cycles:\n{shown}"
+    edges = [f"cycle edge {a} -> {b}" for cycle in found for a, b in itertools.pairwise(cycle)]
+    assert not found, broken(edges, f"import cycles:\n{shown}")
 
 
 def test_every_arrow_points_down() -> None:
     found = arrows_back_up(import_graph(ADAPTERS))
     shown = "\n".join(found)
-    assert not found, f"imports the layers do not allow:\n{shown}"
+    assert not found, broken(
+        [f"arrow {arrow.split(' (')[0]}" for arrow in found],
+        f"imports the layers do not allow:\n{shown}",
+    )
 
 
 def test_every_module_has_a_layer() -> None:

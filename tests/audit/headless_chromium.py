@@ -38,14 +38,6 @@ def chromium_binary() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def can_unshare_network() -> bool:
-    try:
-        done = subprocess.run(["unshare", "-rn", "true"], capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
-
-
 class Browser:
     """One browser, one page. Console errors and exceptions are collected as they arrive."""
 

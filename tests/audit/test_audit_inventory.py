@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 from audit_helpers import aws_instance, aws_instances, azure_vm, run_audit_cli, write_json
+from named_checks import broken
 
 from cloudguard.audit.inventory_files import InventoryFile
 from cloudguard.cloud.exports import parse_time
@@ -178,7 +179,9 @@ def test_the_same_resource_twice_is_counted_once_with_a_warning(tmp_path):
     )  # fmt: skip
     assert single.exit_code == result.exit_code == 1, result.stderr
     alone, report = json.loads(single.stdout), json.loads(result.stdout)
-    assert report["summary"] == alone["summary"], "a duplicate resource was counted twice"
+    assert report["summary"] == alone["summary"], broken(
+        "a-duplicate-is-counted-once", "a duplicate resource was counted twice"
+    )
     assert report["summary"]["resources"] == 2 and report["summary"]["hourly"] > 0
     assert alone["warnings"] == []  # control: no warning without a duplicate
     assert len(report["warnings"]) == 2
@@ -202,7 +205,9 @@ def test_without_power_state_the_cost_is_unknown_not_zero(tmp_path):
     found = {f["resource"]["name"]: f for f in report["findings"]}
     plain, known = found["vm-plain"], found["vm-known"]
     assert plain["resource"]["power_state"] == "unknown"
-    assert plain["billable"] is None, f"no power state, yet billable is {plain['billable']}"
+    assert plain["billable"] is None, broken(
+        "unknown-power-is-unknown-cost", f"no power state, yet billable is {plain['billable']}"
+    )
     assert (plain["cost"]["hourly"], plain["cost"]["accrued"]) == (None, None)
     assert "cost unknown" in plain["cost"]["note"]
     # Control: the VM with a power state is priced as before.

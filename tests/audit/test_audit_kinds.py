@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from audit_helpers import SUBSCRIPTION, run_audit_cli, write_json
+from named_checks import broken
 
 GROUP = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/rg-ci"
 
@@ -58,7 +59,9 @@ def test_kind_keeps_only_those_kinds_and_the_report_says_which(export: Path) -> 
 
     report = json.loads(done.stdout)
     names = {f["resource"]["name"] for f in report["findings"]}
-    assert names == {"ip-1", "app-1"}, f"a kind not asked for was audited: {names}"
+    assert names == {"ip-1", "app-1"}, broken(
+        "only-the-kinds-asked-for", f"a kind not asked for was audited: {names}"
+    )
     assert report["policy"]["kinds"] == ["public-ip", "microsoft.web/sites"]
     assert report["summary"]["resources"] == 2  # other kinds are not counted at all
     assert done.exit_code == 1
@@ -69,7 +72,9 @@ def test_every_kind_is_billed_as_its_cloud_says_and_unknown_is_never_zero(export
     billable = {f["resource"]["name"]: f["billable"] for f in report["findings"]}
 
     expected = {"ip-1": True, "nic-1": False, "st1": True, "app-1": None}
-    assert billable == expected, f"a kind's billing was read wrong: {billable}"
+    assert billable == expected, broken(
+        "each-kind-billed-as-its-cloud-says", f"a kind's billing was read wrong: {billable}"
+    )
     summary = report["summary"]
     assert (summary["billable"], summary["unpriced_billable"], summary["billing_unknown"]) == (
         2,
@@ -91,8 +96,9 @@ def test_the_headline_of_every_format_says_how_many_billable_findings_are_unpric
     done = audit(export, "-f", fmt)
 
     assert "2 billable" in done.stdout, done.stdout
-    assert "(2 of unknown price in neither sum" in done.stdout, (
-        f"the headline does not say how many are unpriced: {done.stdout[:400]}"
+    assert "(2 of unknown price in neither sum" in done.stdout, broken(
+        "the-headline-counts-the-unpriced",
+        f"the headline does not say how many are unpriced: {done.stdout[:400]}",
     )
     assert "1 more of unknown billing" in done.stdout
 

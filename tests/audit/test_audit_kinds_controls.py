@@ -20,7 +20,7 @@ MUTATIONS = [
         original='    if billing.idle is None:\n        return None, billing.when, None, ""\n',
         broken='    if billing.idle is None:\n        return False, billing.when, 0.0, ""\n',
         tests=(f"{KINDS}::test_every_kind_is_billed_as_its_cloud_says_and_unknown_is_never_zero",),
-        reason="a kind's billing was read wrong",
+        check="each-kind-billed-as-its-cloud-says",
     ),
     Mutation(
         name="--kind not applied",
@@ -28,7 +28,7 @@ MUTATIONS = [
         original="            if self._kinds is not None and resource.kind not in self._kinds:\n",
         broken="            if False:\n",
         tests=(f"{KINDS}::test_kind_keeps_only_those_kinds_and_the_report_says_which",),
-        reason="a kind not asked for was audited",
+        check="only-the-kinds-asked-for",
     ),
     Mutation(
         name="the headline hides what is unpriced",
@@ -38,7 +38,7 @@ MUTATIONS = [
         tests=tuple(
             f"{HEADLINE}[{fmt}]" for fmt in ("table", "markdown", "junit", "sarif", "html")
         ),
-        reason="the headline does not say how many are unpriced",
+        check="the-headline-counts-the-unpriced",
     ),
     Mutation(
         name="any --kind accepted",

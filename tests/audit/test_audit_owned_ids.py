@@ -9,12 +9,17 @@ naming the source: the audit did not run (75), never "owns nothing".
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
 from audit_helpers import SUBSCRIPTION
+from named_checks import broken
+from waiting import wait_until
 
 from cloudguard.audit.evidence.interface import Evidence, EvidenceError, cloud_id_key
 from cloudguard.audit.evidence.owned_ids_command import run_owned_ids_command
@@ -59,7 +64,9 @@ def test_arm_ids_compare_case_insensitively_and_other_ids_exactly():
 def test_a_state_file_owns_the_ids_of_its_managed_resources_only():
     owned = read_terraform_state(STATE_FILE)
     # The data source reads the jumpbox; Terraform does not own it.
-    assert not any(i.endswith("/jumpbox") for i in owned), "a data source's id was taken as owned"
+    assert not any(i.endswith("/jumpbox") for i in owned), broken(
+        "a-data-source-is-not-owned", "a data source's id was taken as owned"
+    )
     assert owned == OWNED_BY_THE_FIXTURES
 
 
@@ -225,25 +232,50 @@ def test_a_command_that_cannot_be_started_is_an_evidence_error(tmp_path):
 
 
 def test_a_command_that_times_out_is_killed_with_its_children(tmp_path):
+    """The leader and its child die together. The child keeps the output pipe open, so a
+    timeout that killed only the leader would wait on the pipe as long as the child lives:
+    the call runs in a thread, and a child that outlives its leader is ended here, by the
+    test, which then fails at once instead of waiting out the child's sleep."""
     pids = tmp_path / "pids"
-    # The child keeps the output pipe open: only killing the process group ends it.
     code = (
-        "import subprocess, sys, time\n"
+        "import os, subprocess, sys, time\n"
         "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
-        f"open({str(pids)!r}, 'w').write(str(child.pid))\n"
+        f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
         "print('\"i-0aaa\"', flush=True)\n"
         "time.sleep(300)\n"
     )
-    with pytest.raises(EvidenceError, match=r"timed out after 2 s \(killed\)"):
-        run_owned_ids_command(python(code), timeout=2)
-    child = int(pids.read_text())
-    # SIGKILL to the group is sent at once but delivered asynchronously: give the kernel a
-    # bounded moment to end the grandchild (it was seen alive for an instant under load).
-    for _ in range(100):
-        if not _alive(child):
-            break
-        time.sleep(0.05)
-    assert not _alive(child), f"the command's child {child} survived its timeout"
+    raised: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            run_owned_ids_command(python(code), timeout=1)
+        except BaseException as error:  # judged below, in the test's own thread
+            raised.append(error)
+
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+    leader, child = _written_pids(pids)
+    leader_ended = wait_until(lambda: not _alive(leader))
+    # The group's SIGKILL reached both at once; its delivery to the child is a moment away.
+    child_ended = leader_ended and wait_until(lambda: not _alive(child))
+    for pid in (leader, child):  # whatever the code left alive ends here, so the call ends
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    caller.join(30)
+
+    assert leader_ended, broken("the-leader-is-killed", f"{leader} outlived its timeout")
+    assert child_ended, broken(
+        "the-whole-group-is-killed", f"the command's child {child} survived its leader's timeout"
+    )
+    assert [type(e) for e in raised] == [EvidenceError], raised
+    assert re.search(r"timed out after 1 s \(killed\)", str(raised[0])), raised
+
+
+def _written_pids(path: Path) -> tuple[int, int]:
+    written = wait_until(lambda: path.exists() and len(path.read_text().split()) == 2)
+    assert written, "the command never wrote its pids"
+    leader, child = path.read_text().split()
+    return int(leader), int(child)
 
 
 def _alive(pid: int) -> bool:

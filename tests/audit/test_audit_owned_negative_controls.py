@@ -1,17 +1,15 @@
-"""Negative controls: break owned-id evidence on purpose; the named tests must go red, for
-the right reason (harness: tests/cloudguard_mutants.py).
+"""Negative controls: break owned-id evidence on purpose; the named tests must go red at
+their named checks (harness: tests/cloudguard_mutants.py).
 
 A fact the classification ignores, an id compared with the wrong case, a
 data source taken as owned, or an unread source taken as "owns nothing" must
-each turn a named test red with that test's own message.
+each turn a named test red at its named check.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+from cloudguard_mutants import Mutation, assert_turns_red
 
 CLI = "tests/audit/test_audit_owned_cli.py"
 IDS = "tests/audit/test_audit_owned_ids.py"
@@ -24,12 +22,6 @@ LIVE_AZURE = (
     "test_workers_terraform_owns_are_ok_without_records_and_the_incident_stays_an_orphan"
 )
 
-# Each named test's own message (the harness reads each one's, never the pooled output).
-OWNED_IGNORED = {
-    END_TO_END: "vm-tf-wkr-01 is orphan ['no-controller-record'] although Terraform state owns it",
-    LIVE_AZURE: "although Terraform state owns /subscriptions/",
-}
-
 MUTATIONS = [
     Mutation(
         name="owned-ids fact ignored",
@@ -37,7 +29,7 @@ MUTATIONS = [
         original="owner = evidence.owner_of(resource.id) if evidence.owned_ids else None",
         broken="owner = None",
         tests=(END_TO_END, LIVE_AZURE),
-        reason=OWNED_IGNORED,
+        check="an-owned-vm-is-ok",
     ),
     Mutation(
         name="ARM ids compared case-sensitively",
@@ -45,7 +37,7 @@ MUTATIONS = [
         original='return cloud_id.casefold() if cloud_id.startswith("/") else cloud_id',
         broken="return cloud_id",
         tests=(END_TO_END, LIVE_AZURE),
-        reason=OWNED_IGNORED,
+        check="an-owned-vm-is-ok",
     ),
     Mutation(
         name="unread ownership source read as owning nothing",
@@ -58,7 +50,15 @@ MUTATIONS = [
             f"{CLI}::test_an_unreadable_owned_id_source_is_75_and_calls_nothing_an_orphan"
             "[state-missing]",
         ),
-        reason="vm-orphan is orphan although an unread source may own it",
+        check="unread-ownership-is-unverified",
+    ),
+    Mutation(
+        name="a timeout kills only the command's leader, not its group",
+        module="audit/evidence/owned_ids_command.py",
+        original="        os.killpg(process.pid, signal.SIGKILL)\n",
+        broken="        os.kill(process.pid, signal.SIGKILL)\n",
+        tests=(f"{IDS}::test_a_command_that_times_out_is_killed_with_its_children",),
+        check="the-whole-group-is-killed",
     ),
     Mutation(
         name="data sources taken as owned",
@@ -66,15 +66,13 @@ MUTATIONS = [
         original='        if resource.get("mode") != "managed":\n            continue\n',
         broken="",
         tests=(f"{IDS}::test_a_state_file_owns_the_ids_of_its_managed_resources_only",),
-        reason="a data source's id was taken as owned",
+        check="a-data-source-is-not-owned",
     ),
 ]
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
-def test_breaking_owned_id_evidence_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
-    assert_turns_red(tmp_path, mutation)
-
-
-def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
-    assert_green_unmutated(tmp_path, MUTATIONS)
+def test_breaking_owned_id_evidence_turns_its_tests_red(
+    tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)

@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 from audit_helpers import azure_vm, run_audit_cli, write_json
+from named_checks import broken
 
 from cloudguard.audit.formats.markdown import cell
 
@@ -17,7 +18,9 @@ LINK = "[click](https://attacker.example/phish)"
 def test_a_markdown_cell_escapes_link_and_image_syntax() -> None:
     escaped = cell(f"{IMAGE} {LINK}")
 
-    assert "![" not in escaped and "](" not in escaped, f"link syntax survived: {escaped}"
+    assert "![" not in escaped and "](" not in escaped, broken(
+        "markdown-links-escaped", f"link syntax survived: {escaped}"
+    )
     assert escaped == (
         "\\!\\[pixel\\]\\(https\\://attacker\\.example/t\\.png\\) "
         "\\[click\\]\\(https\\://attacker\\.example/phish\\)"
@@ -48,7 +51,9 @@ def test_output_never_follows_a_planted_symlink(tmp_path: Path) -> None:
         "--inventory", str(tmp_path / "vms.json"), "--format", "json", "--output", str(planted)
     )
 
-    assert victim.read_text() == "precious\n", "the report overwrote the link's target"
+    assert victim.read_text() == "precious\n", broken(
+        "output-follows-no-link", "the report overwrote the link's target"
+    )
     assert result.exit_code == 75, result.stderr
     assert "symbolic link" in result.stderr
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from audit_helpers import CLOUDGUARD, by_name, controller_home, write_json
+from named_checks import broken
 from trusted_config import write_trusted
 
 from cloudguard.audit.auditor import run_audit
@@ -84,7 +85,9 @@ def test_a_third_cloud_audits_from_its_export_with_its_own_rules(tmp_path: Path)
         "--format", "json", cwd=tmp_path,
     )  # fmt: skip
     findings = by_name(json.loads(done.stdout))
-    assert "m-orphan" in findings, "label names compared exactly on a case-insensitive cloud"
+    assert "m-orphan" in findings, broken(
+        "label-names-folded", "label names compared exactly on a case-insensitive cloud"
+    )
     assert done.returncode == 1, done.stderr  # an orphan found
     orphan = findings["m-orphan"]
     assert orphan["verdict"] == "orphan"
@@ -93,7 +96,9 @@ def test_a_third_cloud_audits_from_its_export_with_its_own_rules(tmp_path: Path)
     assert orphan["billable"] is True and orphan["cost"]["hourly"] == 0.25, orphan
     assert orphan["cost"]["accrued"] == 2.5  # ten hours since born
     # Paused does not bill on the toy cloud: its billable power states say so.
-    assert findings["m-paused"]["billable"] is False, "billed in a state its cloud does not bill"
+    assert findings["m-paused"]["billable"] is False, broken(
+        "its-billable-states", "billed in a state its cloud does not bill"
+    )
     assert "m-known" not in findings or findings["m-known"]["verdict"] != "orphan"
 
 
@@ -155,8 +160,8 @@ def test_a_third_cloud_takes_an_option_of_its_own_from_the_command_line_and_the_
     by_flag = findings_named(cloudguard(*live, "--toy-zone", "z2", cwd=tmp_path))
     (tmp_path / "cloudguard.toml").write_text('[audit]\ntoy-zone = "z2"\n')
     by_config = findings_named(cloudguard(*live, cwd=tmp_path))
-    assert by_flag == by_config == ["m-zone-2"], (
-        "the toy cloud's own option did not reach its sweep"
+    assert by_flag == by_config == ["m-zone-2"], broken(
+        "its-own-option-delivered", "the toy cloud's own option did not reach its sweep"
     )
 
 

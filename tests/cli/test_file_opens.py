@@ -21,7 +21,14 @@ import time
 from pathlib import Path
 
 import pytest
-from second_uid import OTHER_UID, as_other_user, python, world_readable_dir
+from named_checks import broken
+from second_uid import (
+    OTHER_UID,
+    as_other_user,
+    python,
+    require_a_second_user,
+    world_readable_dir,
+)
 
 from cloudguard.project_file import UntrustedFileError, find_project_file, read_project_file
 
@@ -41,7 +48,7 @@ def cloudguard(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
             check=False,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"cloudguard {' '.join(args)} hung on a FIFO", pytrace=False)
+        pytest.fail(broken("a-fifo-never-hangs", f"cloudguard {' '.join(args)} hung on a FIFO"))
 
 
 @pytest.fixture
@@ -105,7 +112,10 @@ def test_a_directory_others_can_write_is_refused(tmp_path: Path) -> None:
 
     done = cloudguard("audit", "--inventory", "-", cwd=shared)
 
-    assert done.returncode == 97, f"a file in a directory others can write was read: {done}"
+    assert done.returncode == 97, broken(
+        "a-directory-others-write-is-refused",
+        f"a file in a directory others can write was read: {done}",
+    )
     assert "writable by group or others without the sticky bit" in done.stderr, done.stderr
     shared.chmod(0o1777)  # sticky: only the owner may rename or remove it
     assert cloudguard("audit", "--inventory", "-", cwd=shared).returncode != 97
@@ -130,10 +140,11 @@ print(swaps)
 """
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="a second user needs root to switch to")
 def test_another_user_swapping_the_file_never_gets_it_read(tmp_path: Path) -> None:
     """Another user swaps their own file in and out for up to 5 s while the victim reads
-    its file as every command does; not once is the other user's file what was read."""
+    its file as every command does; not once is the other user's file what was read.
+    Run by an ordinary user it fails naming the second user it needs (tests/second_uid.py)."""
+    require_a_second_user()
     shared = world_readable_dir()
     shared.chmod(0o777)  # the group-writable project directory of the issue, for anyone
     os.chown(shared, 0, 0)
@@ -156,7 +167,10 @@ def test_another_user_swapping_the_file_never_gets_it_read(tmp_path: Path) -> No
                 refused += 1
                 continue
             read += 1
-            assert "planted" not in text, f"cloudguard read the file uid {OTHER_UID} swapped in"
+            assert "planted" not in text, broken(
+                "a-swapped-file-is-never-read",
+                f"cloudguard read the file uid {OTHER_UID} swapped in",
+            )
     finally:
         (shared / "stop").touch()
         swaps = int(swapper.communicate(timeout=30)[0] or 0)

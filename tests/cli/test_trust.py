@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from named_checks import broken
 
 from cloudguard import trust
 from cloudguard.guard.registry import load_registry
@@ -73,7 +74,9 @@ def test_a_committed_command_does_not_run_until_the_operator_trusts_the_file(
 
     refused = cloudguard("audit", "--inventory", "vms.json", cwd=repo)
 
-    assert not marker.exists(), "a discovered file ran its owned-ids-command untrusted"
+    assert not marker.exists(), broken(
+        "an-untrusted-command-never-runs", "a discovered file ran its owned-ids-command untrusted"
+    )
     assert refused.returncode == 97, refused.stderr
     assert "audit.owned-ids-command (runs a program" in refused.stderr, refused.stderr
     assert f"run `cloudguard trust {config}`" in refused.stderr, refused.stderr
@@ -87,7 +90,9 @@ def test_a_committed_command_does_not_run_until_the_operator_trusts_the_file(
     marker.unlink()
     config.write_text(config.read_text() + "# edited by a pull request\n")
     edited = cloudguard("audit", "--inventory", "vms.json", cwd=repo)
-    assert edited.returncode == 97 and not marker.exists(), "an edited file stayed trusted"
+    assert edited.returncode == 97 and not marker.exists(), broken(
+        "an-edited-file-loses-its-trust", "an edited file stayed trusted"
+    )
 
 
 def test_a_file_named_on_the_command_line_is_the_operators_act(tmp_path: Path) -> None:
@@ -143,7 +148,9 @@ def test_an_untrusted_output_is_ignored_and_said_the_report_goes_to_stdout(
 
     done = cloudguard("audit", "--inventory", "vms.json", cwd=repo)
 
-    assert victim.read_text() == "precious\n", "an untrusted file chose which file to overwrite"
+    assert victim.read_text() == "precious\n", broken(
+        "an-untrusted-output-is-ignored", "an untrusted file chose which file to overwrite"
+    )
     assert f"{config}: ignored audit.output" in done.stderr, done.stderr
     assert json.loads(done.stdout)["schema"] == "cloudguard.audit"  # format: harmless, kept
 
@@ -155,7 +162,9 @@ def test_hard_forward_of_an_untrusted_file_is_ignored_and_named(tmp_path: Path) 
     trust.trust(config, trust.digest(config.read_bytes()))
     trusted = load_registry(search_from=repo)
 
-    assert untrusted.forward_ports == (), "an untrusted file opened the hard seal"
+    assert untrusted.forward_ports == (), broken(
+        "an-untrusted-forward-is-ignored", "an untrusted file opened the hard seal"
+    )
     assert untrusted.ignored and "ignored hard.forward" in untrusted.ignored[0]
     assert f"cloudguard trust {config}" in untrusted.ignored[0]
     assert trusted.forward_ports == (9999,) and trusted.ignored == ()

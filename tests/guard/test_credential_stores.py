@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from guard_helpers import child, cloudguard, minimal_env
+from named_checks import broken
 
 # A store and the variable that moves it; "home" is where the tool falls back without it.
 STORES = {
@@ -64,7 +65,10 @@ def test_every_store_points_at_an_empty_place_inside_the_seal(tmp_path: Path) ->
     found = json.loads(result.stdout)
     good = {"inside_seal": True, "empty": True}
     wrong = {name: seen for name, seen in found.items() if seen != good}
-    assert wrong == {}, f"credential stores not redirected into the seal: {wrong}"
+    assert wrong == {}, broken(
+        [f"store-redirected:{name}" for name in wrong],
+        f"credential stores not redirected into the seal: {wrong}",
+    )
 
 
 @pytest.mark.parametrize("tool", sorted(FAKE_TOOLS))
@@ -80,8 +84,9 @@ def test_a_cli_reading_its_store_finds_nothing_of_the_operators(tmp_path: Path, 
     result = cloudguard("run", "--", "sh", "-c", script, env=env)
 
     assert result.returncode == 0, result.stderr
-    assert "OPERATOR-LOGIN" not in result.stdout, (
-        f"an operator credential store reached the sealed {tool}: {result.stdout.strip()}"
+    assert "OPERATOR-LOGIN" not in result.stdout, broken(
+        "the-operators-store-unseen",
+        f"an operator credential store reached the sealed {tool}: {result.stdout.strip()}",
     )
 
 

@@ -1,5 +1,5 @@
-"""Negative controls: break each guard on purpose; the named tests must go red for the right
-reason (harness: tests/cloudguard_mutants.py).
+"""Negative controls: break each guard on purpose; each named test must fail at its named check
+(harness: tests/cloudguard_mutants.py).
 
 Each control mutates one guard in a copy of the package: the seal drops
 nothing, the provider is not bound, the guard bin is off PATH, the check sees
@@ -8,11 +8,8 @@ nothing, the refusers record nothing.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
-from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+from cloudguard_mutants import Mutation, assert_turns_red
 
 HOSTILE = (
     "tests/guard/test_refusers.py::"
@@ -52,10 +49,7 @@ MUTATIONS = [
         original="return name in self.names or name.startswith(self.prefixes)",
         broken="return False",
         tests=(HOSTILE, CLEAN_RUN),
-        reason={
-            HOSTILE: "planted identity variables reached the sealed command",
-            CLEAN_RUN: "the seal line does not name exactly the planted identity variables",
-        },
+        check={HOSTILE: "identity-variables-dropped", CLEAN_RUN: "seal-line-names-the-dropped"},
     ),
     Mutation(
         name="provider not bound",
@@ -63,32 +57,23 @@ MUTATIONS = [
         original="env[variable] = str(seal.provider)",
         broken="pass",
         tests=(PROVIDER,),
-        reason="provider call was not refused",
+        check="provider-refuses",
     ),
     Mutation(
         name="guard bin not on PATH",
         module="guard/seal.py",
         original='env["PATH"] = guard_first(seal, environ.get("PATH", ""))',
         broken='env["PATH"] = environ.get("PATH", "")',
-        tests=(
-            REACH_RUN,
-            HOSTILE,
-        ),
-        reason={REACH_RUN: "run did not go red on a reach", HOSTILE: "hostile run did not go red"},
+        tests=(REACH_RUN, HOSTILE),
+        check={REACH_RUN: "az-is-the-refusing-shim", HOSTILE: "cli-and-provider-refused"},
     ),
     Mutation(
         name="check sees nothing",
         module="guard/alarm.py",
         original="    if records:\n",
         broken="    if False:\n",
-        tests=(
-            REACH_RUN,
-            CHECK,
-        ),
-        reason={
-            REACH_RUN: "run did not go red on a reach",
-            CHECK: "check did not go red on a recorded reach",
-        },
+        tests=(REACH_RUN, CHECK),
+        check={REACH_RUN: "run-red-on-reach", CHECK: "check-red-on-reach"},
     ),
     Mutation(
         name="refuser records nothing",  # with no keeper: a log armed by hand
@@ -96,7 +81,18 @@ MUTATIONS = [
         original="        append(log, record)\n",
         broken="        pass\n",
         tests=(SHIMS,),
-        reason="refusals were not recorded: []",
+        check="every-refusal-recorded",
+    ),
+    Mutation(
+        name="a record glued onto a torn line",
+        module="guard/reach.py",
+        original='            line = b"\\n" + line  # a writer died mid-line:',
+        broken="            line = line  # glued on:",
+        tests=(
+            "tests/guard/test_reach_log.py::"
+            "test_a_write_cut_short_leaves_a_torn_line_refused_and_the_next_record_whole",
+        ),
+        check="the-next-record-is-whole",
     ),
     Mutation(
         name="the keeper keeps nothing",
@@ -104,7 +100,7 @@ MUTATIONS = [
         original="            self.records.append(dict(record))\n",
         broken="            pass\n",
         tests=(REACH_RUN,),
-        reason="run did not go red on a reach",
+        check="run-red-on-reach",  # the writer's line is in the log; the keeper's verdict is not
     ),
     Mutation(
         name="shims do not know their log",
@@ -114,7 +110,7 @@ MUTATIONS = [
         tests=(
             "tests/guard/test_refusers.py::test_a_shim_made_for_a_log_records_there_with_a_scrubbed_environment",
         ),
-        reason="NOT recorded",
+        check="a-shim-knows-its-log",
     ),
     Mutation(
         name="shims do not know their keepers",
@@ -122,7 +118,7 @@ MUTATIONS = [
         original='f"keepers={list(keepers)!r})\\n"',
         broken='"keepers=[])\\n"',
         tests=(SCRUBBED_RUN,),
-        reason="a scrubbed shim's reach was not kept",
+        check="scrubbed-shim-kept",
     ),
 ]
 
@@ -135,9 +131,9 @@ MUTATIONS += [
         original="        if self.keeper is None:\n            return alarm.check(",
         broken="        if True:\n            return alarm.check(",
         tests=(TRUNCATED_RUN, PADDED),
-        reason={
-            TRUNCATED_RUN: "the reach was not judged",
-            PADDED: "the reach was silenced",
+        check={
+            TRUNCATED_RUN: "an-altered-log-is-still-red",
+            PADDED: "a-rewritten-log-is-still-red",
         },
     ),
     Mutation(
@@ -146,10 +142,7 @@ MUTATIONS += [
         original="        if not self._report_holds_every_line():\n",
         broken="        if False:\n",
         tests=(TRUNCATED_RUN, PADDED),
-        reason={
-            TRUNCATED_RUN: "the alteration was not named",
-            PADDED: "the alteration was not named",
-        },
+        check="the-alteration-is-named",
     ),
     Mutation(
         name="the watch ignores a replaced log",
@@ -157,7 +150,7 @@ MUTATIONS += [
         original="        if (at_path.st_dev, at_path.st_ino) != self._identity:\n",
         broken="        if False:\n",
         tests=(REPLACED_UNDER_RUN,),
-        reason="the test that replaced the log was not failed for it",
+        check="the-replacing-test-fails",
     ),
     Mutation(
         name="an own file is opened through a link",
@@ -165,7 +158,7 @@ MUTATIONS += [
         original="extra = 0 if follow else os.O_NOFOLLOW",
         broken="extra = 0",
         tests=(SYMLINKED,),
-        reason="not refused as a symbolic link",
+        check="a-linked-log-is-refused-as-a-link",
     ),
 ]
 ONE_VERDICT = "tests/pytest_plugin/test_plugin_one_verdict.py::test_one_verdict_in_every_mode"
@@ -176,7 +169,7 @@ MUTATIONS += [
         original="declared_since(self.inherited, self.registry))\n",
         broken="[])\n",
         tests=(f"{ONE_VERDICT}[run-xdist-declared-settings]",),
-        reason="a session did not trust its seal",
+        check="a-session-trusts-its-seal",
     ),
     Mutation(
         name="the hard seal answers a refuser before the run holds its record",
@@ -186,7 +179,7 @@ MUTATIONS += [
         tests=(
             "tests/hard/test_hard_relay.py::test_the_relay_returns_only_after_the_host_answered",
         ),
-        reason="the relay answered the refuser before the run held the record",
+        check="the-relay-waits-for-the-answer",
     ),
 ]
 STALE_SEAL = (
@@ -200,7 +193,7 @@ MUTATIONS.append(
         original="    if problems:\n        sys.stderr.write(",
         broken="    if False:\n        sys.stderr.write(",
         tests=(STALE_SEAL,),
-        reason="the real az ran under a stale seal",
+        check="a-stale-seal-is-sealed-again",
     )
 )
 # A Python child's guards record by the seal's own rules (cloudguard/guard/_sitecustomize).
@@ -215,7 +208,7 @@ MUTATIONS.append(
         original="inprocess.install(log=log, find_policy=_policy_of_the_live_seal)",
         broken="inprocess.install(log=log)",
         tests=(PYTHON_CHILD,),
-        reason="a Python child's record named no identity variable",
+        check="a-child-names-identity-variables",
     )
 )
 # Credential stores, the order of redirections, provider variables, doctor.
@@ -239,9 +232,9 @@ for variable, line, tool in (
             original=line,
             broken="",
             tests=(EVERY_STORE, tool_test),
-            reason={
-                EVERY_STORE: f"credential stores not redirected into the seal: {{'{variable}'",
-                tool_test: f"an operator credential store reached the sealed {tool}",
+            check={
+                EVERY_STORE: f"store-redirected:{variable}",
+                tool_test: "the-operators-store-unseen",
             },
         )
     )
@@ -253,7 +246,7 @@ MUTATIONS += [
         original="    env.update(seal.redirections())  # last: nothing above may rebind",
         broken="    env = {**seal.redirections(), **env}  #",
         tests=(PROVIDERS + "test_redirections_are_applied_last_whatever_a_registry_binds",),
-        reason="a provider binding replaced",
+        check="redirections-applied-last",
     ),
     Mutation(
         name="any provider variable admitted",
@@ -261,7 +254,7 @@ MUTATIONS += [
         original="        if why:\n            raise RegistryError(",
         broken="        if False:\n            raise RegistryError(",
         tests=(PROVIDERS + "test_the_run_refuses_admission_with_97",),
-        reason="a registry rebinding metadata switches ran",
+        check="metadata-switches-not-rebindable",
     ),
     Mutation(
         name="doctor does not check redirections",
@@ -269,7 +262,7 @@ MUTATIONS += [
         original="        if environ.get(name) != value:\n",
         broken="        if False:\n",
         tests=(PROVIDERS + "test_doctor_checks_every_redirected_value",),
-        reason="doctor missed broken redirections ['NO_GCE_CHECK', 'AZURE_CONFIG_DIR']",
+        check="doctor-checks-redirections",
     ),
 ]
 STDIN = (
@@ -282,7 +275,7 @@ MUTATIONS.append(
         original="    args = list(sys.argv[1:] if argv is None else argv)\n",
         broken="    sys.stdin.buffer.read()\n    args = list(sys.argv[1:])\n",
         tests=(f"{STDIN}[az]", f"{STDIN}[cloudguard-refusing-provider]"),
-        reason="the refuser read stdin: the file offset moved to 2100",
+        check="stdin-never-read",
     )
 )
 # Values from outside, escaped; reports written without following links.
@@ -298,9 +291,9 @@ MUTATIONS += [
             ESCAPING + "test_describe_escapes_every_field",
             ESCAPING + "test_run_and_check_output_is_escaped",
         ),
-        reason={
-            ESCAPING + "test_describe_escapes_every_field": "a raw control reached",
-            ESCAPING + "test_run_and_check_output_is_escaped": "a raw escape sequence reached",
+        check={
+            ESCAPING + "test_describe_escapes_every_field": "describe-escapes",
+            ESCAPING + "test_run_and_check_output_is_escaped": "output-escaped",
         },
     ),
     Mutation(
@@ -309,15 +302,7 @@ MUTATIONS += [
         original='_ACTIVE = "\\\\`*_~|[]()!<>&:."',
         broken='_ACTIVE = "\\\\|`"',
         tests=(AUDIT_TRUST + "test_a_markdown_cell_escapes_link_and_image_syntax",),
-        reason="link syntax survived: ![pixel](https://attacker.example/t.png)",
-    ),
-    Mutation(
-        name="--output follows links",
-        module="audit/command.py",
-        original='with open(open_private(destination), "w",',
-        broken='with open(destination, "w",',
-        tests=(AUDIT_TRUST + "test_output_never_follows_a_planted_symlink",),
-        reason="the report overwrote the link's target",
+        check="markdown-links-escaped",
     ),
 ]
 # Configuration discovery (cloudguard/project_file.py) and the plugin's watch.
@@ -333,10 +318,10 @@ MUTATIONS += [
             FINDER + "test_never_above_the_repository_root",
             FINDER + "test_outside_a_repository_only_the_working_directory",
         ),
-        reason={
-            FINDER + "test_never_above_the_repository_root": "above the repository root was read",
+        check={
+            FINDER + "test_never_above_the_repository_root": "never-above-the-repository",
             FINDER + "test_outside_a_repository_only_the_working_directory": (
-                "above the working directory was read"
+                "never-above-the-working-directory"
             ),
         },
     ),
@@ -346,12 +331,7 @@ MUTATIONS += [
         original="    if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):\n",
         broken="    if False:\n",
         tests=(f"{UNTRUSTED}[command0]", f"{UNTRUSTED}[command1]", f"{UNTRUSTED}[command2]"),
-        reason={
-            f"{UNTRUSTED}[command0]": "an untrusted cloudguard.toml was read",
-            f"{UNTRUSTED}[command1]": "an untrusted cloudguard.toml was read",
-            # doctor exits 97 outside a run anyway: the file must still be named
-            f"{UNTRUSTED}[command2]": "the untrusted file was not named",
-        },
+        check="the-untrusted-file-is-refused",
     ),
     Mutation(
         name="the plugin never names the keeper's tampering",
@@ -359,7 +339,7 @@ MUTATIONS += [
         original="        self.tampering_reported = len(tampering)\n",
         broken="        self.tampering_reported = len(tampering)\n        del problems[1:]\n",
         tests=(TRUNCATED_TEST,),
-        reason="the tampering was not named (truncate)",
+        check="the-tampering-is-named",
     ),
     Mutation(
         name="a joined session looks at the size only",
@@ -367,51 +347,44 @@ MUTATIONS += [
         original="        if self.log.watch.verify() == cursor:\n",
         broken="        if _size(self.log.path) == cursor:\n",
         tests=(REPLACED_UNDER_RUN,),
-        reason="the test that replaced the log was not failed for it",
+        check="the-replacing-test-fails",
     ),
 ]
-if os.geteuid() == 0:  # only root can make a file of another user's for the test
-    MUTATIONS.append(
-        Mutation(
-            name="another user's file passes for our own",
-            module="private_files.py",
-            original="    if status.st_uid != os.geteuid():\n",
-            broken="    if False:\n",
-            tests=(THEIRS,),
-            reason="another user's log was continued",
-        )
-    )
-    MUTATIONS.append(
-        Mutation(
-            name="another user's cloudguard.toml is trusted",
-            module="project_file.py",
-            original="    if status.st_uid != os.geteuid():\n",
-            broken="    if False:\n",
-            tests=(FINDER + "test_another_users_file_is_refused_naming_it",),
-            reason="DID NOT RAISE",
-        )
-    )
+# Owner checks, met by a second user (tests/second_uid.py): the same as root or not.
+MUTATIONS += [
+    Mutation(
+        name="another user's file passes for our own",
+        module="private_files.py",
+        original="    if status.st_uid != os.geteuid():\n",
+        broken="    if False:\n",
+        tests=(
+            THEIRS,
+            "tests/guard/test_private_files.py::"
+            "test_another_users_file_is_refused_before_truncation",
+            "tests/reap/test_reap_log_faults.py::test_a_log_owned_by_someone_else_is_refused",
+        ),
+        check={
+            THEIRS: "another-users-log-refused",
+            "tests/guard/test_private_files.py::"
+            "test_another_users_file_is_refused_before_truncation": "another-users-file-refused",
+            "tests/reap/test_reap_log_faults.py::test_a_log_owned_by_someone_else_is_refused": (
+                "another-users-log-refused"
+            ),
+        },
+    ),
+    Mutation(
+        name="another user's cloudguard.toml is trusted",
+        module="project_file.py",
+        original="    if status.st_uid != os.geteuid():\n",
+        broken="    if False:\n",
+        tests=(FINDER + "test_another_users_file_is_refused_naming_it",),
+        check="another-users-file-refused",
+    ),
+]
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
-def test_breaking_the_guard_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
-    assert_turns_red(tmp_path, mutation)
-
-
-def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
-    assert_green_unmutated(tmp_path, MUTATIONS)
-
-
-def test_the_harness_refuses_a_reason_found_only_in_the_tests_own_source(tmp_path: Path) -> None:
-    """The harness's own control: `KEEP_ME` is in the named test's source, not its message."""
-    from_the_source = Mutation(
-        name="seal drops nothing, reason taken from the source",
-        module=MUTATIONS[0].module,
-        original=MUTATIONS[0].original,
-        broken=MUTATIONS[0].broken,
-        tests=(CLEAN_RUN,),
-        reason="KEEP_ME",
-    )
-
-    with pytest.raises(AssertionError, match="went red for another reason"):
-        assert_turns_red(tmp_path, from_the_source)
+def test_breaking_the_guard_turns_its_tests_red(
+    tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)

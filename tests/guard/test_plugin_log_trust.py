@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from guard_helpers import minimal_env
+from named_checks import broken
 
 from cloudguard import exit_codes
 
@@ -71,8 +72,8 @@ def test_a_test_that_tampers_with_the_log_fails_naming_both_and_the_session_is_9
     failure = verdicts["test_tampers"]
     assert failure is not None, f"the tampering test passed ({how}):\n{output}"
     assert REACHED in failure, failure
-    assert ALTERED in failure and "failing closed" in failure, (
-        f"the tampering was not named ({how}):\n{failure}"
+    assert ALTERED in failure and "failing closed" in failure, broken(
+        "the-tampering-is-named", f"the tampering was not named ({how}):\n{failure}"
     )
     assert verdicts["test_clean_after"] is None, output
     assert code == exit_codes.REACH_REFUSED, f"session exited {code} ({how}):\n{output}"
@@ -122,8 +123,9 @@ def test_under_run_a_test_that_replaces_the_log_fails_and_the_run_is_98(tmp_path
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     failure = "".join(c.text or "" for c in cases["test_replaces_the_log"])
 
-    assert "was replaced by another file while armed" in failure, (
-        f"the test that replaced the log was not failed for it:\n{result.stderr}"
+    assert "was replaced by another file while armed" in failure, broken(
+        "the-replacing-test-fails",
+        f"the test that replaced the log was not failed for it:\n{result.stderr}",
     )
     assert result.returncode == exit_codes.REACH_REFUSED, result.stderr
     assert "az-shim reached `az vm list`" in result.stderr

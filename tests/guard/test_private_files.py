@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from second_uid import another_users_file, refused_to_the_second_user
 
 from cloudguard.private_files import UnsafePathError, create_new, open_own, write_private
 
@@ -52,11 +53,15 @@ def test_not_a_regular_file_is_refused(tmp_path: Path) -> None:
         open_own(fifo, os.O_RDWR)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a file owned by another uid")
-def test_another_users_file_is_refused_before_truncation(tmp_path: Path) -> None:
-    theirs = tmp_path / "theirs.json"
-    theirs.write_text("their content")
-    os.chown(theirs, 12345, 12345)
-    with pytest.raises(UnsafePathError, match="owned by uid 12345"):
-        write_private(theirs, "mine")
+def test_another_users_file_is_refused_before_truncation(second_user: Path) -> None:
+    """Written to by the second user (uid 65534): a file of ours it could write (0666)."""
+    theirs = another_users_file(second_user, "theirs.json", b"their content")
+
+    refused_to_the_second_user(
+        second_user,
+        "from cloudguard.private_files import UnsafePathError as Refused, write_private",
+        'write_private("theirs.json", "mine")',
+        check="another-users-file-refused",
+        what="another user's file was written",
+    )
     assert theirs.read_text() == "their content"

@@ -6,11 +6,12 @@ same finder; a refused file is exit 97 naming it from either command.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from guard_helpers import cloudguard, minimal_env
+from named_checks import broken
+from second_uid import another_users_file, refused_to_the_second_user
 
 from cloudguard.project_file import UntrustedFileError, find_project_file, read_project_file
 
@@ -57,7 +58,9 @@ def test_never_above_the_repository_root(tmp_path: Path) -> None:
     (repo / ".git").mkdir(parents=True)
 
     found = find_project_file(repo, {"HOME": str(tmp_path / "nohome")})
-    assert found is None, f"a file above the repository root was read: {found}"
+    assert found is None, broken(
+        "never-above-the-repository", f"a file above the repository root was read: {found}"
+    )
 
 
 def test_outside_a_repository_only_the_working_directory(tmp_path: Path) -> None:
@@ -66,7 +69,9 @@ def test_outside_a_repository_only_the_working_directory(tmp_path: Path) -> None
     work.mkdir()
 
     found = find_project_file(work, {"HOME": str(tmp_path / "nohome")})
-    assert found is None, f"a file above the working directory was read: {found}"
+    assert found is None, broken(
+        "never-above-the-working-directory", f"a file above the working directory was read: {found}"
+    )
     assert find_project_file(tmp_path, {"HOME": str(tmp_path / "nohome")}) is not None
 
 
@@ -96,13 +101,20 @@ def test_a_symlink_is_refused(tmp_path: Path) -> None:
         discover(tmp_path)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="making another user's file needs root")
-def test_another_users_file_is_refused_naming_it(tmp_path: Path) -> None:
-    path = plant(tmp_path)
-    os.chown(path, 65534, 65534)
+def test_another_users_file_is_refused_naming_it(second_user: Path) -> None:
+    """Found by the second user (uid 65534) in its working directory: a file of ours."""
+    path = another_users_file(second_user, "cloudguard.toml", BODY.encode())
+    path.chmod(0o644)  # not writable by others: only the owner check refuses it
 
-    with pytest.raises(UntrustedFileError, match="owned by uid 65534"):
-        discover(tmp_path)
+    refused_to_the_second_user(
+        second_user,
+        "from pathlib import Path\n"
+        "from cloudguard.project_file import UntrustedFileError as Refused, find_project_file, "
+        "read_project_file",
+        "read_project_file(find_project_file(Path.cwd(), {}), discovered=True)",
+        check="another-users-file-refused",
+        what="another user's cloudguard.toml was trusted",
+    )
 
 
 @pytest.mark.parametrize(
@@ -119,7 +131,7 @@ def test_every_command_refuses_an_untrusted_file_with_97(tmp_path: Path, command
 
     result = cloudguard(*command, env=minimal_env(tmp_path), cwd=tmp_path)
 
-    assert result.returncode == 97, f"an untrusted cloudguard.toml was read: {result.stderr}"
-    assert f"{path}: writable by group or others" in result.stderr, (
-        f"the untrusted file was not named: {result.stderr}"
+    assert f"{path}: writable by group or others" in result.stderr, broken(
+        "the-untrusted-file-is-refused", f"the untrusted file was not refused: {result.stderr}"
     )
+    assert result.returncode == 97, f"an untrusted cloudguard.toml was read: {result.stderr}"

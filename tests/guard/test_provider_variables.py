@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from guard_helpers import cloudguard, minimal_env
+from named_checks import broken
 
 from cloudguard.guard import doctor, seal
 from cloudguard.guard.registry import Registry, RegistryError, load_registry
@@ -69,7 +70,10 @@ def test_the_run_refuses_admission_with_97(tmp_path: Path) -> None:
 
     result = cloudguard("run", "--registry", str(path), "--", "true", env=minimal_env(tmp_path))
 
-    assert result.returncode == 97, f"a registry rebinding metadata switches ran: {result.stderr}"
+    assert result.returncode == 97, broken(
+        "metadata-switches-not-rebindable",
+        f"a registry rebinding metadata switches ran: {result.stderr}",
+    )
     assert "provider variable 'AWS_EC2_METADATA_DISABLED'" in result.stderr
 
 
@@ -90,7 +94,9 @@ def test_redirections_are_applied_last_whatever_a_registry_binds(tmp_path: Path)
     finally:
         made.remove()
 
-    assert redirected == made.redirections(), f"a provider binding replaced: {redirected}"
+    assert redirected == made.redirections(), broken(
+        "redirections-applied-last", f"a provider binding replaced: {redirected}"
+    )
 
 
 def test_doctor_checks_every_redirected_value(tmp_path: Path) -> None:
@@ -101,11 +107,13 @@ def test_doctor_checks_every_redirected_value(tmp_path: Path) -> None:
         clean = list(doctor.problems(env, registry))
         del env["NO_GCE_CHECK"]
         env["AZURE_CONFIG_DIR"] = str(made.root)  # a redirection that is not the seal's
-        broken = list(doctor.problems(env, registry))
+        damaged = list(doctor.problems(env, registry))
     finally:
         made.remove()
 
     assert not [p for p in clean if "redirected" in p], clean  # the control
     missed = [name for name in ("NO_GCE_CHECK", "AZURE_CONFIG_DIR")
-              if not any(p.startswith(f"{name} is not redirected") for p in broken)]  # fmt: skip
-    assert missed == [], f"doctor missed broken redirections {missed}: {broken}"
+              if not any(p.startswith(f"{name} is not redirected") for p in damaged)]  # fmt: skip
+    assert missed == [], broken(
+        "doctor-checks-redirections", f"doctor missed broken redirections {missed}: {damaged}"
+    )

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from guard_helpers import minimal_env, reaches
+from named_checks import broken
 
 # A lookup of a cloud host, swallowed as code under test would: the socket guard refuses it.
 REACH = """
@@ -48,7 +49,8 @@ def test_a_python_childs_record_names_the_identity_variables_still_set(tmp_path:
     assert run.returncode == 98, run.stderr
     (record,) = reaches(log)
     assert record["via"] == "socket" and record["target"] == "management.azure.com:443"
-    assert record["identity_vars"] == ["AZURE_CLIENT_SECRET"], (
-        f"a Python child's record named no identity variable by the seal's rules: {record}"
+    assert record["identity_vars"] == ["AZURE_CLIENT_SECRET"], broken(
+        "a-child-names-identity-variables",
+        f"a Python child's record named no identity variable by the seal's rules: {record}",
     )
     assert "v-0401" not in log.read_text() and "v-0401" not in run.stderr

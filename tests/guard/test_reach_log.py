@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from named_checks import broken
 
 from cloudguard.documents import reach_log
 from cloudguard.guard import reach, redaction
@@ -171,42 +172,52 @@ def test_non_utf8_and_oversized_arguments_are_bounded_text() -> None:
     assert len(out) == redaction.MAX_ARGS + 1
 
 
-KILLED_WRITER = """
+def _via(line: bytes) -> object:
+    try:
+        return json.loads(line).get("via")
+    except ValueError:
+        return None  # not one JSON record: glued onto the torn line
+
+
+CUT_SHORT_WRITER = """
 import sys
 from cloudguard.guard import reach
-record = reach.reach_record(via="big", argv=[], target="x" * 300_000_000)
-print("ready", flush=True)
-reach.append(sys.argv[1], record)
-print("done", flush=True)
+reach.append(sys.argv[1], reach.reach_record(via="big", argv=[], target="x" * 100_000))
 """
 
 
-def test_a_writer_really_killed_during_its_write_leaves_the_log_whole_or_failing_closed(
+def test_a_write_cut_short_leaves_a_torn_line_refused_and_the_next_record_whole(
     armed_log: Path,
 ) -> None:
-    """SIGKILL a writer in the middle of a 300 MB append (a fatal signal can cut a write short).
-
-    Whichever way the race goes, the alarm must hold: either the record is whole,
-    or the log fails closed, and a later writer's record is whole in both cases.
+    """A real writer whose append the kernel cuts short (a file-size limit 1000 bytes past the
+    header stops its write there, as a fatal signal mid-write would): the log ends in a torn
+    line, every reader refuses it, and the next writer's record is whole on a line of its own.
     """
-    header = armed_log.stat().st_size
-    writer = subprocess.Popen(
-        [sys.executable, "-c", KILLED_WRITER, str(armed_log)], stdout=subprocess.PIPE, text=True
+    limit = armed_log.stat().st_size + 1000
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    writer = subprocess.run(
+        [sys.executable, "-c", CUT_SHORT_WRITER, str(armed_log)],
+        preexec_fn=limited,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
-    assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
-    deadline = time.monotonic() + 30
-    while armed_log.stat().st_size == header and time.monotonic() < deadline:
-        time.sleep(0.0005)
-    writer.kill()
-    writer.wait(10)
+
+    data = armed_log.read_bytes()
+    assert writer.returncode != 0 and "short write to reach log" in writer.stderr, writer.stderr
+    assert len(data) == limit and not data.endswith(b"\n"), "the write was not cut short"
+    with pytest.raises(reach_log.ReachLogError, match="line 2 is torn"):
+        reach_log.read(str(armed_log))
 
     reach.append(str(armed_log), reach.reach_record(via="after", argv=[], target="t"))
 
-    last = armed_log.read_bytes().rsplit(b"\n", 2)[-2]
-    assert json.loads(last)["via"] == "after"
-    try:
-        log = reach_log.read(str(armed_log))
-    except reach_log.ReachLogError as error:
-        assert "line 2" in str(error)  # torn: the check fails closed, naming the line
-    else:
-        assert [r["via"] for r in log.reaches] == ["big", "after"]  # the write had finished
+    lines = armed_log.read_bytes().split(b"\n")
+    assert len(lines) == 4 and lines[-1] == b"" and _via(lines[2]) == "after", broken(
+        "the-next-record-is-whole", f"the next record is not whole on its own line: {lines[1:]!r}"
+    )
+    with pytest.raises(reach_log.ReachLogError, match="line 2 is not a JSON record"):
+        reach_log.read(str(armed_log))  # and the torn one still fails the check closed

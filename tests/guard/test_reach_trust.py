@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from guard_helpers import child, cloudguard, minimal_env
+from named_checks import broken
+from second_uid import another_users_file, guard_run_script, run_guard
 
 from cloudguard.documents import reach_log
 from cloudguard.guard import alarm, reach
@@ -77,20 +79,26 @@ def test_a_symlink_to_an_armed_log_is_not_followed(tmp_path: Path) -> None:
     result = cloudguard("run", "--log", str(link), "--", "true", env=minimal_env(tmp_path))
 
     assert result.returncode == 97, f"a symlinked log was continued: {result.stderr}"
-    assert "symbolic link" in result.stderr, f"not refused as a symbolic link: {result.stderr}"
+    assert "symbolic link" in result.stderr, broken(
+        "a-linked-log-is-refused-as-a-link", f"not refused as a symbolic link: {result.stderr}"
+    )
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="making another user's file needs root")
-def test_another_users_armed_log_is_not_continued(tmp_path: Path) -> None:
-    theirs = tmp_path / "reach.jsonl"
-    alarm.arm(str(theirs), by="another user")
-    os.chown(theirs, 65534, 65534)
+def test_another_users_armed_log_is_not_continued(second_user: Path) -> None:
+    """Run by the second user (uid 65534) on an armed log of ours it could write (0666)."""
+    armed = second_user / "armed.jsonl"
+    alarm.arm(str(armed), by="another user")
+    theirs = another_users_file(second_user, "reach.jsonl", armed.read_bytes())
     before = theirs.read_bytes()
 
-    result = cloudguard("run", "--log", str(theirs), "--", "true", env=minimal_env(tmp_path))
+    result = run_guard(
+        second_user, guard_run_script(["true"], theirs), env={"PATH": "/usr/bin:/bin"}
+    )
 
-    assert result.returncode == 97, f"another user's log was continued: {result.stderr}"
-    assert "owned by uid 65534" in result.stderr
+    assert result.returncode == 97, broken(
+        "another-users-log-refused", f"another user's log was continued: {result.stderr}"
+    )
+    assert f"owned by uid {os.geteuid()}" in result.stderr, result.stderr
     assert theirs.read_bytes() == before
 
 
@@ -126,9 +134,11 @@ def sealed_run(tmp_path: Path, script: str) -> subprocess.CompletedProcess[str]:
 def _altered_and_red(tmp_path: Path, script: str) -> None:
     result = sealed_run(tmp_path, script)
 
-    assert result.returncode == 98, f"the reach was not judged: {result.stderr}"
-    assert "tampering: the reach log was altered while the run was on" in result.stderr, (
-        f"the alteration was not named: {result.stderr}"
+    assert result.returncode == 98, broken(
+        "an-altered-log-is-still-red", f"the reach was not judged: {result.stderr}"
+    )
+    assert "tampering: the reach log was altered while the run was on" in result.stderr, broken(
+        "the-alteration-is-named", f"the alteration was not named: {result.stderr}"
     )
     assert [r["target"] for r in reach_log.read(str(tmp_path / "reach.jsonl")).reaches] == [
         "az vm list"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from guard_helpers import child, cloudguard, minimal_env, reaches
+from named_checks import broken
 
 from cloudguard.guard import reach
 from cloudguard.guard.registry import load_registry
@@ -41,7 +42,9 @@ def test_every_shipped_shim_records_then_refuses_with_98(seal: Seal, armed_log: 
         assert b"cloudguard: refused" in result.stderr
         assert b"ALLOW" not in result.stderr.upper()  # no bypass is advertised
     recorded = [r["target"].split()[0] for r in reaches(armed_log)]
-    assert recorded == [*tools[:-1], "provider"], f"refusals were not recorded: {recorded}"
+    assert recorded == [*tools[:-1], "provider"], broken(
+        "every-refusal-recorded", f"refusals were not recorded: {recorded}"
+    )
 
 
 def test_non_utf8_argv_is_recorded_as_escaped_text(seal: Seal, armed_log: Path) -> None:
@@ -84,7 +87,9 @@ def test_stdin_is_never_read_a_file_given_as_stdin_keeps_offset_0(
         offset = handle.tell()
 
     assert result.returncode == 98
-    assert offset == 0, f"the refuser read stdin: the file offset moved to {offset}"
+    assert offset == 0, broken(
+        "stdin-never-read", f"the refuser read stdin: the file offset moved to {offset}"
+    )
 
 
 def test_control_a_reader_moves_the_offset(tmp_path: Path) -> None:
@@ -150,7 +155,9 @@ def test_a_shim_made_for_a_log_records_there_with_a_scrubbed_environment(
         made.remove()
 
     assert result.returncode == 98
-    assert b"NOT recorded" not in result.stderr, result.stderr
+    assert b"NOT recorded" not in result.stderr, broken(
+        "a-shim-knows-its-log", f"a shim with a scrubbed environment did not record: {result}"
+    )
     (record,) = reaches(armed_log)
     assert record["target"] == "az account show", "a scrubbed environment lost the record"
 
@@ -195,10 +202,15 @@ PLANTED_FILES = {
 HOSTILE_CHILD = """
 import json, os, subprocess, sys
 seen = {name: os.environ.get(name) for name in sys.argv[1].split(",")}
+def call(*argv):
+    try:
+        return subprocess.call(argv)
+    except FileNotFoundError:
+        return 127
 codes = [
-    subprocess.call(["az", "account", "get-access-token", "--password", "hunter2-argv-0201"]),
-    subprocess.call(["aws", "sts", "get-caller-identity", "--endpoint-url", "http://127.0.0.1:9"]),
-    subprocess.call([os.environ["FM_WORKER_PROVIDER_COMMAND"], "spawn", "--size", "D4as_v6"]),
+    call("az", "account", "get-access-token", "--password", "hunter2-argv-0201"),
+    call("aws", "sts", "get-caller-identity", "--endpoint-url", "http://127.0.0.1:9"),
+    call(os.environ["FM_WORKER_PROVIDER_COMMAND"], "spawn", "--size", "D4as_v6"),
 ]
 stores = {n: os.environ.get(n) for n in ("AZURE_CONFIG_DIR", "AWS_CONFIG_FILE",
           "AWS_SHARED_CREDENTIALS_FILE", "AWS_EC2_METADATA_DISABLED", "CLOUDSDK_CONFIG")}
@@ -229,11 +241,16 @@ def test_hostile_environment_nothing_planted_reaches_the_command_or_the_record(
         "run", "--log", str(log), "--", *child(HOSTILE_CHILD), ",".join(PLANTED), env=env
     )
 
-    assert result.returncode == 98, f"hostile run did not go red: {result.stderr}"
     report = json.loads(result.stdout)
     leaked = {name for name, value in report["seen"].items() if value == PLANTED[name]}
-    assert not leaked, f"planted identity variables reached the sealed command: {sorted(leaked)}"
-    assert report["codes"] == [98, 98, 98], "az, aws and the provider must each be refused"
+    assert not leaked, broken(
+        "identity-variables-dropped",
+        f"planted identity variables reached the sealed command: {sorted(leaked)}",
+    )
+    assert report["codes"] == [98, 98, 98], broken(
+        "cli-and-provider-refused", f"az, aws and the provider were not each refused: {report}"
+    )
+    assert result.returncode == 98, f"hostile run did not go red: {result.stderr}"
     assert all(str(home) not in (value or "") for value in report["stores"].values())
     assert report["stores"]["AWS_EC2_METADATA_DISABLED"] == "true"
     vias = sorted(r["via"] for r in reaches(log))

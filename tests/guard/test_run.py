@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from guard_helpers import child, cloudguard, minimal_env, reaches, seal_lines
+from named_checks import broken
 
 from cloudguard.guard import reach
 
@@ -22,7 +23,10 @@ def test_a_clean_command_keeps_its_own_exit_code_and_prints_one_seal_line(tmp_pa
     assert result.returncode == 3, result.stderr
     assert seal_lines(result.stderr) == [
         "CLOUDGUARD_AMBIENT_SEAL dropped=AWS_PROFILE,AZURE_CLIENT_ID"
-    ], "the seal line does not name exactly the planted identity variables"
+    ], broken(
+        "seal-line-names-the-dropped",
+        f"the seal line does not name exactly the planted identity variables: {result.stderr}",
+    )
 
 
 def test_a_seal_that_drops_nothing_says_so_in_its_one_line(tmp_path: Path) -> None:
@@ -44,15 +48,22 @@ def test_a_reach_makes_the_run_red_and_names_what_was_reached(tmp_path: Path) ->
         "--",
         "sh",
         "-c",
-        "az vm list --resource-group pilot; exit 0",
+        'az vm list --resource-group pilot; echo "az exit $?"; exit 0',
         env=minimal_env(tmp_path),
     )
 
-    assert result.returncode == 98, f"run did not go red on a reach: {result.stderr}"
+    assert "az exit 98" in result.stdout, broken(
+        "az-is-the-refusing-shim", f"az was not refused: {result.stdout}{result.stderr}"
+    )
+    recorded = reaches(log)
+    assert [(r["via"], r["argv"][:3]) for r in recorded] == [("az-shim", ["az", "vm", "list"])], (
+        broken("reach-recorded", f"the reach was not recorded: {recorded}\n{result.stderr}")
+    )
+    assert result.returncode == 98, broken(
+        "run-red-on-reach", f"run did not go red on a recorded reach: {result.stderr}"
+    )
     assert "az-shim reached `az vm list`" in result.stderr
     assert "the command itself exited 0" in result.stderr
-    (record,) = reaches(log)
-    assert record["via"] == "az-shim" and record["argv"][:3] == ["az", "vm", "list"]
 
 
 def test_the_refusing_provider_is_bound_and_refuses_loudly(tmp_path: Path) -> None:
@@ -63,8 +74,10 @@ def test_the_refusing_provider_is_bound_and_refuses_loudly(tmp_path: Path) -> No
         "run", "--log", str(log), "--", "sh", "-c", script, env=minimal_env(tmp_path)
     )
 
-    assert result.returncode == 98, f"provider call was not refused: {result.stderr}"
-    assert "provider exit 98" in result.stdout
+    assert "provider exit 98" in result.stdout, broken(
+        "provider-refuses", f"the provider call was not refused: {result.stdout}{result.stderr}"
+    )
+    assert result.returncode == 98, result.stderr
     assert "no real provider is bound" in result.stderr
     assert "FM_WORKER_PROVIDER_COMMAND=/path/to/fake-provider" in result.stderr
     (record,) = reaches(log)
@@ -205,7 +218,9 @@ def test_check_reports_clean_red_and_unreadable_logs(tmp_path: Path, armed_log: 
         ),
     )
     red = cloudguard("check", "--log", str(armed_log))
-    assert red.returncode == 98, f"check did not go red on a recorded reach: {red.stderr}"
+    assert red.returncode == 98, broken(
+        "check-red-on-reach", f"check did not go red on a recorded reach: {red.stderr}"
+    )
     assert "botocore reached `ec2.us-east-1.amazonaws.com` from test t::x" in red.stderr
 
     later = cloudguard("check", "--log", str(armed_log), "--since", str(armed_log.stat().st_size))
@@ -228,5 +243,7 @@ def test_a_shim_run_with_a_scrubbed_environment_still_reaches_the_runs_keeper(
         env=minimal_env(tmp_path),
     )  # fmt: skip
 
-    assert result.returncode == 98, f"a scrubbed shim's reach was not kept: {result.stderr}"
+    assert result.returncode == 98, broken(
+        "scrubbed-shim-kept", f"a scrubbed shim's reach was not kept: {result.stderr}"
+    )
     assert "az-shim reached `az account show`" in result.stderr

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from guard_helpers import cloudguard, minimal_env
+from named_checks import broken
 
 from cloudguard.guard import alarm, reach
 
@@ -30,7 +31,9 @@ def hostile_record() -> dict[str, object]:
 def test_describe_escapes_every_field() -> None:
     shown = alarm.describe(hostile_record())
 
-    assert "\x1b" not in shown and "\u202e" not in shown, f"a raw control reached: {shown!r}"
+    assert "\x1b" not in shown and "\u202e" not in shown, broken(
+        "describe-escapes", f"a raw control reached: {shown!r}"
+    )
     assert "cloudguard: the run is clean" not in shown.splitlines()[1:2]
     assert "\\x1b[2J" in shown and "\\x0acloudguard: the run is clean" in shown
     assert len(shown.splitlines()) == 2  # the headline and argv: nothing forged
@@ -46,7 +49,9 @@ def test_run_and_check_output_is_escaped(tmp_path: Path) -> None:
 
     assert ran.returncode == 98 and checked.returncode == 98, ran.stderr + checked.stderr
     for output in (ran.stderr, checked.stderr):
-        assert "\x1b" not in output, f"a raw escape sequence reached the terminal: {output!r}"
+        assert "\x1b" not in output, broken(
+            "output-escaped", f"a raw escape sequence reached the terminal: {output!r}"
+        )
         forged = [line for line in output.splitlines() if line == "cloudguard: the run is clean"]
         assert forged == [], f"a value forged a line of output: {output!r}"
     assert "\\x1b[2J" in checked.stderr  # shown, escaped: the control that it is there

@@ -17,11 +17,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from second_uid import guard_run_script, package_copy, run_guard, world_readable_dir
+from named_checks import broken
+from second_uid import guard_run_script, run_guard
 
 from cloudguard.documents import reach_log
 
@@ -29,15 +29,12 @@ IP = shutil.which("ip", path="/usr/sbin:/sbin:/usr/bin:/bin") or "ip"
 PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 RECORDED_AZ = "az account show"
 ALTERED = "tampering: the reach log was altered while the run was on"
+COMMAND_RAN = "the-attacking-command-ran"
 
 
 @pytest.fixture
-def where() -> Iterator[Path]:
-    path = world_readable_dir()
-    try:
-        yield package_copy(path)
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+def where(second_user: Path) -> Path:
+    return second_user
 
 
 def attacked_run(
@@ -49,7 +46,11 @@ def attacked_run(
     The network namespace needs a user namespace whose root brings it up; the run itself
     then goes on in a further one as an ordinary user there (uid 1000, no capability), as
     it would on a host: the root of a user namespace may trace anything inside it.
+
+    The command first says it ran: a run that never started the command (a seal that
+    could not be made, 75) fails here, not at the check of what the command did.
     """
+    script = f"echo {COMMAND_RAN} >&2; {script}"
     runner = guard_run_script(["sh", "-c", script], where / "reach.jsonl", hard=hard)
     as_user = ["unshare", "-U", "--map-user=1000", "--map-group=1000"]
     outer = (
@@ -61,7 +62,9 @@ def attacked_run(
     wrapper = (
         f"import os, sys; os.execvp('unshare', ['unshare', '-rn', sys.executable, '-c', {outer!r}])"
     )
-    return run_guard(where, wrapper, env={"PATH": PATH, "LANG": "C.UTF-8"}, timeout=timeout)
+    result = run_guard(where, wrapper, env={"PATH": PATH, "LANG": "C.UTF-8"}, timeout=timeout)
+    assert COMMAND_RAN in result.stderr, broken("the-command-ran", f"it did not:\n{show(result)}")
+    return result
 
 
 def targets(where: Path) -> list[str]:
@@ -85,8 +88,12 @@ def test_rewriting_the_log_in_place_after_a_reach_is_still_red(where: Path) -> N
     # The log's own header padded with spaces to the log's exact length, same inode.
     result = attacked_run(where, f"az account show 2>/dev/null; {PAD_OVER_THE_LOG}")
 
-    assert result.returncode == 98, f"the reach was silenced:\n{show(result)}"
-    assert ALTERED in result.stderr, f"the alteration was not named:\n{show(result)}"
+    assert result.returncode == 98, broken(
+        "a-rewritten-log-is-still-red", f"the reach was silenced:\n{show(result)}"
+    )
+    assert ALTERED in result.stderr, broken(
+        "the-alteration-is-named", f"the alteration was not named:\n{show(result)}"
+    )
     assert targets(where) == [RECORDED_AZ], "the keeper did not write its record back"
 
 
@@ -185,8 +192,9 @@ def test_under_hard_the_command_cannot_stop_or_kill_its_supervisor(where: Path) 
     result = attacked_run(where, script, hard=True)
 
     # Both reaches made after the attack are kept, and the run is red for them.
-    assert (result.returncode, targets(where)) == (98, ["198.51.100.7:80", RECORDED_AZ]), (
-        f"the attack on the supervisor cost a record:\n{show(result)}"
+    assert (result.returncode, targets(where)) == (98, ["198.51.100.7:80", RECORDED_AZ]), broken(
+        "the-supervisor-survives-its-command",
+        f"the attack on the supervisor cost a record:\n{show(result)}",
     )
 
 
@@ -195,11 +203,9 @@ def test_under_hard_the_command_sees_only_its_own_processes(where: Path) -> None
     result = attacked_run(where, script, hard=True)
 
     # pid 1 is its init, the shell the next; then ls and grep (and the $(...) subshell)
-    assert "pid 2 processes " in result.stderr, (
-        f"the command saw processes outside its run:\n{show(result)}"
-    )
-    assert int(result.stderr.split("pid 2 processes ")[1].split()[0]) <= 5, (
-        f"the command saw processes outside its run:\n{show(result)}"
+    seen = result.stderr.split("pid 2 processes ")
+    assert len(seen) == 2 and int(seen[1].split()[0]) <= 5, broken(
+        "only-its-own-processes", f"the command saw processes outside its run:\n{show(result)}"
     )
 
 
@@ -211,7 +217,9 @@ def test_under_hard_the_commands_init_cannot_be_read(where: Path) -> None:
 
     own, _, init = result.stderr.rpartition("---")
     assert int(own.split()[-1]) > 0, show(result)
-    assert int(init.split()[0]) == 0, f"the command read its init's descriptors:\n{show(result)}"
+    assert int(init.split()[0]) == 0, broken(
+        "its-init-unreadable", f"the command read its init's descriptors:\n{show(result)}"
+    )
 
 
 def test_under_hard_a_truncated_log_changes_nothing(where: Path) -> None:

@@ -69,7 +69,8 @@ def hard_run(
     `host_setup` is shell run first in that namespace (a server on "the host's" loopback);
     a background job it starts must set S to its pid, to be stopped after the run. With
     `mounts`, the namespace has a mount namespace of its own too: `host_setup` may then make
-    the host's files look as another host's would (a tmpfs on /run, an overlay on /etc).
+    the host's files look as another host's would (a tmpfs on /run, an overlay on /etc). `cwd`:
+    where the run starts (its cloudguard.toml is the project's).
     """
     log = tmp_path / f"reach-{len(list(tmp_path.glob('reach-*')))}.jsonl"
     stop = '[ -z "$S" ] || kill $S'
@@ -86,8 +87,8 @@ def hard_run(
         text=True,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
-        check=False,
         cwd=cwd,
+        check=False,
     )
     return HardRun(result.returncode, result.stdout, result.stderr, log)
 

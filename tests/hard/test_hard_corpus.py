@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from hard_helpers import connect, hard_env, hard_run, python_child
+from host_lacks import require
+from named_checks import broken
 
 RESOLV = "/etc/resolv.conf"
 FAKE_AZ = """#!/bin/sh
@@ -50,20 +52,23 @@ def fake_az(tmp_path: Path) -> list[str]:
 
 def static_program(tmp_path: Path) -> list[str]:
     compiler = shutil.which("cc")
-    if compiler is None:
-        pytest.skip("no C compiler (cc) here: the statically linked technique cannot be built")
+    require("static-c", None if compiler else "no C compiler (cc): dev.py test installs gcc")
+    assert compiler is not None
     source = tmp_path / "connect.c"
     source.write_text(STATIC_CONNECT_C)
     binary = tmp_path / "static-connect"
     built = subprocess.run(
         [compiler, "-static", "-o", str(binary), str(source)], capture_output=True, check=False
     )
-    if built.returncode != 0:
-        pytest.skip(f"cc -static cannot link here: {built.stderr.decode()[-200:]}")
+    failed = built.returncode != 0
+    require(
+        "static-c", f"cc -static cannot link: {built.stderr.decode()[-200:]}" if failed else None
+    )
     return [str(binary)]
 
 
 Technique = Callable[[Path], list[str]]
+STARTED = "the-technique-started"
 # (id, command, via, target): each must be recorded with that via and target, and the run red.
 CORPUS: list[tuple[str, Technique, str, str]] = [
     ("az-on-path", lambda _: ["az", "vm", "list"], "az-shim", "az vm list"),
@@ -126,11 +131,16 @@ CORPUS: list[tuple[str, Technique, str, str]] = [
 def test_every_technique_is_recorded_and_red_under_the_hard_seal(
     tmp_path: Path, technique: Technique, via: str, target: str
 ) -> None:
-    run = hard_run(tmp_path, *technique(tmp_path))
+    # The command says it started first: a seal that never ran it fails here, not below.
+    started = ["sh", "-c", 'echo "$0" >&2; exec "$@"', STARTED, *technique(tmp_path)]
+    run = hard_run(tmp_path, *started)
 
-    assert run.returncode == 98, f"the run did not go red:\n{run.output}"
+    assert STARTED in run.stderr, broken("the-command-ran", f"it did not:\n{run.output}")
     recorded = run.targets(via)
-    assert target in recorded, f"{via} {target} was not recorded (got {recorded}):\n{run.output}"
+    assert target in recorded, broken(
+        "the-reach-is-recorded", f"{via} {target} was not recorded (got {recorded}):\n{run.output}"
+    )
+    assert run.returncode == 98, broken("the-run-is-red", f"the run did not go red:\n{run.output}")
 
 
 def test_a_connection_is_attributed_to_the_name_it_was_resolved_from(tmp_path: Path) -> None:
@@ -139,8 +149,9 @@ def test_a_connection_is_attributed_to_the_name_it_was_resolved_from(tmp_path: P
     (lookup, *_) = [r for r in run.reaches() if r["via"] == "hard-dns"] or [None]
     tcp = [r for r in run.reaches() if r["via"] == "hard-tcp"]
     assert lookup is not None and lookup["name"] == "vault.azure.net", run.output
-    assert tcp, (
-        f"no connection reached the sink: the DNS answer gave it nowhere to go\n{run.output}"
+    assert tcp, broken(
+        "the-answer-leads-to-the-sink",
+        f"no connection reached the sink: the DNS answer gave it nowhere to go\n{run.output}",
     )
     assert {r["name"] for r in tcp} == {"vault.azure.net"}, (
         f"the connection was not attributed to vault.azure.net: {tcp}"
@@ -150,9 +161,17 @@ def test_a_connection_is_attributed_to_the_name_it_was_resolved_from(tmp_path: P
 
 def test_a_record_names_the_program_and_the_test_that_was_running(tmp_path: Path) -> None:
     env = hard_env(tmp_path, CLOUDGUARD_TEST="tests/test_x.py::test_swallows_the_error")
-    run = hard_run(tmp_path, "curl", "-sS", "-m", "5", "http://198.51.100.7:8080/", env=env)
+    # The shell says its pid and its parent's (as the command sees them), then becomes curl.
+    script = 'echo "ids $$ $PPID" >&2; exec curl -sS -m 5 http://198.51.100.7:8080/'
+    run = hard_run(tmp_path, "sh", "-c", script, env=env)
 
     (record,) = [r for r in run.reaches() if r["via"] == "hard-tcp"]
+    pid, ppid = (int(n) for n in run.stderr.split("ids ", 1)[1].split()[:2])
+    assert (record["pid"], record["ppid"]) == (pid, ppid), broken(
+        "the-record-names-the-sender",
+        f"the record names pid {record['pid']} (parent {record['ppid']}), the sender was "
+        f"{pid} (parent {ppid}):\n{run.output}",
+    )
     assert record["test"] == "tests/test_x.py::test_swallows_the_error", run.output
     assert record["argv"][:1] == ["curl"] and record["protocol"] == "tcp", record
     assert record["port"] == 8080 and record["address"] == "198.51.100.7"
@@ -241,10 +260,16 @@ def test_under_pytest_a_record_names_the_test_that_was_running(tmp_path: Path) -
         for r in run.reaches()
         if r["via"] == "hard-tcp"
     }
+    assert sorted(tests) == ["198.51.100.7:8080", "management.azure.com:443"], broken(
+        "the-reaches-are-recorded", f"the reaches were not recorded: {tests}\n{run.output}"
+    )
     assert tests == {
         "management.azure.com:443": "test_inner.py::test_calls_curl_and_swallows_the_failure",
         "198.51.100.7:8080": "test_inner.py::test_connects_in_process_and_swallows_the_failure",
-    }, f"the records do not name the running tests: {tests}\n{run.output}"
+    }, broken(
+        "records-name-the-running-test",
+        f"the records do not name the running tests: {tests}\n{run.output}",
+    )
     assert run.returncode == 98, run.output
 
 
@@ -273,7 +298,10 @@ def test_under_xdist_each_record_names_its_own_workers_test(tmp_path: Path) -> N
 
     records = [r for r in run.reaches() if r["via"] == "hard-tcp"]
     named = {str(r["address"]): str(r["test"]).rpartition("::")[2] for r in records}
+    assert sorted(named) == [f"198.51.100.{10 + n}" for n in range(4)], broken(
+        "the-reaches-are-recorded", f"the reaches were not recorded: {named}\n{run.output}"
+    )
     assert named == {f"198.51.100.{10 + n}": f"test_connects_in_process[{n}]" for n in range(4)}, (
-        f"a record does not name its own test: {named}\n{run.output}"
+        broken("records-name-the-running-test", f"a record does not name its own test: {named}")
     )
     assert run.returncode == 98, run.output

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from hard_helpers import IP_TOOL, hard_env
+from named_checks import broken
 from pause_sink import supervisor
 
 from cloudguard.guard.hard import launch
@@ -39,7 +40,9 @@ def test_no_user_namespaces_is_75_naming_the_sysctl_and_nothing_runs(tmp_path: P
     output = broken_host(tmp_path, NO_USER_NAMESPACES, "run", "--hard", "--", "touch", "RAN")
 
     assert output.startswith("exit 75\n"), output
-    assert "user.max_user_namespaces=0" in output, f"the cause was not named:\n{output}"
+    assert "user.max_user_namespaces=0" in output, broken(
+        "the-sysctl-is-named", f"the cause was not named:\n{output}"
+    )
     assert "sysctl -w user.max_user_namespaces=" in output, f"no way to enable it:\n{output}"
     assert len(lines_naming(output)) == 1, output
     assert not (tmp_path / "RAN").exists(), "the command ran without the hard seal"
@@ -49,7 +52,9 @@ def test_a_device_that_is_not_a_tun_is_75_naming_it_and_nothing_runs(tmp_path: P
     output = broken_host(tmp_path, NOT_A_TUN_DEVICE, "run", "--hard", "--", "touch", "RAN")
 
     assert output.startswith("exit 75\n"), output
-    assert "refused to make a TUN device" in output, f"the cause was not named:\n{output}"
+    assert "refused to make a TUN device" in output, broken(
+        "the-tun-refusal-is-named", f"the cause was not named:\n{output}"
+    )
     assert "CLOUDGUARD_AMBIENT_SEAL" in output and len(lines_naming(output)) == 1, output
     assert not (tmp_path / "RAN").exists(), "the command ran without the hard seal"
 
@@ -70,7 +75,7 @@ def test_a_supervisor_killed_from_outside_before_the_command_ends_is_97(tmp_path
         _, stderr = run.communicate(timeout=60)
     finally:
         run.kill()
-    assert run.returncode == 97, stderr
+    assert run.returncode == 97, broken("a-dead-sink-is-97", f"exit {run.returncode}:\n{stderr}")
     assert "the sink stopped before the command ended" in stderr, stderr
 
 
@@ -89,9 +94,13 @@ def test_what_the_supervisor_relayed_and_the_run_received_must_agree() -> None:
     missing = _refusal({**ended, "recorded": "3"}, received=2)
     lost = _refusal({**ended, "recorded": "1", "lost": "the pipe broke"}, received=1)
 
-    assert missing is not None, "a record lost between the seal and the run passed"
+    assert missing is not None, broken(
+        "relayed-count-checked", "a record lost between the seal and the run passed"
+    )
     assert missing.exit_code == 97 and "relayed 3 record(s) but the run received 2" in str(missing)
-    assert lost is not None, "a record the sink could not relay passed"
+    assert lost is not None, broken(
+        "lost-record-reported", "a record the sink could not relay passed"
+    )
     assert lost.exit_code == 97 and "could not record a reach" in str(lost)
     assert _refusal({**ended, "recorded": "2"}, received=2) is None  # the control
 

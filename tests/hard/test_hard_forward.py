@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from hard_helpers import hard_run, python_child
+from named_checks import broken
 
 from cloudguard.guard.hard import forward
 
@@ -117,10 +118,16 @@ def test_forwarded_connections_to_a_silent_service_do_not_hold_the_sink(tmp_path
             timeout=45,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail("the sink did not answer while forwarded connections waited: the run hung")
+        pytest.fail(
+            broken(
+                "the-sink-answers-while-forwards-wait",
+                "the sink did not answer while forwarded connections waited: the run hung",
+            )
+        )
 
-    assert "reach refused ConnectionRefusedError" in run.stdout, (
-        f"the sink did not answer while forwarded connections waited:\n{run.output}"
+    assert "reach refused ConnectionRefusedError" in run.stdout, broken(
+        "the-sink-answers-while-forwards-wait",
+        f"the sink did not answer while forwarded connections waited:\n{run.output}",
     )
     assert run.targets("hard-tcp") == ["198.51.100.7:443"], run.output
     assert run.returncode == 98, run.output
@@ -143,7 +150,9 @@ def test_a_forward_the_host_never_completes_is_closed_after_the_bounded_connect(
         host_setup=silent_service(tmp_path, "backlog"),
     )
 
-    assert run.stdout.strip() == "closed", f"the relay's connect was not bounded:\n{run.output}"
+    assert run.stdout.strip() == "closed", broken(
+        "the-relays-connect-is-bounded", f"the relay's connect was not bounded:\n{run.output}"
+    )
     assert run.returncode == 0 and run.reaches() == (), run.output
 
 
@@ -168,7 +177,8 @@ def test_forwarded_connections_past_the_bound_are_closed_at_once(tmp_path: Path)
         host_setup=silent_service(tmp_path, "accept"),
     )
 
-    assert run.stdout.split() == ["closed", "20", "open", str(forward.MAX_RELAYS)], (
-        f"connections past the bound were not closed at once:\n{run.output}"
+    assert run.stdout.split() == ["closed", "20", "open", str(forward.MAX_RELAYS)], broken(
+        "relays-past-the-bound-close-at-once",
+        f"connections past the bound were not closed at once:\n{run.output}",
     )
     assert run.returncode == 0, run.output

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from hard_helpers import hard_env, hard_run
+from named_checks import broken
 
 HOMES = (".aws", ".azure", ".azd", ".config/gcloud", ".IdentityService")
 MINTER = """#!/bin/sh
@@ -69,7 +70,10 @@ def test_planted_credentials_are_invisible_inside_and_untouched_after(tmp_path: 
 
     run = hard_run(tmp_path, "sh", "-c", PROBE, env=env)
 
-    assert not marker.exists(), f"the planted credential_process ran inside:\n{run.output}"
+    assert "CREDS " in run.stdout, broken("the-probe-ran", f"it did not:\n{run.output}")
+    assert not marker.exists(), broken(
+        "credential-homes-masked", f"the planted credential_process ran inside:\n{run.output}"
+    )
     assert "CREDS None" in run.stdout, run.output
     for name in HOMES:
         assert f"LIST {name}:\n" in run.stdout, f"{name} is not empty inside:\n{run.output}"
@@ -78,6 +82,36 @@ def test_planted_credentials_are_invisible_inside_and_untouched_after(tmp_path: 
     # The attempt to write into a masked home is refused and recorded at once (an ambient root).
     assert run.returncode == 98, run.output
     assert run.targets("ambient-write") == [str(home / ".aws" / "planted-inside")], run.output
+
+
+TOKEN = "s.FAKEvaultTOKEN0001"
+READ_THE_TOKEN = 'echo "TOKEN[$(cat "$HOME/.vault-token")]"'
+
+
+def test_a_projects_own_file_home_is_masked_empty_and_read_only(tmp_path: Path) -> None:
+    """A file (not a directory) the project's `[hard.masked_homes]` names: an empty
+    read-only file inside, the real one untouched."""
+    env = hard_env(tmp_path)
+    token = Path(env["HOME"]) / ".vault-token"
+    token.write_text(TOKEN)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "cloudguard.toml").write_text(
+        '[hard.masked_homes]\n"~/.vault-token" = "the team\'s Vault token"\n'
+    )
+    # The control: under the soft seal the same read finds the token.
+    soft = hard_run(tmp_path, "sh", "-c", READ_THE_TOKEN, options=(), env=env, cwd=project)
+    assert f"TOKEN[{TOKEN}]" in soft.stdout, soft.output
+
+    script = f'{READ_THE_TOKEN}; (echo x > "$HOME/.vault-token") 2>/dev/null && echo WROTE'
+    run = hard_run(tmp_path, "sh", "-c", f"{script}; exit 0", env=env, cwd=project)
+
+    assert "TOKEN[" in run.stdout, broken("the-probe-ran", f"it did not:\n{run.output}")
+    assert "TOKEN[]" in run.stdout, broken(
+        "a-projects-file-home-is-masked", f"the project's masked file was read:\n{run.output}"
+    )
+    assert "WROTE" not in run.stdout, f"a masked file was writable:\n{run.output}"
+    assert token.read_text() == TOKEN, "the real file changed"
 
 
 SECRET = "aws_secret_access_key = PLANTEDPLANTEDPLANTED"
@@ -93,7 +127,9 @@ def test_a_working_directory_inside_a_masked_home_stops_the_run_naming_it(tmp_pa
 
     run = hard_run(tmp_path, "cat", "credentials", env=env, cwd=aws)
 
-    assert SECRET not in run.stdout, f"the masked home was read through its cwd:\n{run.output}"
+    assert SECRET not in run.stdout, broken(
+        "no-read-through-a-masked-cwd", f"the masked home was read through its cwd:\n{run.output}"
+    )
     assert run.returncode == 75, f"a cwd inside a masked home did not stop the run:\n{run.output}"
     assert f"the working directory {aws} is inside {aws}" in run.stderr, run.output
 
@@ -114,7 +150,9 @@ def test_masks_cover_the_accounts_home_as_well_as_home(tmp_path: Path) -> None:
 
     run = hard_run(tmp_path, "sh", "-c", script, mounts=True, host_setup=passwd)
 
-    assert SECRET not in run.stdout, f"the account's home was not masked:\n{run.output}"
+    assert SECRET not in run.stdout, broken(
+        "the-accounts-home-is-masked", f"the account's home was not masked:\n{run.output}"
+    )
     assert run.stdout.strip() == "", run.output
     assert run.returncode == 0, run.output
 
@@ -143,7 +181,9 @@ def test_a_masks_source_cannot_be_reached_or_written_inside(tmp_path: Path) -> N
     run = hard_run(tmp_path, "sh", "-c", TAMPER_WITH_SOURCES, env=env,
                    options=("--hard", "--registry", str(registry)))  # fmt: skip
 
-    assert "WROTE" not in run.stdout, f"a mask's source was writable inside:\n{run.output}"
+    assert "WROTE" not in run.stdout, broken(
+        "a-masks-source-is-out-of-reach", f"a mask's source was writable inside:\n{run.output}"
+    )
     assert "TOKEN:\n" in run.stdout, f"the masked file did not read empty:\n{run.output}"
     assert (Path(env["HOME"]) / ".vault-token").read_text() == "hvs.PLANTEDTOKEN"
     # A masked home is an ambient root too: the attempt on the mask is recorded (98).

@@ -1,14 +1,13 @@
 """Negative controls for the hard seal: break the sink's recording, the DNS answer, the resolver's
 layout, the drop count, the masks, the gate, the forward relay or the fail-closed checks in a
-copy of the package; the named tests must go red for that reason (harness:
+copy of the package; each named test must fail at its named check, or (the controls still
+matched by message: `reason=`) with that reason in its failure (harness:
 tests/cloudguard_mutants.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+from cloudguard_mutants import Mutation, assert_turns_red
 
 CORPUS = (
     "tests/hard/test_hard_corpus.py::test_every_technique_is_recorded_and_red_under_the_hard_seal"
@@ -23,6 +22,12 @@ INTEGRITY = "tests/guard/test_verdict_integrity.py::"
 UNSTOPPABLE = f"{INTEGRITY}test_under_hard_the_command_cannot_stop_or_kill_its_supervisor"
 OWN_PROCESSES = f"{INTEGRITY}test_under_hard_the_command_sees_only_its_own_processes"
 UNREADABLE_INIT = f"{INTEGRITY}test_under_hard_the_commands_init_cannot_be_read"
+PROJECT_HOME = (
+    "tests/hard/test_hard_masks.py::test_a_projects_own_file_home_is_masked_empty_and_read_only"
+)
+NAMES_THE_SENDER = (
+    "tests/hard/test_hard_corpus.py::test_a_record_names_the_program_and_the_test_that_was_running"
+)
 XDIST_RUNNING_TEST = (
     "tests/hard/test_hard_corpus.py::test_under_xdist_each_record_names_its_own_workers_test"
 )
@@ -62,7 +67,7 @@ RESOLVER_MUTATIONS = [
             "tests/hard/test_hard_resolver.py::"
             "test_a_layout_whose_lookups_cannot_reach_the_sink_stops_the_run_naming_it",
         ),
-        reason="the run did not stop before the command",
+        check="an-unreachable-layout-stops-the-run",
     ),
     Mutation(
         name="no DNS over TCP",
@@ -70,7 +75,7 @@ RESOLVER_MUTATIONS = [
         original="            if len(self.tcp_queries) >= MAX_TCP_QUERIES:\n",
         broken="            if True:\n",
         tests=(f"{LAYOUTS}[plain-file]",),
-        reason="glibc over TCP",
+        check="lookups-over-tcp-are-recorded",
     ),
     Mutation(
         name="the seal's resolv.conf is bound writable",
@@ -78,7 +83,7 @@ RESOLVER_MUTATIONS = [
         original="                _read_only(target)\n",
         broken="                pass\n",
         tests=(f"{LAYOUTS}[plain-file]",),
-        reason="the seal's resolv.conf was writable",
+        check="the-seals-resolv-conf-is-read-only",
     ),
     Mutation(
         name="resolver daemons' sockets are not masked",
@@ -90,7 +95,7 @@ RESOLVER_MUTATIONS = [
             "tests/hard/test_hard_resolver.py::"
             "test_a_resolver_daemons_socket_is_masked_so_lookups_meet_the_sink",
         ),
-        reason="/run/nscd was not masked",
+        check="resolver-daemons-are-masked",
     ),
 ]
 LOSS_MUTATIONS = [
@@ -103,7 +108,7 @@ LOSS_MUTATIONS = [
             f"{NO_SILENT_LOSS}"
             "test_a_datagram_to_a_multicast_group_is_recorded_and_the_kernels_chatter_is_not",
         ),
-        reason="the multicast datagram was not recorded",
+        check="a-multicast-datagram-is-recorded",
     ),
     Mutation(
         name="what the kernel dropped is not reported",
@@ -114,7 +119,7 @@ LOSS_MUTATIONS = [
             f"{NO_SILENT_LOSS}test_a_burst_beyond_cg0s_queue_is_97_naming_how_many_were_dropped",
             f"{NO_SILENT_LOSS}test_a_flood_beyond_the_resolvers_buffer_is_97_naming_it",
         ),
-        reason="was not failed closed",
+        check="a-drop-fails-the-run-closed",
     ),
     Mutation(
         name="the gate describes no sender",
@@ -132,7 +137,7 @@ LOSS_MUTATIONS = [
         tests=(
             f"{NO_SILENT_LOSS}test_a_sender_that_exited_before_the_sink_read_its_datagram_is_named",
         ),
-        reason="the record of a sender that had exited does not name it",
+        check="an-exited-sender-is-named",
     ),
     Mutation(
         name="forwarded connections wait on the sink's loop",
@@ -151,7 +156,7 @@ LOSS_MUTATIONS = [
             "tests/hard/test_hard_forward.py::"
             "test_forwarded_connections_to_a_silent_service_do_not_hold_the_sink",
         ),
-        reason="the sink did not answer while forwarded connections waited",
+        check="the-sink-answers-while-forwards-wait",
     ),
     Mutation(
         name="the relay's connect to the host is not bounded",
@@ -162,7 +167,7 @@ LOSS_MUTATIONS = [
             "tests/hard/test_hard_forward.py::"
             "test_a_forward_the_host_never_completes_is_closed_after_the_bounded_connect",
         ),
-        reason="the relay's connect was not bounded",
+        check="the-relays-connect-is-bounded",
     ),
     Mutation(
         name="forwarded connections are relayed without a bound",
@@ -173,7 +178,7 @@ LOSS_MUTATIONS = [
             "tests/hard/test_hard_forward.py::"
             "test_forwarded_connections_past_the_bound_are_closed_at_once",
         ),
-        reason="connections past the bound were not closed at once",
+        check="relays-past-the-bound-close-at-once",
     ),
 ]
 MASK_MUTATIONS = [
@@ -190,7 +195,7 @@ MASK_MUTATIONS = [
             ),
         ),
         tests=(f"{MASKS}test_a_working_directory_inside_a_masked_home_stops_the_run_naming_it",),
-        reason="the masked home was read through its cwd",
+        check="no-read-through-a-masked-cwd",
     ),
     Mutation(
         name="masks follow HOME only",
@@ -199,7 +204,7 @@ MASK_MUTATIONS = [
         "account_home(uid)) if h))\n",
         broken='    homes = [environ["HOME"]]\n',
         tests=(f"{MASKS}test_masks_cover_the_accounts_home_as_well_as_home",),
-        reason="the account's home was not masked",
+        check="the-accounts-home-is-masked",
     ),
     Mutation(
         name="the masks' sources stay mounted",
@@ -207,7 +212,7 @@ MASK_MUTATIONS = [
         original="    sources.detach()\n",
         broken="    pass\n",
         tests=(f"{MASKS}test_a_masks_source_cannot_be_reached_or_written_inside",),
-        reason="a mask's source was writable inside",
+        check="a-masks-source-is-out-of-reach",
     ),
     Mutation(
         name="the host's daemon sockets are not masked",
@@ -215,7 +220,7 @@ MASK_MUTATIONS = [
         original="    entries += [Entry(path, EMPTY, reason) for path, reason in HOST_SOCKETS]\n",
         broken="",
         tests=(f"{SIDE_DOORS}test_the_hosts_well_known_daemon_sockets_are_masked",),
-        reason="was visible inside",
+        check="host-daemon-sockets-are-masked",
     ),
     Mutation(
         name="the repository's git hooks stay writable",
@@ -224,7 +229,7 @@ MASK_MUTATIONS = [
         original="        if os.path.lexists(dot_git):\n            break\n",
         broken="        if os.path.lexists(dot_git):\n            return []\n",
         tests=(f"{SIDE_DOORS}test_the_repositorys_git_hooks_and_config_are_read_only_inside",),
-        reason="a git hook was written inside",
+        check="git-hooks-are-read-only",
     ),
 ]
 GATE_MUTATIONS = [
@@ -234,9 +239,9 @@ GATE_MUTATIONS = [
         original="        if key in self.allowed or key in diag.bound_unix_sockets():\n",
         broken="        if True:\n",
         tests=(HOST_SOCKET, HOST_DATAGRAM),
-        reason={
-            HOST_SOCKET: "a host unix socket was reached from inside",
-            HOST_DATAGRAM: "the datagram was sent",
+        check={
+            HOST_SOCKET: "a-host-unix-socket-is-refused",
+            HOST_DATAGRAM: "a-host-datagram-is-refused",
         },
     ),
     Mutation(
@@ -247,7 +252,7 @@ GATE_MUTATIONS = [
         tests=(
             f"{SIDE_DOORS}test_allow_unix_lets_that_socket_through_and_shows_it_on_the_seal_line",
         ),
-        reason="the allowed socket was refused",
+        check="an-allowed-socket-goes-through",
     ),
     Mutation(
         name="every socket family is allowed",
@@ -258,7 +263,7 @@ GATE_MUTATIONS = [
             f"{SIDE_DOORS}"
             "test_a_socket_family_the_network_namespace_does_not_isolate_is_refused_and_recorded",
         ),
-        reason="the AF_VSOCK attempt was not recorded",
+        check="an-unisolated-family-is-recorded",
     ),
     Mutation(
         name="io_uring is allowed",
@@ -266,7 +271,7 @@ GATE_MUTATIONS = [
         original='    p.jump(_JEQ_K, IO_URING_SETUP, "deny", 0)\n',
         broken="",
         tests=(f"{SIDE_DOORS}test_io_uring_is_refused_inside",),
-        reason="io_uring was available",
+        check="io-uring-is-refused",
     ),
     Mutation(
         name="a host without the gate says nothing",
@@ -277,17 +282,17 @@ GATE_MUTATIONS = [
             f"{SIDE_DOORS}"
             "test_a_host_that_cannot_enforce_the_gate_declares_its_limit_on_the_seal_line",
         ),
-        reason="the limit was not declared on the seal line",
+        check="the-gate-limit-is-declared",
     ),
 ]
-MUTATIONS = [
+SEAL_MUTATIONS = [
     Mutation(
         name="the sink records nothing",
         module="guard/hard/sink.py",
         original="        return attribution.reach_entry(via, target, sender, extra)\n",
         broken="        return None  # type: ignore[return-value]\n",
         tests=(f"{CORPUS}[curl]", f"{CORPUS}[getent-lookup]", f"{CORPUS}[python-isolated-imds]"),
-        reason="the run did not go red",  # nothing recorded: the check sees a clean run
+        check="the-reach-is-recorded",
     ),
     Mutation(
         name="the resolver answers no address",
@@ -306,11 +311,7 @@ MUTATIONS = [
         original="    if not seal_root:\n        return\n",
         broken="    if True:\n        return\n",
         tests=(RUNNING_TEST, XDIST_RUNNING_TEST),
-        # each named test's own message (the harness reads each one's, never the pooled output)
-        reason={
-            RUNNING_TEST: "the records do not name the running tests",
-            XDIST_RUNNING_TEST: "a record does not name its own test",
-        },
+        check="records-name-the-running-test",
     ),
     Mutation(
         name="no credential home is masked",
@@ -321,7 +322,35 @@ MUTATIONS = [
         tests=(
             "tests/hard/test_hard_masks.py::test_planted_credentials_are_invisible_inside_and_untouched_after",
         ),
-        reason="the planted credential_process ran inside",
+        check="credential-homes-masked",
+    ),
+    Mutation(
+        name="a file home is not masked (only directories are)",
+        module="guard/hard/masks.py",
+        original="            else:\n                linux.mount(empty_file, entry.path,",
+        broken="            else:\n                continue\n"
+        "                linux.mount(empty_file, entry.path,",
+        tests=(PROJECT_HOME,),
+        check="a-projects-file-home-is-masked",
+    ),
+    Mutation(
+        name="a project's [hard.masked_homes] is not read",
+        module="guard/registry.py",
+        original="masked_homes=tuple(dict.fromkeys(h for f in files for h in f.masked_homes)),",
+        broken="masked_homes=tuple(default.masked_homes),",
+        tests=(PROJECT_HOME,),
+        check="a-projects-file-home-is-masked",
+    ),
+    *(
+        Mutation(
+            name=f"a record names {whose} as the sender",
+            module="guard/hard/attribution.py",
+            original="    return Sender(pid=inner, ppid=inner_parent,",
+            broken=f"    return Sender(pid={pid}, ppid=inner_parent,",
+            tests=(NAMES_THE_SENDER,),
+            check="the-record-names-the-sender",
+        )
+        for whose, pid in (("no pid", "None"), ("the parent's pid", "inner_parent"))
     ),
     Mutation(
         name="the host check ignores disabled user namespaces",
@@ -331,7 +360,7 @@ MUTATIONS = [
         tests=(
             "tests/hard/test_hard_fail_closed.py::test_no_user_namespaces_is_75_naming_the_sysctl_and_nothing_runs",
         ),
-        reason="the cause was not named",
+        check="the-sysctl-is-named",
     ),
     Mutation(
         name="a setup failure is not reported as one",
@@ -341,7 +370,7 @@ MUTATIONS = [
         tests=(
             "tests/hard/test_hard_fail_closed.py::test_a_device_that_is_not_a_tun_is_75_naming_it_and_nothing_runs",
         ),
-        reason="the cause was not named",
+        check="the-tun-refusal-is-named",
     ),
     Mutation(
         name="a record the sink could not relay is not reported",
@@ -349,7 +378,7 @@ MUTATIONS = [
         original='    if merged.get("lost"):\n',
         broken="    if False:\n",
         tests=(AGREE,),
-        reason="a record the sink could not relay passed",
+        check="lost-record-reported",
     ),
     Mutation(
         name="the relayed count is not checked",
@@ -357,7 +386,7 @@ MUTATIONS = [
         original='    if str(merged.get("recorded")) != str(received):\n',
         broken="    if False:\n",
         tests=(AGREE,),
-        reason="a record lost between the seal and the run passed",
+        check="relayed-count-checked",
     ),
     Mutation(
         name="a dead sink is not noticed",
@@ -365,7 +394,7 @@ MUTATIONS = [
         original='    if "code" not in merged:\n',
         broken='    if "code" not in merged:\n        return code\n    if False:\n',
         tests=(KILLED,),
-        reason="assert 137 == 97",  # the killed supervisor's own code instead of 97
+        check="a-dead-sink-is-97",
     ),
     Mutation(
         name="the command shares the supervisor's pid namespace",
@@ -380,9 +409,9 @@ MUTATIONS = [
             ),
         ),
         tests=(UNSTOPPABLE, OWN_PROCESSES),
-        reason={
-            UNSTOPPABLE: "the attack on the supervisor cost a record",
-            OWN_PROCESSES: "the command saw processes outside its run",
+        check={
+            UNSTOPPABLE: "the-supervisor-survives-its-command",
+            OWN_PROCESSES: "only-its-own-processes",
         },
     ),
     Mutation(
@@ -391,13 +420,13 @@ MUTATIONS = [
         original="    linux.set_dumpable(False)  # before the command exists",
         broken="    linux.set_dumpable(True)  # before the command exists",
         tests=(UNREADABLE_INIT,),
-        reason="the command read its init's descriptors",
+        check="its-init-unreadable",
     ),
 ]
 
 
-EVERY_MUTATION = [
-    *MUTATIONS,
+MUTATIONS = [
+    *SEAL_MUTATIONS,
     *RESOLVER_MUTATIONS,
     *LOSS_MUTATIONS,
     *MASK_MUTATIONS,
@@ -405,10 +434,8 @@ EVERY_MUTATION = [
 ]
 
 
-@pytest.mark.parametrize("mutation", EVERY_MUTATION, ids=lambda m: m.name)
-def test_breaking_the_hard_seal_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
-    assert_turns_red(tmp_path, mutation)
-
-
-def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
-    assert_green_unmutated(tmp_path, EVERY_MUTATION)
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_the_hard_seal_turns_its_tests_red(
+    tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)

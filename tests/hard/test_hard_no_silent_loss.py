@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hard_helpers import HardRun, hard_run, python_child, without_the_gate
+from named_checks import broken
 
 from cloudguard.guard.hard import attribution
 
@@ -74,7 +75,10 @@ def test_a_burst_beyond_cg0s_queue_is_97_naming_how_many_were_dropped(tmp_path: 
     run, _ = paused_run(tmp_path, FLOOD_CG0, queue="100")
 
     dropped = re.search(r"dropped (\d+) packet\(s\) before the sink could record them", run.stderr)
-    assert run.returncode == 97, f"a flood that overflowed cg0 was not failed closed:\n{run.output}"
+    assert run.returncode == 97, broken(
+        "a-drop-fails-the-run-closed",
+        f"a flood that overflowed cg0 was not failed closed:\n{run.output}",
+    )
     assert dropped is not None, f"the run did not say how many were dropped:\n{run.stderr}"
     recorded = len(run.targets("hard-udp"))
     assert int(dropped.group(1)) + recorded == 3000, (recorded, dropped.group(0))
@@ -85,8 +89,9 @@ def test_a_flood_beyond_the_resolvers_buffer_is_97_naming_it(tmp_path: Path) -> 
     run, _ = paused_run(tmp_path, FLOOD_RESOLVER)
 
     dropped = re.search(r"dropped (\d+) packet\(s\)", run.stderr)
-    assert run.returncode == 97, (
-        f"a flood that overflowed the resolver was not failed closed:\n{run.output[-3000:]}"
+    assert run.returncode == 97, broken(
+        "a-drop-fails-the-run-closed",
+        f"a flood that overflowed the resolver was not failed closed:\n{run.output[-3000:]}",
     )
     assert dropped is not None and "resolver 127.0.0.53:53" in run.stderr, run.stderr[-2000:]
     recorded = len(run.targets("hard-dns"))
@@ -121,8 +126,9 @@ def test_a_sender_that_exited_before_the_sink_read_its_datagram_is_named(tmp_pat
     sender = int(run.stdout.split("sender ")[1].split()[0])
     assert sorted(str(r["target"]) for r in records) == ["203.0.113.9:4789", "sts.amazonaws.com"]
     for record in records:  # a datagram out, and a lookup
-        assert record["pid"] == sender, (
-            f"the record of a sender that had exited does not name it: {record}\n{run.output}"
+        assert record["pid"] == sender, broken(
+            "an-exited-sender-is-named",
+            f"the record of a sender that had exited does not name it: {record}\n{run.output}",
         )
         assert record["argv"][:2] == [sys.executable, "-I"], record
         assert "unattributed" not in record, record
@@ -169,8 +175,9 @@ def test_a_datagram_to_a_multicast_group_is_recorded_and_the_kernels_chatter_is_
 ) -> None:
     run = hard_run(tmp_path, *python_child("-I", code=MULTICAST))
 
-    assert "239.1.2.3:9999" in run.targets("hard-udp"), (
-        f"the multicast datagram was not recorded:\n{run.output}"
+    assert "239.1.2.3:9999" in run.targets("hard-udp"), broken(
+        "a-multicast-datagram-is-recorded",
+        f"the multicast datagram was not recorded:\n{run.output}",
     )
     protocols = {str(r["protocol"]) for r in run.reaches()}
     assert protocols == {"udp"}, f"the kernel's own IGMP/MLD was recorded: {protocols}"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from hard_helpers import hard_run
+from named_checks import broken
 
 # (layout, shell that makes it in the outer namespace, the words its 75 line would name)
 OVERLAY = (
@@ -73,10 +74,12 @@ def test_every_lookup_is_recorded_under_every_resolver_layout(tmp_path: Path, la
     )
     lookups = {str(r["name"]): str(r["protocol"]) for r in run.reaches() if r["via"] == "hard-dns"}
     assert lookups.get("sts.amazonaws.com") == "dns", f"glibc over UDP ({named}): {lookups}"
-    assert lookups.get("s3.amazonaws.com") == "dns-tcp", f"glibc over TCP ({named}): {lookups}"
+    assert lookups.get("s3.amazonaws.com") == "dns-tcp", broken(
+        "lookups-over-tcp-are-recorded", f"glibc over TCP ({named}): {lookups}"
+    )
     assert "management.azure.com" in lookups, f"Python ({named}): {lookups}"
-    assert "RESOLV-CONF-WRITTEN" not in run.stdout, (
-        f"the seal's resolv.conf was writable:\n{run.output}"
+    assert "RESOLV-CONF-WRITTEN" not in run.stdout, broken(
+        "the-seals-resolv-conf-is-read-only", f"the seal's resolv.conf was writable:\n{run.output}"
     )
 
 
@@ -118,7 +121,9 @@ def test_a_resolver_daemons_socket_is_masked_so_lookups_meet_the_sink(tmp_path: 
     run = hard_run(tmp_path, "sh", "-c", script, host_setup=setup + control, mounts=True)
 
     outside, _, inside = requests.read_text().partition("sealed")
-    assert "NSCD:\n" in run.stdout, f"/run/nscd was not masked:\n{run.output}"
+    assert "NSCD:\n" in run.stdout, broken(
+        "resolver-daemons-are-masked", f"/run/nscd was not masked:\n{run.output}"
+    )
     assert set(outside.split()) & HOST_LOOKUPS, f"glibc never asked the fake nscd: {outside}"
     assert not set(inside.split()) & HOST_LOOKUPS, f"nscd answered inside:\n{run.output}"
     assert "sts.amazonaws.com" in run.targets("hard-dns"), run.output
@@ -135,7 +140,10 @@ def test_a_layout_whose_lookups_cannot_reach_the_sink_stops_the_run_naming_it(
     )
     run = hard_run(tmp_path, "touch", str(tmp_path / "RAN"), host_setup=setup, mounts=True)
 
-    assert run.returncode == 75, f"the run did not stop before the command:\n{run.output}"
+    assert run.returncode == 75, broken(
+        "an-unreachable-layout-stops-the-run",
+        f"the run did not stop before the command:\n{run.output}",
+    )
     assert "a lookup made inside did not reach the sink" in run.stderr, run.output
     assert "nsswitch hosts: files" in run.stderr, f"the layout was not named:\n{run.output}"
     assert not (tmp_path / "RAN").exists(), "the command ran"

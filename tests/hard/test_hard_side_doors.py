@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from hard_helpers import hard_env, hard_run, python_child, without_the_gate
+from named_checks import broken
 
 # A fake daemon per socket path: logs each connection (in LOGS, by path), says hello.
 FAKE_DAEMONS = """
@@ -94,8 +95,9 @@ def test_the_hosts_well_known_daemon_sockets_are_masked(tmp_path: Path) -> None:
     assert outside.count(" hello") == len(sockets), f"the control reached no daemon: {outside}"
     for path in sockets:  # a masked directory has nothing in it; a masked file is no socket
         masked = (f"{path} FileNotFoundError", f"{path} ConnectionRefusedError")
-        assert any(line in run.stdout for line in masked), (
-            f"the host's daemon socket {path} was visible inside:\n{run.output}"
+        assert any(line in run.stdout for line in masked), broken(
+            "host-daemon-sockets-are-masked",
+            f"the host's daemon socket {path} was visible inside:\n{run.output}",
         )
         assert connections(tmp_path, path) == 1, f"{path} was reached from inside"  # the control's
     assert run.returncode == 0 and run.reaches() == (), run.output
@@ -110,8 +112,9 @@ def test_a_connect_to_any_other_host_unix_socket_is_recorded_and_refused(tmp_pat
         host_setup=daemons(tmp_path, host_socket),
     )
 
-    assert f"{host_socket} PermissionError" in run.stdout, (
-        f"a host unix socket was reached from inside:\n{run.output}"
+    assert f"{host_socket} PermissionError" in run.stdout, broken(
+        "a-host-unix-socket-is-refused",
+        f"a host unix socket was reached from inside:\n{run.output}",
     )
     assert connections(tmp_path, host_socket) == 0, "the host's daemon was reached"
     (record,) = run.reaches()
@@ -154,7 +157,9 @@ def test_a_datagram_to_a_host_unix_socket_is_recorded_and_refused(tmp_path: Path
     )
     run = hard_run(tmp_path, *python_child("-I", code=DATAGRAM), str(host_socket), host_setup=setup)
 
-    assert run.stdout.strip() == "PermissionError", f"the datagram was sent:\n{run.output}"
+    assert run.stdout.strip() == "PermissionError", broken(
+        "a-host-datagram-is-refused", f"the datagram was sent:\n{run.output}"
+    )
     assert not received.exists(), f"the host's socket received {received.read_text()}"
     assert run.targets("hard-unix") == [str(host_socket)], run.output
     assert run.returncode == 98, run.output
@@ -198,7 +203,9 @@ def test_allow_unix_lets_that_socket_through_and_shows_it_on_the_seal_line(
     )
 
     assert f"hard=on allow-unix={allowed}" in run.stderr, run.output
-    assert f"{allowed} hello" in run.stdout, f"the allowed socket was refused:\n{run.output}"
+    assert f"{allowed} hello" in run.stdout, broken(
+        "an-allowed-socket-goes-through", f"the allowed socket was refused:\n{run.output}"
+    )
     assert f"{other} FileNotFoundError" in run.stdout, f"its masked directory showed:\n{run.output}"
     assert connections(tmp_path, allowed) == 1 and connections(tmp_path, other) == 0
     assert run.returncode == 0, run.output
@@ -228,8 +235,8 @@ def test_a_socket_family_the_network_namespace_does_not_isolate_is_refused_and_r
 ) -> None:
     run = hard_run(tmp_path, *python_child("-I", code=VSOCK))
 
-    assert run.targets("hard-socket") == ["AF_VSOCK"], (
-        f"the AF_VSOCK attempt was not recorded:\n{run.output}"
+    assert run.targets("hard-socket") == ["AF_VSOCK"], broken(
+        "an-unisolated-family-is-recorded", f"the AF_VSOCK attempt was not recorded:\n{run.output}"
     )
     assert run.stdout.strip() == f"refused {errno.EAFNOSUPPORT}", run.output
     (record,) = run.reaches()
@@ -251,7 +258,9 @@ def test_io_uring_is_refused_inside(tmp_path: Path) -> None:
     run = hard_run(tmp_path, *python_child("-I", code=IO_URING))
 
     assert outside.stdout.split()[1] != str(errno.EPERM), f"the control: {outside.stdout}"
-    assert run.stdout.split() == ["-1", str(errno.EPERM)], f"io_uring was available:\n{run.output}"
+    assert run.stdout.split() == ["-1", str(errno.EPERM)], broken(
+        "io-uring-is-refused", f"io_uring was available:\n{run.output}"
+    )
     assert run.returncode == 0, run.output
 
 
@@ -268,8 +277,8 @@ def test_a_host_that_cannot_enforce_the_gate_declares_its_limit_on_the_seal_line
         launcher=older_kernel,
     )
 
-    assert "hard=on limits=unix-sockets,socket-families" in run.stderr, (
-        f"the limit was not declared on the seal line:\n{run.output}"
+    assert "hard=on limits=unix-sockets,socket-families" in run.stderr, broken(
+        "the-gate-limit-is-declared", f"the limit was not declared on the seal line:\n{run.output}"
     )
     assert "declared limit: the kernel offers no seccomp user notification" in run.stderr
     assert f"{host_socket} hello" in run.stdout, run.output  # what the limit says: not refused
@@ -293,7 +302,9 @@ def test_the_repositorys_git_hooks_and_config_are_read_only_inside(tmp_path: Pat
     run = hard_run(tmp_path, "sh", "-c", script, cwd=repository)
 
     assert "WROTE-HOOK" in control.stdout and "WROTE-CONFIG" in control.stdout, control.output
-    assert "WROTE-HOOK" not in run.stdout, f"a git hook was written inside:\n{run.output}"
+    assert "WROTE-HOOK" not in run.stdout, broken(
+        "git-hooks-are-read-only", f"a git hook was written inside:\n{run.output}"
+    )
     assert "WROTE-CONFIG" not in run.stdout, f"git config was written inside:\n{run.output}"
     assert not hook.exists(), run.output
     # The repository's git metadata is an ambient root too: each attempt is recorded (98).

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from history_helpers import audit, changes, observed
+from named_checks import broken
 
 from cloudguard.history.location import open_store
 from cloudguard.history.store import HistoryStore
@@ -47,7 +48,9 @@ def _wait_for(process: subprocess.Popen[str], word: str) -> None:
 
 def _finished(process: subprocess.Popen[str], what: str) -> dict[str, Any]:
     stdout, stderr = process.communicate(timeout=300)
-    assert process.returncode == 0, f"{what} lost its run (exit {process.returncode}): {stderr}"
+    assert process.returncode == 0, broken(
+        "both-audits-recorded", f"{what} lost its run (exit {process.returncode}): {stderr}"
+    )
     return dict(json.loads(stdout.strip().splitlines()[-1]))
 
 
@@ -109,9 +112,9 @@ def test_an_audit_killed_mid_write_leaves_the_store_as_it_was(backend: str, loca
 
 def _assert_as_seeded(store: HistoryStore) -> None:
     runs = store.runs()
-    assert [(run.id, run.findings) for run in runs] == [(1, SHARED)], (
-        f"the killed audit left a trace: {runs}"
+    assert [(run.id, run.findings) for run in runs] == [(1, SHARED)], broken(
+        "a-killed-audit-leaves-no-trace", f"the killed audit left a trace: {runs}"
     )
-    assert store.timeline(observed("killed-1").display_id) == [], (
-        "the killed audit left a trace: a resource it half-wrote"
+    assert store.timeline(observed("killed-1").display_id) == [], broken(
+        "a-killed-audit-leaves-no-trace", "the killed audit left a trace: a resource it half-wrote"
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from history_helpers import audit, changes, day, gone, observed
+from named_checks import raises_at
 
 from cloudguard.acknowledgements import Ack
 from cloudguard.history.errors import HistoryTooNew, HistoryUnavailable
@@ -94,7 +95,7 @@ def test_a_migration_that_fails_leaves_the_store_at_its_version(
 def test_a_store_of_a_newer_cloudguard_is_refused(backend: str, location: str) -> None:
     open_store(location).close()
     _run_sql(backend, location, "UPDATE cloudguard_schema SET version = 99;")
-    with pytest.raises(HistoryTooNew) as raised:
+    with raises_at("a-newer-store-refused", HistoryTooNew, "a v99 store was opened") as raised:
         open_store(location)
     message = str(raised.value)
     assert "schema version 99" in message and "upgrade cloudguard-ci" in message

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from history_helpers import audit, observed
+from named_checks import broken, raises_at
 
 from cloudguard.history.errors import HistoryBusy, HistoryCorrupt, HistoryUnavailable
 from cloudguard.history.location import default_path, open_store
@@ -47,10 +48,12 @@ def test_a_file_that_is_no_database_is_refused_naming_it_and_left_alone(tmp_path
     path = tmp_path / "history.sqlite3"
     garbage = b"this is not SQLite\x00" * 300
     path.write_bytes(garbage)
-    with pytest.raises(HistoryCorrupt) as raised:
+    with raises_at(
+        "a-damaged-file-is-refused", HistoryCorrupt, "garbage opened as a store"
+    ) as raised:
         open_store(path)
     assert str(path) in str(raised.value) and "move it aside" in str(raised.value)
-    assert path.read_bytes() == garbage, "never a silent fresh start"
+    assert path.read_bytes() == garbage, broken("a-damaged-file-is-left-alone", "a fresh start")
     # The control: where there is no file, the same call makes a new history.
     fresh = tmp_path / "fresh.sqlite3"
     open_store(fresh).close()

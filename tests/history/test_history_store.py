@@ -13,6 +13,7 @@ from datetime import date
 
 import pytest
 from history_helpers import audit, changes, day, gone, observed, vm_id
+from named_checks import broken
 
 from cloudguard.acknowledgements import Ack
 from cloudguard.history.location import open_store
@@ -56,7 +57,9 @@ def test_cost_accrues_between_audits_at_the_price_of_the_day(store: HistoryStore
     second = audit(store, 1, [observed("vm-a", hourly=0.20), observed("vm-off", billable=True)])
     a = second.findings[observed("vm-a").key]
     assert a.observed_hours == pytest.approx(24.0)
-    assert a.accrued == pytest.approx(2.4), f"the first day cost {a.accrued:.2f}, not 24 h at 0.10"
+    assert a.accrued == pytest.approx(2.4), broken(
+        "priced-at-the-days-price", f"the first day cost {a.accrued:.2f}, not 24 h at 0.10"
+    )
     off = second.findings[observed("vm-off").key]
     assert (off.observed_hours, off.accrued) == (0.0, 0.0), "deallocated at the first audit"
 
@@ -87,7 +90,10 @@ def test_leaked_cost_is_what_accrued_while_the_verdict_was_leaking(store: Histor
 def test_an_incomplete_audit_calls_nothing_gone(store: HistoryStore) -> None:
     audit(store, 0, [observed("vm-a"), observed("vm-b")])
     partial = audit(store, 1, [observed("vm-b")], complete=False)
-    assert partial.gone == (), f"an incomplete audit called {gone(partial)} gone"
+    assert partial.gone == (), broken(
+        "an-incomplete-audit-calls-nothing-gone",
+        f"an incomplete audit called {gone(partial)} gone",
+    )
     assert partial.gone_checked is False
     # The control: the same audit, complete, calls it gone.
     complete = audit(store, 2, [observed("vm-b")])
@@ -97,7 +103,9 @@ def test_an_incomplete_audit_calls_nothing_gone(store: HistoryStore) -> None:
 def test_only_an_audit_of_the_same_scope_calls_a_resource_gone(store: HistoryStore) -> None:
     audit(store, 0, [observed("vm-a"), observed("vm-b")], scope="prod")
     other = audit(store, 1, [observed("vm-b"), observed("vm-x")], scope="staging")
-    assert other.gone == (), f"a staging audit called {gone(other)} gone"
+    assert other.gone == (), broken(
+        "another-scope-calls-nothing-gone", f"a staging audit called {gone(other)} gone"
+    )
     assert changes(other) == {"vm-b": "still", "vm-x": "new"}, "vm-b is known, whoever saw it"
     assert other.previous_at is None, "no earlier staging audit"
     again = audit(store, 2, [], scope="prod")
@@ -115,8 +123,8 @@ def test_a_reaped_resource_is_gone_as_reaped_the_others_as_vanished(store: Histo
         ],
     )
     second = audit(store, 1, [])
-    assert gone(second) == {"vm-a": "reaped", "vm-b": "vanished", "vm-c": "vanished"}, (
-        f"gone as {gone(second)}: vm-a was reaped since it was last seen"
+    assert gone(second) == {"vm-a": "reaped", "vm-b": "vanished", "vm-c": "vanished"}, broken(
+        "gone-as-reaped", f"gone as {gone(second)}: vm-a was reaped since it was last seen"
     )
     (timeline,) = store.timeline(vm_id("vm-a"))
     assert [(e.kind, e.what, e.change) for e in timeline.entries] == [
@@ -136,7 +144,9 @@ def _reap(name: str, event: str, when: float) -> ReapAction:
 def test_a_resource_re_created_under_the_same_id_is_another(store: HistoryStore) -> None:
     audit(store, 0, [observed("vm-a", uid="uid-1")])
     recreated = audit(store, 1, [observed("vm-a", uid="uid-2")])
-    assert changes(recreated) == {"vm-a": "new"}, "a re-created resource taken for the old one"
+    assert changes(recreated) == {"vm-a": "new"}, broken(
+        "re-created-is-another", "a re-created resource taken for the old one"
+    )
     assert gone(recreated) == {"vm-a": "vanished"}, "the first incarnation went"
     unknown = audit(store, 2, [observed("vm-a", uid="")])
     assert changes(unknown) == {"vm-a": "still"}, "no unique id: the latest incarnation"
@@ -174,8 +184,9 @@ def test_a_resource_retagged_or_seen_by_another_scope_is_stored_as_last_seen(
     audit(store, 0, [observed("vm-a", task_id="task-old"), observed("vm-b")])
     audit(store, 1, [observed("vm-a", task_id="task-new"), observed("vm-b")])
     offenders = {o.task_id: o.resources for o in store.offenders()}
-    assert offenders.get("task-new") == 1 and "task-old" not in offenders, (
-        f"the retagged VM is stored under its old task: {offenders}"
+    assert offenders.get("task-new") == 1 and "task-old" not in offenders, broken(
+        "a-retagged-resource-is-stored-as-last-seen",
+        f"the retagged VM is stored under its old task: {offenders}",
     )
 
     audit(store, 2, [observed("vm-b")], scope="staging")  # vm-b is staging's now

@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 from cloudguard_schemas import validate
+from named_checks import broken
 from webhook_receiver import Answer, receiving
 
 from cloudguard.notify.message import ACK_EXPIRED, NEW, NOW_FAILING, Notification, NotifiedFinding
@@ -125,11 +126,40 @@ def test_a_failing_webhook_is_retried_with_backoff_and_retry_after() -> None:
     with receiving(*answers) as receiver:
         failures = deliver(notification(), [Webhook("slack", "team", url=receiver.url("/s"))],
                            Delivery(retries=4, backoff=2.0), sleep=sleeps)  # fmt: skip
-    assert failures == [], f"not delivered: {failures}"
+    assert failures == [], broken("a-busy-webhook-is-retried", f"not delivered: {failures}")
     assert len(receiver.received) == 4
     assert sleeps == [2.0, 7.0, 8.0], "doubling from 2 s; Retry-After asked for more"
     bodies = {request.body for request in receiver.received}
     assert len(bodies) == 1, "each retry sends the same message"
+
+
+def test_a_retry_after_waits_at_most_a_minute() -> None:
+    """docs/history.md: what Retry-After asks, at most 60 s (an hour's ask does not stall the
+    nightly audit for an hour)."""
+    sleeps = Sleeps()
+    with receiving(Answer(429, b"slow down", {"Retry-After": "3600"}), Answer(200, b"ok")) as r:
+        failures = deliver(notification(), [Webhook("slack", "team", url=r.url("/s"))],
+                           sleep=sleeps)  # fmt: skip
+    assert failures == [] and len(r.received) == 2, failures
+    assert sleeps == [60.0], broken("a-wait-is-at-most-a-minute", f"waited {sleeps} s")
+
+
+def test_a_loopback_receiver_is_never_reached_through_a_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A proxy in the environment (a closed port here) carries nothing to a local receiver."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        proxy = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    for variable in ("http_proxy", "HTTP_PROXY"):
+        monkeypatch.setenv(variable, proxy)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    with receiving(Answer(200, b"ok")) as receiver:
+        failures = deliver(notification(), [Webhook("json", "relay", url=receiver.url("/h"))],
+                           Delivery(retries=0), sleep=Sleeps())  # fmt: skip
+    assert failures == [], broken("no-proxy-to-loopback", f"sent through {proxy}: {failures}")
+    assert len(receiver.received) == 1
 
 
 def test_a_webhook_that_keeps_failing_is_reported_by_name_never_by_url() -> None:
@@ -142,7 +172,9 @@ def test_a_webhook_that_keeps_failing_is_reported_by_name_never_by_url() -> None
     message = str(failure)
     assert message.startswith("webhook team-alerts (slack, 127.0.0.1): HTTP 503")
     assert message.endswith("(after 3 attempts)")
-    assert "XXXXsecretTOKENxxxx" not in message, "the URL's path is the webhook's secret"
+    assert "XXXXsecretTOKENxxxx" not in message, broken(
+        "a-failure-never-names-the-url", "the URL's path is the webhook's secret"
+    )
     assert sleeps == [2.0, 4.0]
 
 
@@ -161,7 +193,9 @@ def test_a_redirect_is_not_followed() -> None:
         with receiving(moved) as receiver:
             failures = deliver(notification(), [Webhook("json", "j", url=receiver.url("/h"))],
                                sleep=Sleeps())  # fmt: skip
-    assert elsewhere.received == [], "a redirect was followed to where it pointed"
+    assert elsewhere.received == [], broken(
+        "a-redirect-is-not-followed", "a redirect was followed to where it pointed"
+    )
     (failure,) = failures
     assert failure.reason.startswith("HTTP 303")
 
@@ -207,7 +241,9 @@ def test_names_from_the_cloud_cannot_mention_link_or_format() -> None:
         ])  # fmt: skip
     slack, teams = (request.json() for request in receiver.received)
     text = slack["blocks"][1]["text"]["text"]
-    assert "&lt;!channel&gt;" in text and "&lt;@U123&gt;" in text and "<!" not in text
+    assert "&lt;!channel&gt;" in text and "&lt;@U123&gt;" in text and "<!" not in text, broken(
+        "slack-text-is-escaped", f"a name from the cloud reached Slack as markup: {text}"
+    )
     card_text = teams["attachments"][0]["content"]["body"][2]["text"]
     assert "\\[x\\]\\(https://evil.example\\) \\*y\\*" in card_text
 

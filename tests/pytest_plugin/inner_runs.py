@@ -84,18 +84,26 @@ CLEAN = (
 )
 
 
-def proof_problems(run: InnerRun, reaching: dict[str, str] = REACHING) -> list[str]:
-    """Every way the run falls short of the proof; [] when it holds."""
-    problems = []
+def proof_problems(run: InnerRun, reaching: dict[str, str] = REACHING) -> dict[str, str]:
+    """Every way the run falls short of the proof, by the check it breaks; {} when it holds.
+
+    The checks (tests/named_checks.py): "NAME is red naming its reach" for each reaching
+    inner test, "NAME stays green" for each clean one.
+    """
+    problems = {}
     for name, named in reaching.items():
         verdict = run.verdicts.get(name)
         if verdict is None:
-            problems.append(f"{name} did not run")
+            problem = "did not run"
         elif verdict.outcome != "failed":
-            problems.append(f"{name} {verdict.outcome}, expected to fail naming {named}")
+            problem = f"{verdict.outcome}, expected to fail naming {named}"
         elif named not in verdict.text or f"from test test_reaches.py::{name} " not in verdict.text:
-            problems.append(f"{name} failed without naming {named}: {verdict.text[:400]}")
+            problem = f"failed without naming {named}: {verdict.text[:400]}"
+        else:
+            continue
+        problems[f"{name} is red naming its reach"] = problem
     for name in CLEAN:
         if name in run.verdicts and run.verdicts[name].outcome != "passed":
-            problems.append(f"{name} {run.verdicts[name].outcome}: a reach leaked into it")
+            outcome = run.verdicts[name].outcome
+            problems[f"{name} stays green"] = f"{outcome}: a reach leaked into it"
     return problems

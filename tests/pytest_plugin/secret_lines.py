@@ -41,6 +41,12 @@ SECRET_LINES: tuple[tuple[str, ...], ...] = (
     ("az", "ad", "app", "credential", "reset", "--id", "app-id", "--password", "FAKE18adPw"),
     ("az", "mysql", "flexible-server", "create", "-g", "pilot", "-n", "m",
      "--admin-user", "a", "--admin-password=FAKE19mysqlPw"),
+    # a token as a URL's whole user-info (no password part), as git hosts take it
+    ("az", "repos", "import", "create", "--git-source-url",
+     "https://FAKE43userOnlyToken@dev.azure.com/o/p/_git/r"),
+    # a secret-bearing value joined to an option whose own name is no secret
+    ("az", "functionapp", "config", "appsettings", "set", "-g", "pilot", "-n", "f",
+     "--settings=DB_PASSWORD=FAKE44joinedSetting"),
     # aws
     ("aws", "configure", "set", "aws_secret_access_key", "FAKE20configureSecret"),
     ("aws", "configure", "set", "aws_session_token", "FAKE21sessionToken",

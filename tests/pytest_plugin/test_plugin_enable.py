@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from inner_runs import SEAL_LINE
+from named_checks import broken
 
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
@@ -224,7 +225,9 @@ def test_a_session_nested_in_another_sessions_test_judges_only_its_own_tests(
         red = fenced.runpytest_subprocess("-p", "no:cacheprovider", "test_mod.py")
 
     # The sibling's record is the outer session's to judge, not the nested one's...
-    assert quiet.ret == exit_codes.CLEAN, quiet.stdout.str()
+    assert quiet.ret == exit_codes.CLEAN, broken(
+        "a-nested-session-judges-only-its-own-tests", quiet.stdout.str()
+    )
     assert [r["test"] for r in reach_log.read(str(log)).reaches][:1] == ["outer.py::test_sibling"]
     # ...while a reach by the nested session's own test still fails it (the control).
     red.assert_outcomes(failed=1, passed=1)
@@ -244,6 +247,8 @@ def test_a_nested_xdist_controller_judges_the_tests_its_workers_ran(fenced, monk
     assert quiet.ret == exit_codes.CLEAN, quiet.stdout.str()
     red.assert_outcomes(failed=1, passed=1)
     # The session verdict, not only the worker's failed test: 98 and the summary names it.
-    assert red.ret == exit_codes.REACH_REFUSED, red.stdout.str()
+    assert red.ret == exit_codes.REACH_REFUSED, broken(
+        "the-controller-judges-its-workers-tests", red.stdout.str()
+    )
     assert "cloud reach(es) refused and recorded" in red.stdout.str()
     assert "sts.amazonaws.com" not in red.stdout.str()

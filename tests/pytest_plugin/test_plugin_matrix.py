@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 from inner_runs import INNER, InnerRun, run_inner
+from named_checks import broken
 
 BOTO3 = "botocore reached `sts.us-east-1.amazonaws.com`"
 AZURE = "azure-core reached `management.azure.com`"
@@ -35,19 +36,20 @@ TWINS = {
 MOCKED = tuple(name.replace("test_twin_", "test_mocked_") for name in TWINS)
 
 
-def matrix_problems(run: InnerRun) -> list[str]:
-    """Every way the matrix falls short; [] when it holds."""
-    problems = []
+def matrix_problems(run: InnerRun) -> dict[str, str]:
+    """Every way the matrix falls short, by inner test ("mocked NAME" / "twin NAME"); {} when
+    it holds."""
+    problems = {}
     for name in MOCKED:
         verdict = run.verdicts.get(name)
         if verdict is None or verdict.outcome != "passed":
             text = verdict.text[:600] if verdict else "did not run"
-            problems.append(f"mocked {name}: {verdict.outcome if verdict else ''} {text}")
+            problems[f"mocked {name}"] = f"{verdict.outcome if verdict else ''} {text}"
     for name, named in TWINS.items():
         verdict = run.verdicts.get(name)
         if verdict is None or verdict.outcome != "failed" or named not in verdict.text:
             text = verdict.text[:400] if verdict else "did not run"
-            problems.append(f"twin {name} is not red naming {named}: {text}")
+            problems[f"twin {name}"] = f"is not red naming {named}: {text}"
     return problems
 
 
@@ -61,7 +63,10 @@ def test_each_mocked_test_is_green_and_each_twin_red(fenced, mode):
     run = run_inner(fenced, "matrix", "--cloudguard", *mode)
 
     problems = matrix_problems(run)
-    assert not problems, "\n".join(p[:300] for p in problems) + "\n" + run.output[-2000:]
+    assert not problems, broken(
+        list(problems),
+        "\n".join(f"{k}: {p[:300]}" for k, p in problems.items()) + "\n" + run.output[-2000:],
+    )
 
 
 def test_without_the_plugin_every_twin_passes(fenced):

@@ -1,84 +1,104 @@
-"""Negative controls: break each guard on purpose; the proof must go red, for the right reason.
+"""Negative controls of the proof: break each in-process guard in a copy of the package; the
+proof must fail at the check of the inner test that guard protects (harness:
+tests/cloudguard_mutants.py). And two tests of what stands without a part.
 
-Each control runs the same inner suite as the proof with one piece of
-cloudguard disabled from a plugin the inner run loads with `-p` (before the
-seal is made and the guards installed) or from its conftest, then requires
-`proof_problems` to name exactly the tests that guard protects, with the
-reason that guard's absence gives. The fence lies beneath the guards, so a
-disabled guard never lets a packet out: the call fails the ordinary,
-swallowable way instead.
+The fence lies beneath the guards, so a broken guard never lets a packet out:
+the call fails the ordinary, swallowable way instead.
 """
 
 from __future__ import annotations
 
 import pytest
-from inner_runs import REACHING, proof_problems, run_inner
+from cloudguard_mutants import Mutation, assert_turns_red
+from inner_runs import REACHING, run_inner
 
 from cloudguard import exit_codes
 
-DISABLE_GUARD = """
-from cloudguard.guard import inprocess
-inprocess.GUARDS[{name!r}] = lambda: None  # negative control: this guard is never installed
-"""
-
-
-@pytest.mark.parametrize(
-    ("guard", "test", "problem"),
-    [
-        # Without an SDK's naming hook the socket guard still refuses the host name: the test
-        # stays red, but no longer naming the SDK call the proof names.
-        ("botocore", "test_boto3_swallowed", "socket reached `s3.amazonaws.com:443`"),
-        ("azure-core", "test_azure_swallowed", "socket reached `management.azure.com:443`"),
-    ],
+PROOF = (
+    "tests/pytest_plugin/test_plugin_proof.py::"
+    "test_each_reach_fails_its_test_and_only_its_test[one-process]"
 )
-def test_each_sdk_hook_is_what_names_its_reach(fenced, guard, test, problem):
-    run = run_inner(fenced, "reaches", "--cloudguard", early=DISABLE_GUARD.format(name=guard))
-
-    problems = proof_problems(run)
-    assert len(problems) == 1, problems
-    assert problems[0].startswith(test) and problem in problems[0], problems
+EVERY_GUARD = (
+    "GUARDS: dict[str, Callable[[], None]] = {guard.via: guard.install for guard in DECLARED}"
+)
+IN_PROCESS = ("test_azure_swallowed", "test_boto3_swallowed", "test_socket_swallowed")
 
 
-def test_the_socket_guard_is_what_makes_every_in_process_reach_red(fenced):
-    # The one place that decides: without it, every swallowed in-process reach passes
-    # (a Python child installs its own guards from the sitecustomize, so it stays red).
-    run = run_inner(fenced, "reaches", "--cloudguard", early=DISABLE_GUARD.format(name="socket"))
-
-    assert sorted(proof_problems(run)) == [
-        f"{name} passed, expected to fail naming {REACHING[name]}"
-        for name in ("test_azure_swallowed", "test_boto3_swallowed", "test_socket_swallowed")
-    ]
+def _without(via: str) -> str:
+    return EVERY_GUARD.replace("DECLARED}", f"DECLARED if guard.via != {via!r}}}")
 
 
-def test_without_the_sitecustomize_a_python_child_goes_unseen(fenced):
-    # As if the seal did not put the guards' sitecustomize on PYTHONPATH.
-    conftest = """
-from cloudguard.guard import seal
-_sealed = seal.sealed_environment
-def sealed_environment(*args, **kwargs):
-    env, dropped = _sealed(*args, **kwargs)
-    env["PYTHONPATH"] = env["PYTHONPATH"].replace(str(seal.SITECUSTOMIZE_DIR), "")
-    return env, dropped
-seal.sealed_environment = sealed_environment
-"""
-    run = run_inner(fenced, "reaches", "--cloudguard", early=conftest)
-
-    assert proof_problems(run) == ["test_python_child_boto3 passed, expected to fail naming "
-                                   + REACHING["test_python_child_boto3"]]  # fmt: skip
+def _red(*names: str) -> tuple[str, ...]:
+    return tuple(f"{name} is red naming its reach" for name in names)
 
 
-def test_the_record_not_the_raise_fails_a_swallowing_test(fenced):
-    # Refusals still raise, but nothing is kept: every in-process swallowed reach passes.
-    conftest = """
-from cloudguard.guard import reach
-reach.deliver = lambda address, record: None
-"""
-    run = run_inner(fenced, "reaches", "--cloudguard", conftest=conftest)
+MUTATIONS = [
+    # Without an SDK's naming hook the socket guard still refuses the host name: the test
+    # stays red, but no longer naming the SDK call the proof names.
+    Mutation(
+        name="the botocore naming hook is never installed",
+        module="guard/inprocess/__init__.py",
+        original=EVERY_GUARD,
+        broken=_without("botocore"),
+        tests=(PROOF,),
+        check=_red("test_boto3_swallowed"),
+    ),
+    Mutation(
+        name="the azure-core naming hook is never installed",
+        module="guard/inprocess/__init__.py",
+        original=EVERY_GUARD,
+        broken=_without("azure-core"),
+        tests=(PROOF,),
+        check=_red("test_azure_swallowed"),
+    ),
+    # The one place that decides: without it every swallowed in-process reach passes (a
+    # Python child installs its own guards from the sitecustomize: with this copy, none).
+    Mutation(
+        name="the socket guard is never installed",
+        module="guard/inprocess/__init__.py",
+        original=EVERY_GUARD,
+        broken=_without("socket"),
+        tests=(PROOF,),
+        check=_red(*IN_PROCESS),
+    ),
+    Mutation(
+        name="the seal does not put the guards' sitecustomize on PYTHONPATH",
+        module="guard/seal.py",
+        original="    site = str(SITECUSTOMIZE_DIR)\n",
+        broken='    site = "/nonexistent"\n',
+        tests=(PROOF,),
+        check=_red("test_python_child_boto3"),
+    ),
+    # Without the sentinel credentials botocore raises NoCredentialsError before any request:
+    # a call on the shell's (dropped) credentials is swallowed unseen.
+    Mutation(
+        name="the seal sets no sentinel credentials",
+        module="guard/seal.py",
+        original="        return dict(SENTINELS)\n",
+        broken="        return {}\n",
+        tests=(
+            "tests/pytest_plugin/test_plugin_ambient.py::"
+            "test_a_call_on_ambient_credentials_is_recorded_naming_its_operation",
+        ),
+        check=_red("test_boto3_client_on_ambient_credentials"),
+    ),
+    # Refusals still raise, but nothing is kept: every swallowed reach passes.
+    Mutation(
+        name="a refusal raises but its record reaches no keeper",
+        module="guard/reach.py",
+        original="    local = _local.get(address)\n",
+        broken="    return None\n    local = _local.get(address)\n",
+        tests=(PROOF,),
+        check=_red(*IN_PROCESS),
+    ),
+]
 
-    assert sorted(proof_problems(run)) == [
-        f"{name} passed, expected to fail naming {REACHING[name]}"
-        for name in ("test_azure_swallowed", "test_boto3_swallowed", "test_socket_swallowed")
-    ]
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_an_in_process_guard_turns_the_proof_red(
+    tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
 
 
 def test_the_session_verdict_stands_without_the_per_test_check(fenced):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from inner_runs import INNER
+from named_checks import broken
 
 from cloudguard import exit_codes
 
@@ -84,6 +85,8 @@ def test_one_verdict_in_every_mode(
         f"other tests are red than the ones that reached:\n{output}"
     )
     assert code == exit_codes.REACH_REFUSED, f"exit {code}, not 98:\n{output}"
-    assert "does not hold" not in output, f"a session did not trust its seal:\n{output}"
+    assert "does not hold" not in output, broken(
+        "a-session-trusts-its-seal", f"a session did not trust its seal:\n{output}"
+    )
     for line in reaching.values():
         assert output.count(line) == 2, f"{line!r} listed {output.count(line)} times:\n{output}"

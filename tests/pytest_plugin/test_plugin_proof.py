@@ -6,6 +6,7 @@ import re
 
 import pytest
 from inner_runs import REACHING, SEAL_LINE, proof_problems, run_inner
+from named_checks import broken
 
 from cloudguard import exit_codes
 
@@ -14,7 +15,8 @@ from cloudguard import exit_codes
 def test_each_reach_fails_its_test_and_only_its_test(fenced, workers):
     run = run_inner(fenced, "reaches", "--cloudguard", *workers)
 
-    assert proof_problems(run) == []
+    problems = proof_problems(run)
+    assert not problems, broken(list(problems), "\n".join(f"{k}: {v}" for k, v in problems.items()))
     assert run.result.ret == exit_codes.REACH_REFUSED
     # One seal line per invocation: under xdist the controller seals, workers inherit.
     assert len(run.seal_lines()) == 1, run.output
@@ -52,6 +54,13 @@ def test_hermetic_tests_keep_working(fenced):
     assert "cloud reach(es) refused" not in run.output
 
 
+SOCKET_CALLS = {
+    "test_connect_ex_swallowed": "socket -> 169.254.169.254:80",
+    "test_gethostbyname_swallowed": "socket -> management.azure.com",
+    "test_gethostbyname_ex_swallowed": "socket -> sts.amazonaws.com",
+}
+
+
 def test_fixture_xfail_teardown_async_and_credential_fetches(fenced):
     run = run_inner(fenced, "edges", "--cloudguard")
     v = run.verdicts
@@ -81,6 +90,16 @@ def test_fixture_xfail_teardown_async_and_credential_fetches(fenced):
         "test_identity_token_swallowed",
     ):
         assert "Each attempt (1) was refused" in v[name].text, v[name].text
+    # Every socket entry point the guard patches refuses and records on its own.
+    unguarded = [
+        name
+        for name, reach in SOCKET_CALLS.items()
+        if v[name].outcome != "failed" or reach not in v[name].text
+    ]
+    assert not unguarded, broken(
+        [f"{name} is red naming its reach" for name in unguarded],
+        "\n".join(f"{name}: {v[name].outcome} {v[name].text[:300]}" for name in unguarded),
+    )
     summary = run.result.stdout.str()
     expected = "expected by its test (cloudguard.expect): socket reached `169.254.169.254:80`"
     assert expected in summary

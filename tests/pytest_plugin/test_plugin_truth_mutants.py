@@ -1,7 +1,7 @@
 """Negative controls for telling the truth (harness: tests/cloudguard_mutants.py).
 
 Break each rule in a copy of the package; the named test must go red with
-its own message:
+its named check:
 
 - judged back at the SDK layer (before the HTTP-level mocks answer), the
   responses and vcrpy tests of the matrix turn red;
@@ -11,8 +11,6 @@ its own message:
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 from cloudguard_mutants import Mutation, assert_turns_red
@@ -35,7 +33,7 @@ MUTATIONS = [
             return original(self, request, **kwargs)
 """,
         tests=(MATRIX,),
-        reason=("mocked test_mocked_responses_azure", "mocked test_mocked_vcrpy_azure"),
+        check=("mocked test_mocked_responses_azure", "mocked test_mocked_vcrpy_azure"),
     ),
     Mutation(
         name="botocore judged at the SDK layer",
@@ -50,7 +48,7 @@ MUTATIONS = [
             return original(self, request)
 """,
         tests=(MATRIX,),
-        reason="mocked test_mocked_vcrpy_boto3",
+        check="mocked test_mocked_vcrpy_boto3",
     ),
     Mutation(
         name="sealed late, after pytest-env and the conftest",
@@ -61,7 +59,7 @@ MUTATIONS = [
             "tests/pytest_plugin/test_plugin_declared.py::"
             "test_the_suites_declared_settings_survive_and_are_listed_as_kept[serial]",
         ),
-        reason="'test_pytest_env_settings_survive': 'failed'",
+        check="inner test_pytest_env_settings_survive passes",
     ),
     Mutation(
         name="redaction by an exact list of option names",
@@ -84,11 +82,13 @@ MUTATIONS = [
             "tests/pytest_plugin/test_plugin_secrets.py::"
             "test_no_secret_value_survives_redaction[az vm create -g]",
         ),
-        reason="FAKE01adminPw!",
+        check="no-secret-survives",
     ),
 ]
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
-def test_breaking_the_rule_turns_its_test_red(tmp_path: Path, mutation: Mutation) -> None:
-    assert_turns_red(tmp_path, mutation)
+def test_breaking_the_rule_turns_its_test_red(
+    tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)

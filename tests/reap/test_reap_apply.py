@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import reap_fake_adapter as cloud
+from named_checks import broken
 from reap_helpers import (
     NOW,
     audit_report,
@@ -201,7 +202,9 @@ def test_a_record_that_appears_mid_run_stops_that_item(setup: dict[str, Path]) -
 
     assert code == 0
     skipped = [e for e in events(setup["log"]) if e["event"] == "skipped"]
-    assert [e["id"] for e in skipped] == [target.id], f"was acted on (record-appeared): {skipped}"
+    assert [e["id"] for e in skipped] == [target.id], broken(
+        "a-record-that-appeared-stops-it", f"was acted on (record-appeared): {skipped}"
+    )
     assert [s["code"] for s in skipped[0]["skips"]] == ["verdict-changed"]
     assert "is ok now" in skipped[0]["skips"][0]["detail"]
 
@@ -277,6 +280,19 @@ def test_an_invalid_config_is_97(setup: dict[str, Path], _own_directory) -> None
 def test_apply_without_controller_evidence_is_a_usage_error(setup: dict[str, Path]) -> None:
     done = cli("reap", "apply", str(setup["plan"]), "--yes", "--approve", digest(setup["plan"]))
     assert done.exit_code == 2 and "--controller-home" in done.output
+    assert cloud.READ == []
+
+
+def test_controller_records_from_stdin_are_a_usage_error(setup: dict[str, Path]) -> None:
+    """Records are read again before each item: a stream read once cannot be read again."""
+    done = cli(
+        "reap", "apply", str(setup["plan"]), "--controller-records", "-",
+        "--yes", "--approve", digest(setup["plan"]),
+    )  # fmt: skip
+    assert done.exit_code == 2, broken(
+        "records-from-a-file-only", f"controller records from stdin were taken: {done.output}"
+    )
+    assert "give a file, not stdin" in done.output
     assert cloud.READ == []
 
 

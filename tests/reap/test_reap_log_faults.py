@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 import reap_fake_adapter as cloud
+from named_checks import broken
 from reap_helpers import NOW, audit_report, cli, controller_home, digest, entry, fleet, write_json
+from second_uid import another_users_file, refused_to_the_second_user
 
 from cloudguard.cloud import registry
 from cloudguard.documents import reap_log
@@ -68,24 +70,28 @@ def test_the_intent_is_fsynced_before_the_action_is_sent(
 
     monkeypatch.setattr(reap_log.os, "fsync", fsync)
     seen: list[str] = []
+    unsynced: list[str] = []  # judged here, after the run: the engine catches what act raises
 
     def inside_the_action(item: Any) -> None:
         data = setup["log"].read_bytes()
         last = json.loads(data.splitlines()[-1])
-        assert (last["event"], last["id"]) == ("intent", item.id), "no intent before acting"
         on_disk = [size for fd, size in synced.items() if _is(fd, setup["log"])]
-        assert on_disk and max(on_disk) == len(data), (
-            f"intent for {item.name} not fsynced before acting "
-            f"({len(data)} bytes written, fsynced {on_disk})"
-        )
+        if (last["event"], last["id"]) != ("intent", item.id):
+            unsynced.append(f"no intent before acting on {item.name}")
+        elif not on_disk or max(on_disk) != len(data):
+            unsynced.append(
+                f"intent for {item.name} not fsynced before acting "
+                f"({len(data)} bytes written, fsynced {on_disk})"
+            )
         seen.append(item.id)
 
     cloud.ON_ACT.append(inside_the_action)
 
     done = act(setup)
 
+    assert seen == [i.id for i in load_plan(setup["plan"]).items], done.output
+    assert unsynced == [], broken("the-intent-is-fsynced-first", "; ".join(unsynced))
     assert done.exit_code == 0, done.output
-    assert seen == [i.id for i in load_plan(setup["plan"]).items]
 
 
 def _is(fd: int, path: Path) -> bool:
@@ -103,7 +109,9 @@ def test_a_torn_line_is_never_continued_by_the_next_record(setup: dict[str, Path
 
     assert done.exit_code == 0, done.output
     lines = setup["log"].read_bytes().split(b"\n")
-    assert lines[1] == torn, f"a record was glued onto the torn line: {lines[1][:120]!r}"
+    assert lines[1] == torn, broken(
+        "a-torn-line-is-not-continued", f"a record was glued onto the torn line: {lines[1][:120]!r}"
+    )
     assert all(json.loads(line)["run"] for line in lines[2:-1])
     assert lines[-1] == b""
 
@@ -132,7 +140,10 @@ def test_a_log_that_fills_up_mid_run_is_75_and_nothing_is_acted_on_after_it(
 
     done = act(setup)
 
-    assert done.exit_code == 75, f"exit {done.exit_code} with a log that cannot be written"
+    assert done.exit_code == 75, broken(
+        "a-failed-log-write-stops-the-run",
+        f"exit {done.exit_code} with a log that cannot be written",
+    )
     assert "stopped: cannot write reap log" in done.output
     assert cloud.ACTED == [], f"acted after the log failed: {cloud.ACTED}"
     assert [json.loads(x)["event"] for x in setup["log"].read_text().splitlines()] == [
@@ -148,7 +159,9 @@ def test_75_wins_over_1(setup: dict[str, Path]) -> None:
 
     done = act(setup)
 
-    assert done.exit_code == 75, f"exit {done.exit_code}: a failed action hid an unread item"
+    assert done.exit_code == 75, broken(
+        "75-wins-over-1", f"exit {done.exit_code}: a failed action hid an unread item"
+    )
     assert [e for e in ids[2:] if e not in [a for a, _ in cloud.ACTED]] == []
 
 
@@ -175,17 +188,18 @@ def act_with_log(setup: dict[str, Path], log: Path) -> Any:
     return apply(setup, "--yes", "--approve", digest(setup["plan"]), log=log)
 
 
-def test_a_log_owned_by_someone_else_is_refused(setup: dict[str, Path]) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("giving a file to another user needs root")
-    theirs = setup["tmp"] / "theirs.jsonl"
-    theirs.write_text("")
-    os.chown(theirs, 4242, 4242)
+def test_a_log_owned_by_someone_else_is_refused(second_user: Path) -> None:
+    """Opened by the second user (uid 65534): a log of ours it could write (0666)."""
+    theirs = another_users_file(second_user, "theirs.jsonl", b"")
 
-    done = act_with_log(setup, theirs)
-
-    assert done.exit_code == 75 and "owned by uid 4242" in done.output
-    assert theirs.read_text() == "" and cloud.READ == []
+    refused_to_the_second_user(
+        second_user,
+        "from cloudguard.documents.reap_log import ReapLog, ReapLogError as Refused",
+        'ReapLog("theirs.jsonl", echo=print, new=False)',
+        check="another-users-log-refused",
+        what="another user's reap log was opened",
+    )
+    assert theirs.read_text() == ""
 
 
 def test_the_default_log_is_new_unguessable_and_private(setup: dict[str, Path]) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from named_checks import broken
 from reap_helpers import NOW, audit_report, cli, controller_home, fleet, write_json
 
 from cloudguard.documents.plan import PlanError, PlanUsageError, load_plan, plan_document
@@ -170,6 +172,18 @@ def test_a_plan_round_trips(report: Path, tmp_path: Path) -> None:
         (lambda d: d["items"][0].update(action="format-c"), "is not an action for a azure vm"),
         (lambda d: d["items"][1].update(leaked_by=[]), "must name the leaked-by tags"),
         (lambda d: d.update(verdicts=["ok"]), "verdict 'ok' is never reapable"),
+        (
+            lambda d: d.update(with_dependents=True),
+            "with_dependents in a plan that does not delete",
+        ),
+    ],
+    ids=[
+        "suspect-item",
+        "delete-in-a-deallocate-plan",
+        "unknown-action",
+        "leaked-without-its-tags",
+        "ok-verdict",
+        "dependents-in-a-deallocate-plan",
     ],
 )
 def test_a_hand_edited_plan_cannot_widen_what_reaping_does(
@@ -179,8 +193,14 @@ def test_a_hand_edited_plan_cannot_widen_what_reaping_does(
     assert document["items"][1]["verdict"] == "leaked"
     edit(document)
     write_json(path, document)
-    with pytest.raises(PlanUsageError, match=message):
+    try:
         load_plan(path)
+    except PlanUsageError as refused:
+        assert re.search(message, str(refused)), refused
+    else:
+        pytest.fail(
+            broken("an-edited-plan-is-refused", f"a plan asking for this was read: {message}")
+        )
 
 
 @pytest.mark.parametrize(

@@ -1,16 +1,17 @@
 """Negative controls for the endpoints of AWS's other services (Resource Explorer, the Price
 List Query API): skip the endpoint rule for one of them in a copy of cloudguard_aws; the
 attack test, whose real listener records what it is sent, must go red because the
-operator's keys reached it (tests/adapter_mutants.py)."""
+operator's keys reached it (legacy controls, matched by message: tests/cloudguard_mutants.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import cloudguard_aws
 import pytest
-from adapter_mutants import assert_adapter_turns_red
-from cloudguard_mutants import Mutation
+from cloudguard_mutants import Mutation, assert_turns_red
 
+AWS = Path(cloudguard_aws.__file__).resolve().parent
 TEST = (
     "adapters/aws/tests/test_aws_loopback_trust.py"
     "::test_the_operators_keys_never_reach_a_loopback_price_list_or_explorer"
@@ -25,6 +26,7 @@ MUTATIONS = [
         broken="",
         tests=(TEST,),
         reason=REASON,
+        package=AWS,
     ),
     Mutation(
         name="the price list's session is the factory's, wherever it goes",
@@ -33,10 +35,13 @@ MUTATIONS = [
         broken="            session = self.session_factory(self.request)\n",
         tests=(TEST,),
         reason=REASON,
+        package=AWS,
     ),
 ]
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
-def test_breaking_the_rule_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
-    assert_adapter_turns_red(tmp_path, "cloudguard_aws", mutation)
+def test_breaking_the_rule_turns_its_tests_red(
+    tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)

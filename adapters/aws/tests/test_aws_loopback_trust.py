@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from named_checks import broken
 
 OPERATOR_KEY = "AKIAOPERATORREALKEY7"
 OPERATOR_SECRET = "operator-real-secret-key-0123456789abcdef"
@@ -107,7 +108,10 @@ def test_the_operators_keys_never_reach_a_loopback_endpoint(
     result = audit(listener, tmp_path)
 
     leaked = listener.carrying(OPERATOR_KEY) + listener.carrying(OPERATOR_TOKEN)
-    assert leaked == [], f"the operator's AWS key reached the loopback listener: {leaked}"
+    assert leaked == [], broken(
+        "no-real-key-to-a-loopback-endpoint",
+        f"the operator's AWS key reached the loopback listener: {leaked}",
+    )
     assert result.returncode == 75, result.stderr
     assert "answered only by the 'fake' credential" in result.stderr, result.stderr
 
@@ -138,7 +142,9 @@ def test_real_keys_go_only_to_the_clouds_own_endpoints_over_https() -> None:
     ):
         with pytest.raises(EndpointRefused, match="not one of AWS's own endpoints"):
             credential_for(ENDPOINTS, endpoint, None)
-            pytest.fail(f"real keys may go to {endpoint}")
+            pytest.fail(
+                broken("real-keys-only-to-the-clouds-own", f"real keys may go to {endpoint}")
+            )
     for known in (
         "https://ec2.us-east-1.amazonaws.com",
         "https://ec2-fips.us-gov-west-1.amazonaws.com",

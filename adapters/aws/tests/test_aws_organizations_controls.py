@@ -1,14 +1,15 @@
 """Negative controls for the organization sweep: break a rule in a copy of cloudguard_aws;
-the named tests must go red for that reason (tests/adapter_mutants.py)."""
+each named test must fail at its named check (harness: tests/cloudguard_mutants.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import cloudguard_aws
 import pytest
-from adapter_mutants import assert_adapter_turns_red
-from cloudguard_mutants import Mutation
+from cloudguard_mutants import Mutation, assert_turns_red
 
+AWS = Path(cloudguard_aws.__file__).resolve().parent
 TESTS = "adapters/aws/tests/test_aws_organizations.py"
 
 MUTATIONS = [
@@ -20,7 +21,8 @@ MUTATIONS = [
         tests=(
             f"{TESTS}::test_an_account_whose_role_cannot_be_assumed_is_named_and_the_run_is_75",
         ),
-        reason="an account that could not be entered was not named",
+        check="an-unentered-account-is-named",
+        package=AWS,
     ),
     Mutation(
         name="a region that cannot be read is dropped silently",
@@ -29,7 +31,8 @@ MUTATIONS = [
         "describe_error(error))",
         broken="return SweepResult(())",
         tests=(f"{TESTS}::test_a_region_that_cannot_be_read_is_named_and_the_run_is_75",),
-        reason="an unreadable region was not named",
+        check="an-unreadable-region-is-named",
+        package=AWS,
     ),
     Mutation(
         name="suspended accounts are entered too",
@@ -39,11 +42,14 @@ MUTATIONS = [
         tests=(
             f"{TESTS}::test_every_active_account_is_entered_with_its_role_and_swept_in_its_regions",
         ),
-        reason="a suspended account was entered, or an active one skipped",
+        check="active-accounts-only",
+        package=AWS,
     ),
 ]
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
-def test_breaking_the_rule_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
-    assert_adapter_turns_red(tmp_path, "cloudguard_aws", mutation)
+def test_breaking_the_rule_turns_its_tests_red(
+    tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import typer
 from aws_helpers import AMI, ec2, reap_workspace
+from named_checks import broken
 from throttling_proxy import Throttling, throttling_proxy
 from trusted_config import write_trusted
 from typer.testing import CliRunner
@@ -171,7 +172,9 @@ def test_the_orphan_is_stopped_by_default_and_the_healthy_instance_runs_on(fleet
 def test_a_dry_run_stops_nothing(fleet: Fleet) -> None:
     code, out, records = fleet.apply(fleet.plan())
 
-    assert state_of(fleet.endpoint, fleet.orphan) == "running", "a dry run stopped it"
+    assert state_of(fleet.endpoint, fleet.orphan) == "running", broken(
+        "a-dry-run-stops-nothing", "a dry run stopped it"
+    )
     assert [e["event"] for e in records] == ["start", "would-act", "end"]
     assert code == 0, out
 
@@ -194,8 +197,8 @@ def test_a_protection_tag_added_after_the_plan_skips_the_instance(fleet: Fleet, 
 
     code, out, records = fleet.apply(plan, "--yes")
 
-    assert state_of(fleet.endpoint, fleet.orphan) == "running", (
-        f"the protected instance was acted on: {records}"
+    assert state_of(fleet.endpoint, fleet.orphan) == "running", broken(
+        "left-alone", f"the protected instance was acted on: {records}"
     )
     assert skip_codes(records) == ["protected"], records
     assert code == 0, out
@@ -212,7 +215,7 @@ def test_termination_or_stop_protection_is_protection(fleet: Fleet, attribute: s
 
     # The log first: EC2 would refuse the terminate itself, which must not be what saves it.
     sent = [e["event"] for e in records if e["event"] in ("intent", "failed", "done")]
-    assert sent == [], f"acted on despite {attribute}: {sent}"
+    assert sent == [], broken("left-alone", f"acted on despite {attribute}: {sent}")
     assert state_of(fleet.endpoint, fleet.orphan) == "running"
     (skipped,) = [e for e in records if e["event"] == "skipped"]
     assert [s["code"] for s in skipped["skips"]] == ["protected"]
@@ -226,7 +229,9 @@ def test_an_instance_terminated_since_the_plan_is_gone_not_failed(fleet: Fleet) 
 
     code, out, records = fleet.apply(plan, "--yes")
 
-    assert skip_codes(records) == ["gone"], f"expected skip 'gone', log: {records}"
+    assert skip_codes(records) == ["gone"], broken(
+        "a-terminated-instance-is-gone", f"expected skip 'gone', log: {records}"
+    )
     assert code == 0, out
 
 
@@ -257,7 +262,10 @@ def test_a_volume_attached_after_the_plan_is_not_deleted(fleet: Fleet) -> None:
 
     # The log first: EC2 would refuse to delete an attached volume, which must not be what saves it.
     sent = [e["event"] for e in records if e.get("id") == orphan_volume and e["event"] == "intent"]
-    assert sent == [], f"DeleteVolume sent for the attached volume {orphan_volume}: {out}"
+    assert sent == [], broken(
+        "an-attached-volume-is-kept",
+        f"DeleteVolume sent for the attached volume {orphan_volume}: {out}",
+    )
     left = ec2(fleet.endpoint).describe_volumes(VolumeIds=[orphan_volume])["Volumes"]
     assert left, f"the attached volume {orphan_volume} was deleted: {out}"
     (skipped,) = [e for e in records if e["event"] == "skipped"]
@@ -304,7 +312,9 @@ def test_edited_plans_cannot_widen_what_is_done(fleet: Fleet) -> None:
     code, out, records = fleet.apply(plan, "--yes")
 
     acted = [e["id"] for e in records if e["event"] in ("intent", "done")]
-    assert acted == [], f"an edited plan widened what was done: {acted}"
+    assert acted == [], broken(
+        "an-edited-plan-cannot-widen", f"an edited plan widened what was done: {acted}"
+    )
     assert state_of(fleet.endpoint, stray) == "running"
     assert state_of(fleet.endpoint, fleet.healthy) == "running"
     per_item = [{s["code"] for s in e["skips"]} for e in records if e["event"] == "skipped"]
@@ -323,7 +333,9 @@ def test_an_account_outside_the_allowlist_is_refused_before_any_request(
 
     code, out, records = fleet.apply(plan, "--yes")
 
-    assert code == 2, f"acted outside [reap] accounts (exit {code}): {out}"
+    assert code == 2, broken(
+        "only-listed-accounts", f"acted outside [reap] accounts (exit {code}): {out}"
+    )
     assert "outside [reap] accounts" in out and ACCOUNT in out
     assert records == []
     assert state_of(endpoint, fleet.orphan) == "running"
@@ -336,7 +348,10 @@ def test_credentials_of_another_account_are_unreadable_not_acted_on(fleet: Fleet
 
     code, out, records = fleet.apply(plan, "--yes")
 
-    assert code == 75, f"acted with credentials of another account (exit {code}): {out}"
+    assert code == 75, broken(
+        "another-accounts-credentials-unreadable",
+        f"acted with credentials of another account (exit {code}): {out}",
+    )
     (unreadable,) = [e for e in records if e["event"] == "unreadable"]
     assert "credentials are for 123456789012" in unreadable["detail"]
     assert state_of(fleet.endpoint, fleet.orphan) == "running"
@@ -370,7 +385,9 @@ def test_the_action_client_never_retries() -> None:
     try:
         client = reaper._ec2("us-east-1", acting=True)
         attempts = client.meta.config.retries["total_max_attempts"]
-        assert attempts == 1, f"the acting client retries: {attempts} attempts"
+        assert attempts == 1, broken(
+            "the-acting-client-never-retries", f"the acting client retries: {attempts} attempts"
+        )
         assert reaper._ec2("us-east-1").meta.config.retries["total_max_attempts"] > 1
     finally:
         reaper.close()

@@ -26,8 +26,10 @@ from cloudguard_azure import demo
 from cloudguard_azure.fake_arm import FakeArm
 from cloudguard_azure.fake_arm.authorization.models import add_lock
 from cloudguard_azure.fake_arm.compute.models import VirtualMachine, attach_disk, recreate_vm
+from named_checks import broken
 from trusted_config import write_trusted
 from typer.testing import CliRunner
+from waiting import wait_until
 
 from cloudguard.audit.command import register_audit
 from cloudguard.reap.command import app as reap_app
@@ -199,7 +201,9 @@ def test_a_dry_run_re_reads_the_vm_and_acts_on_nothing(incident: Incident) -> No
 
     code, out, log = incident.apply(plan)
 
-    assert writes(incident.arm) == {}, "a dry run sent a POST or DELETE"
+    assert writes(incident.arm) == {}, broken(
+        "a-dry-run-sends-nothing", "a dry run sent a POST or DELETE"
+    )
     assert power_states(incident.arm) == before
     assert code == 0, out
     assert incident.arm.faults.requests["GET vm_get"] == 1  # re-verified live all the same
@@ -275,12 +279,16 @@ def test_a_vm_that_changed_since_the_plan_is_skipped_and_left_alone(
 
     code, out, log = incident.apply(plan, "--yes")
 
-    assert writes(incident.arm) == {}, f"{demo.INCIDENT_VM} was acted on ({case}): {out}"
+    assert writes(incident.arm) == {}, broken(
+        "left-alone", f"{demo.INCIDENT_VM} was acted on ({case}): {out}"
+    )
     if case != "gone":
         assert incident.vm.power_state == "running", f"{demo.INCIDENT_VM} was acted on ({case})"
     skipped = [e for e in events(log) if e["event"] == "skipped"]
     codes = [s["code"] for e in skipped for s in e["skips"]]
-    assert expected in codes, f"expected skip {expected!r} ({case}), log: {events(log)}"
+    assert expected in codes, broken(
+        "the-skip-is-named", f"expected skip {expected!r} ({case}), log: {events(log)}"
+    )
     assert code == 0, out  # a safety skip is a success
     assert expected in out
 
@@ -418,15 +426,26 @@ def _item_for(template: dict[str, Any], vm: VirtualMachine, **changes: Any) -> d
     }
 
 
-def test_a_vm_re_created_under_its_name_after_the_plan_is_left_alone(incident: Incident) -> None:
+@pytest.mark.parametrize("differs", ["both", "unique-id", "creation-time"])
+def test_a_vm_re_created_under_its_name_after_the_plan_is_left_alone(
+    incident: Incident, differs: str
+) -> None:
+    """Either half of the reviewed identity (vmId, timeCreated) that differs is another VM."""
     plan = incident.plan()
     old = incident.vm
     again = recreate_vm(incident.arm.state, old, old.time_created - timedelta(days=1))
+    if differs == "creation-time":
+        again.vm_id = old.vm_id
+    elif differs == "unique-id":
+        again.time_created = old.time_created
     incident.arm.faults.reset_counts()
 
     code, out, log = incident.apply(plan, "--yes")
 
-    assert writes(incident.arm) == {}, f"the re-created {again.vm_id} was acted on: {out}"
+    assert writes(incident.arm) == {}, broken(
+        "a-re-created-vm-is-left-alone",
+        f"the re-created VM ({differs} differs) was acted on: {out}",
+    )
     (skipped,) = [e for e in events(log) if e["event"] == "skipped"]
     assert [s["code"] for s in skipped["skips"]] == ["not-the-planned-resource"]
     assert f"re-created since the plan: unique id {again.vm_id}" in skipped["skips"][0]["detail"]
@@ -502,8 +521,9 @@ def test_edited_plans_cannot_widen_what_is_done(incident: Incident) -> None:
 
     code, out, log = incident.apply(plan, "--yes", "--leaked-by", "run-id=ci-77")
 
-    assert writes(incident.arm) == {}, (
-        f"an edited plan widened what was done: {writes(incident.arm)}"
+    assert writes(incident.arm) == {}, broken(
+        "an-edited-plan-cannot-widen",
+        f"an edited plan widened what was done: {writes(incident.arm)}",
     )
     skipped = [{s["code"] for s in e["skips"]} for e in events(log) if e["event"] == "skipped"]
     assert skipped == [{"verdict-changed"}, {"no-task-tag"}, {"verdict-changed"}], events(log)
@@ -524,7 +544,10 @@ def test_a_disk_attached_after_the_plan_is_not_deleted(incident: Incident) -> No
     code, out, log = incident.apply(plan, "--yes")
 
     sent = incident.arm.faults.requests["DELETE disk_delete"]
-    assert sent == 0, f"DELETE sent {sent} time(s) for a disk attached to {healthy.name}"
+    assert sent == 0, broken(
+        "an-attached-disk-is-kept",
+        f"DELETE sent {sent} time(s) for a disk attached to {healthy.name}",
+    )
     skipped = [e for e in events(log) if e["event"] == "skipped" and e["kind"] == "disk"]
     assert [s["code"] for s in skipped[0]["skips"]] == ["attached"]
     assert code == 0, out
@@ -545,7 +568,10 @@ def test_a_missing_subscription_or_group_is_unreadable_not_gone(
     code, out, log = incident.apply(plan, "--yes")
 
     kinds = [e["event"] for e in events(log)]
-    assert code == 75, f"a missing {missing} was taken for a VM that is gone: {kinds} {out}"
+    assert code == 75, broken(
+        "a-missing-scope-is-unreadable",
+        f"a missing {missing} was taken for a VM that is gone: {kinds} {out}",
+    )
     (unreadable,) = [e for e in events(log) if e["event"] == "unreadable"]
     assert "NotFound" in unreadable["detail"]
 
@@ -592,7 +618,7 @@ def test_an_action_whose_answer_is_lost_is_not_sent_again(incident: Incident) ->
     code, out, log = incident.apply(plan, "--yes")
 
     sent = incident.arm.faults.requests["POST vm_deallocate"]
-    assert sent == 1, f"POST vm_deallocate sent {sent} times for one action"
+    assert sent == 1, broken("sent-once", f"POST vm_deallocate sent {sent} times for one action")
     assert [e["event"] for e in events(log)] == ["start", "intent", "failed", "end"]
     assert code == 1, out
 
@@ -639,7 +665,9 @@ def test_protection_from_above_or_a_management_lock_skips_the_vm(
 
     code, out, log = incident.apply(plan, "--yes")
 
-    assert writes(incident.arm) == {}, f"acted on despite {case}: {writes(incident.arm)}"
+    assert writes(incident.arm) == {}, broken(
+        "left-alone", f"acted on despite {case}: {writes(incident.arm)}"
+    )
     (skipped,) = [e for e in events(log) if e["event"] == "skipped"]
     details = [s["detail"] for s in skipped["skips"] if s["code"] == "protected"]
     assert any(expected in d for d in details), details
@@ -686,14 +714,75 @@ def test_a_plan_changed_since_review_is_refused(incident: Incident) -> None:
     plan = incident.plan()
     reviewed = digest(plan)
     _edit(plan, lambda d: d["items"][0]["tags"].update({"note": "edited"}))
+
+    _refused_before_any_request(
+        incident, plan, "--yes", "--approve", reviewed, code=97,
+        check="a-changed-plan-is-refused", what="a plan changed since review was applied",
+        says=(f"approved {reviewed}", "changed since review"),
+    )  # fmt: skip
+
+
+def _refused_before_any_request(
+    incident: Incident,
+    plan: Path,
+    *args: str,
+    code: int,
+    check: str,
+    what: str,
+    says: tuple[str, ...],
+) -> None:
+    """Applying `plan` with `args` ends with `code`, saying each of `says`, before a single
+    request reaches the cloud. Taken instead, it fails at `check`: `what` happened."""
     incident.arm.faults.reset_counts()
-
-    code, out, _ = incident.apply(plan, "--yes", "--approve", reviewed)
-
-    assert code == 97, f"a plan changed since review was applied (exit {code}): {out}"
-    assert f"approved {reviewed}" in out and "changed since review" in out
+    got, out, _ = incident.apply(plan, *args)
+    assert got == code, broken(check, f"{what} (exit {got}): {out}")
+    assert all(said in out for said in says), out
     assert incident.arm.faults.total_requests == 0
     assert incident.vm.power_state == "running"
+
+
+@pytest.mark.parametrize("given", ["empty", "prefix-only", "a-prefix-of-the-digest"])
+def test_only_the_whole_digest_approves(incident: Incident, given: str) -> None:
+    plan = incident.plan()
+    approval = {
+        "empty": "",
+        "prefix-only": "sha256:",
+        "a-prefix-of-the-digest": digest(plan)[: len("sha256:") + 16],
+    }[given]
+
+    _refused_before_any_request(
+        incident, plan, "--yes", "--approve", approval, code=97,
+        check="only-the-whole-digest-approves", what=f"--approve {approval!r} was taken",
+        says=("is not the plan that was approved",),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("dated", ["plan", "audit"])
+def test_a_plan_or_audit_dated_in_the_future_is_refused(incident: Incident, dated: str) -> None:
+    plan = incident.plan()
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    if dated == "plan":
+        _edit(plan, lambda d: d.update(created_at=tomorrow))
+    else:
+        _edit(plan, lambda d: d["audit"].update(generated_at=tomorrow))
+
+    _refused_before_any_request(
+        incident, plan, "--yes", code=2, check="a-future-plan-is-refused",
+        what=f"a {dated} dated tomorrow was applied", says=("dated in the future",),
+    )  # fmt: skip
+
+
+def test_a_fresh_plan_of_an_old_audit_is_as_old_as_its_audit(incident: Incident) -> None:
+    """What a plan knows is its audit's: planning again from an old report does not renew it."""
+    plan = incident.plan()
+    two_days_ago = (datetime.now(UTC) - timedelta(days=2)).isoformat()
+    _edit(plan, lambda d: d["audit"].update(generated_at=two_days_ago))
+
+    _refused_before_any_request(
+        incident, plan, "--yes", code=2, check="the-audits-age-counts",
+        what="a plan of a 2-day-old audit was applied",
+        says=("the plan is too old: its audit is from",),
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("where", ["option", "config"])
@@ -704,7 +793,6 @@ def test_a_plan_older_than_max_age_is_refused(incident: Incident, where: str) ->
         plan,
         lambda d: (d.update(created_at=two_days_ago), d["audit"].update(generated_at=two_days_ago)),
     )
-    incident.arm.faults.reset_counts()
     extra: tuple[str, ...] = ()
     if where == "config":
         config = incident.work / "cloudguard.toml"
@@ -712,11 +800,11 @@ def test_a_plan_older_than_max_age_is_refused(incident: Incident, where: str) ->
     else:
         extra = ("--max-age", "1d")
 
-    code, out, _ = incident.apply(plan, "--yes", *extra)
-
-    assert code == 2, f"a plan 2 days old was applied (exit {code}): {out}"
-    assert "the plan is too old" in out and "older than --max-age 24.0h" in out
-    assert incident.arm.faults.total_requests == 0
+    _refused_before_any_request(
+        incident, plan, "--yes", *extra, code=2, check="an-old-plan-is-refused",
+        what="a plan 2 days old was applied",
+        says=("the plan is too old", "older than --max-age 24.0h"),
+    )  # fmt: skip
 
 
 def test_yes_needs_an_allowlist_and_an_item_outside_it_is_refused(incident: Incident) -> None:
@@ -730,7 +818,9 @@ def test_yes_needs_an_allowlist_and_an_item_outside_it_is_refused(incident: Inci
 
     write_trusted(config, f'[reap]\naccounts = ["{demo.SUB_FLEET}"]\n')
     code, out, _ = incident.apply(plan, "--yes")
-    assert code == 2, f"acted outside [reap] accounts (exit {code}): {out}"
+    assert code == 2, broken(
+        "only-listed-accounts", f"acted outside [reap] accounts (exit {code}): {out}"
+    )
     assert f"outside [reap] accounts: {demo.INCIDENT_VM} in {demo.SUB_PILOT}" in out
     assert incident.arm.faults.total_requests == 0
 
@@ -748,7 +838,9 @@ def test_a_second_apply_of_a_plan_being_applied_does_nothing_but_say_so(
         assert held.held
         code, out, log = incident.apply(plan, "--yes")
 
-    assert incident.arm.faults.total_requests == 0, f"read or acted while locked: {out}"
+    assert incident.arm.faults.total_requests == 0, broken(
+        "the-plan-lock-is-honoured", f"read or acted while locked: {out}"
+    )
     assert code == 75, out
     assert "another apply of this plan" in out
     assert [e["event"] for e in events(log)] == ["start", "did-not-run", "end"]
@@ -762,40 +854,61 @@ def test_a_resource_another_apply_holds_is_not_read(incident: Incident) -> None:
         assert held.held
         code, out, log = incident.apply(plan, "--yes")
 
-    assert writes(incident.arm) == {}, f"acted on a resource another apply holds: {out}"
+    assert writes(incident.arm) == {}, broken(
+        "the-resource-lock-is-honoured", f"acted on a resource another apply holds: {out}"
+    )
     assert code == 75, out
     assert [e["event"] for e in events(log)] == ["start", "held-elsewhere", "end"]
 
 
 def test_two_applies_racing_send_one_action(incident: Incident, tmp_path: Path) -> None:
-    """Two real processes apply one plan at once: one deallocate, never two."""
-    plan = incident.plan()
+    """Two real processes apply one plan at once: one delete, never two.
+
+    The overlap is forced, not hoped for: the fake holds the first apply's delete in flight
+    (its locks held) until the second apply has ended, or sent a delete of its own. (A
+    delete, not a deallocate: a VM being deallocated is `already-done` to the second
+    apply, locks or no locks.)"""
+    plan = incident.plan("--action", "delete")
     incident.arm.faults.reset_counts()
-    incident.arm.state.polls_until_done = (
-        3  # the first apply is still at work when the second starts
-    )
+    incident.arm.state.hold_operations = True
     command = [
         sys.executable, "-m", "cloudguard", "reap", "apply", str(plan), *incident.live(),
         "--controller-home", str(incident.home), "--repo", str(incident.repo),
         "--yes", "--approve", digest(plan),
     ]  # fmt: skip
-    runs = [
-        subprocess.Popen(
+
+    def start(n: int) -> subprocess.Popen[str]:
+        return subprocess.Popen(
             [*command, "--log", str(tmp_path / f"race-{n}.jsonl")],
             cwd=incident.work,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
         )
-        for n in range(2)
-    ]
-    outputs = [run.communicate(timeout=120)[0] for run in runs]
-    codes = sorted(run.returncode for run in runs)
 
-    sent = incident.arm.faults.requests["POST vm_deallocate"]
-    assert sent == 1, f"POST vm_deallocate sent {sent} times by two applies: {outputs}"
-    assert codes in ([0, 0], [0, 75]), outputs
-    assert incident.vm.power_state == "deallocated"
+    first = start(1)
+    try:
+        in_flight = wait_until(lambda: incident.arm.faults.requests["DELETE vm_delete"] == 1)
+        assert in_flight, "the first apply never sent its delete"
+        second = start(2)
+        wait_until(
+            lambda: (
+                second.poll() is not None or incident.arm.faults.requests["DELETE vm_delete"] > 1
+            )
+        )
+    finally:
+        incident.arm.state.hold_operations = False  # the barrier opens: both may end
+        first_out = first.communicate(timeout=120)[0]
+    second_out = second.communicate(timeout=120)[0]
+
+    sent = incident.arm.faults.requests["DELETE vm_delete"]
+    assert sent == 1, broken(
+        "one-action-for-two-applies",
+        f"DELETE vm_delete sent {sent} times by two applies: {first_out}\n{second_out}",
+    )
+    assert (first.returncode, second.returncode) == (0, 75), f"{first_out}\n{second_out}"
+    assert "another apply of this plan" in second_out
+    assert incident.arm.state.vm(demo.SUB_PILOT, "pilot", demo.INCIDENT_VM) is None
 
 
 # -- a reap log that fails mid-run ------------------------------------------------------------
@@ -845,7 +958,9 @@ def log_limit_stops_before_acting(
         check=False,
     )
 
-    assert writes(incident.arm) == {}, f"acted with a log that cannot be written: {child}"
+    assert writes(incident.arm) == {}, broken(
+        "nothing-after-a-failed-log-write", f"acted with a log that cannot be written: {child}"
+    )
     assert child.returncode == 75, child.stdout + child.stderr
     assert "stopped: cannot write reap log" in child.stderr
     data = log.read_bytes()

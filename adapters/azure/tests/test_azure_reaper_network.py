@@ -20,6 +20,7 @@ from cloudguard_azure.fake_arm.compute.models import VirtualMachine
 from cloudguard_azure.fake_arm.network import models as network_models
 from cloudguard_azure.fake_arm.network.models import NetworkInterface, add_nic, attach_nic
 from cloudguard_azure.fake_arm.state import ArmState
+from named_checks import broken
 from test_azure_reaper import Incident, events, incident, writes
 
 __all__ = ["incident"]  # the fixture, shared with test_azure_reaper
@@ -129,8 +130,9 @@ def test_a_nic_attached_to_another_vm_after_the_plan_is_skipped_not_deleted(
     code, out, log = incident.apply(plan, "--yes")
 
     # The log first: ARM's own NicInUse refusal must not be what saved it.
-    assert "DELETE nic_delete" not in writes(incident.arm), (
-        f"the NIC attached to another VM after the plan was sent a DELETE: {out}"
+    assert "DELETE nic_delete" not in writes(incident.arm), broken(
+        "an-attached-nic-is-kept",
+        f"the NIC attached to another VM after the plan was sent a DELETE: {out}",
     )
     (skipped,) = [e for e in events(log) if e["event"] == "skipped" and e["kind"] == "nic"]
     details = [s["detail"] for s in skipped["skips"] if s["code"] == "attached"]
@@ -159,8 +161,8 @@ def test_a_nic_re_created_under_its_name_is_not_the_one_the_vm_read_saw(
 
     code, out, log = incident.apply(plan, "--yes")
 
-    assert "DELETE nic_delete" not in writes(incident.arm), (
-        f"a NIC re-created under the kept one's name was deleted: {out}"
+    assert "DELETE nic_delete" not in writes(incident.arm), broken(
+        "a-re-created-nic-is-kept", f"a NIC re-created under the kept one's name was deleted: {out}"
     )
     (skipped,) = [e for e in events(log) if e["event"] == "skipped" and e["kind"] == "nic"]
     assert [s["code"] for s in skipped["skips"]] == ["not-the-planned-resource"], skipped
@@ -174,8 +176,8 @@ def test_a_protected_public_ip_is_skipped(incident: Incident) -> None:
 
     code, out, log = incident.apply(plan, "--yes")
 
-    assert "DELETE public_ip_delete" not in writes(incident.arm), (
-        f"a public IP carrying do-not-reap was acted on (deleted): {out}"
+    assert "DELETE public_ip_delete" not in writes(incident.arm), broken(
+        "left-alone", f"a public IP carrying do-not-reap was acted on (deleted): {out}"
     )
     (skipped,) = [e for e in events(log) if e["event"] == "skipped" and e["kind"] == "public-ip"]
     assert skipped["skips"] == [
@@ -229,3 +231,89 @@ def test_the_fake_network_answers_as_arm_does(incident: Incident) -> None:
         assert client.public_ip_addresses.get("pilot", address.name).ip_configuration is None
         client.public_ip_addresses.begin_delete("pilot", address.name).result()  # an LRO
     assert not state.public_ips
+
+
+# What each irreversible delete is sent to, and the fake's name for the request.
+DELETES = {
+    "vm": ("/virtualMachines/", "DELETE vm_delete"),
+    "disk": ("/disks/", "DELETE disk_delete"),
+    "nic": ("/networkInterfaces/", "DELETE nic_delete"),
+    "public-ip": ("/publicIPAddresses/", "DELETE public_ip_delete"),
+}
+
+
+@pytest.mark.parametrize("kind", list(DELETES))
+def test_an_irreversible_delete_whose_answer_is_lost_is_not_sent_again(
+    incident: Incident, kind: str
+) -> None:
+    """Retries off for every delete: the fake's request log holds one DELETE, not azure-core's
+    default four, and the item is `failed` (1) for someone to look at."""
+    state = incident.arm.state
+    if kind == "disk":
+        state.add_disk(demo.SUB_PILOT, "pilot", "disk-fm7c799d-data", tags=dict(incident.vm.tags))
+    if kind in ("nic", "public-ip"):
+        _kept_nic(incident)
+    plan = incident.plan("--action", "delete", "--with-dependents")
+    where, request = DELETES[kind]
+    incident.arm.faults.inject(500, match=where, method="DELETE", times=1)
+    incident.arm.faults.reset_counts()
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    sent = incident.arm.faults.requests[request]
+    assert sent == 1, broken("sent-once", f"{request} sent {sent} times for one action: {out}")
+    (failed,) = [e for e in events(log) if e["event"] == "failed"]
+    assert failed["kind"] == kind and "500" in failed["detail"], failed
+    assert code == 1, out
+
+
+def test_a_nic_naming_another_vm_at_the_vms_read_is_not_its_dependent(
+    incident: Incident, after_vm_delete: list[Callable[[], None]]
+) -> None:
+    """The VM lists the NIC, but the NIC names another VM: not the VM's to take, even once it
+    is attached to nothing by the time its own read would come."""
+    state = incident.arm.state
+    nic = _kept_nic(incident, public_ip=False)
+    healthy = state.vm(demo.SUB_PILOT, "pilot", "vm-fm9b17aa-wkr-01")
+    assert healthy is not None
+    attach_nic(state, nic, healthy)
+    plan = incident.plan("--action", "delete", "--with-dependents")
+    after_vm_delete.append(lambda: setattr(nic, "virtual_machine", None))
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    assert "DELETE nic_delete" not in writes(incident.arm), broken(
+        "only-a-nic-naming-the-vm-is-its-dependent",
+        f"a NIC that named another VM at the VM's read was deleted: {out}",
+    )
+    assert [e for e in events(log) if e.get("kind") == "nic"] == []
+    assert code == 0, out
+
+
+def test_a_public_ip_naming_another_nic_at_the_nics_read_is_not_its_dependent(
+    incident: Incident, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The NIC lists the address, but the address names another NIC's IP configuration: not
+    the NIC's to take, even once it is attached to nothing after the NIC's delete."""
+    state = incident.arm.state
+    nic = _kept_nic(incident)
+    address = state.public_ips[(nic.public_ip or "").casefold()]
+    address.ip_configuration = f"{nic.id}-other/ipConfigurations/ipconfig1"
+    plan = incident.plan("--action", "delete", "--with-dependents")
+    removed = network_models.remove_nic
+
+    def remove_then_detach(arm_state: ArmState, removed_nic: NetworkInterface) -> None:
+        removed(arm_state, removed_nic)
+        address.ip_configuration = None
+
+    monkeypatch.setattr(network_models, "remove_nic", remove_then_detach)
+
+    code, out, log = incident.apply(plan, "--yes")
+
+    assert "DELETE nic_delete" in writes(incident.arm), out  # the NIC itself went: it was read
+    assert "DELETE public_ip_delete" not in writes(incident.arm), broken(
+        "only-an-address-naming-the-nic-is-its-dependent",
+        f"a public IP that named another NIC at the NIC's read was deleted: {out}",
+    )
+    assert [e for e in events(log) if e.get("kind") == "public-ip"] == []
+    assert code == 0, out

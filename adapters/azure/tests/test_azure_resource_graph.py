@@ -17,6 +17,7 @@ from azure_helpers import FAST_RETRY, SUB_A, SUB_B, SUB_C, adapter, request_for,
 from cloudguard_azure import demo, resource_graph
 from cloudguard_azure.budget import Clock
 from cloudguard_azure.fake_arm import FakeArm
+from named_checks import broken
 from typer.testing import CliRunner
 
 from cloudguard.audit.command import register_audit
@@ -211,7 +212,9 @@ def test_a_subscription_resource_graph_cannot_see_is_named_and_the_run_is_75(
     subscriptions = ["--subscription", SUB_A, "--subscription", SUB_B, "--subscription", SUB_C]
     done = cli(*live(arm), *subscriptions, *kinds, "--engine", "resource-graph", "--format", "json")
 
-    assert done.exit_code == 75, f"unreadable subscription not named: {done.output}"
+    assert done.exit_code == 75, broken(
+        "an-unseen-subscription-is-unread", f"unreadable subscription not named: {done.output}"
+    )
     assert f"could not read azure subscription {SUB_B}: Resource Graph cannot see" in done.stderr
     assert f"could not read azure subscription {SUB_C}" in done.stderr  # does not exist
     assert f"subscription {SUB_A}" not in done.stderr
@@ -226,7 +229,9 @@ def test_a_truncated_answer_without_skip_token_fails_the_batch(arm: FakeArm) -> 
 
     result = adapter().sweep(graph_request(arm, subscriptions=(SUB_A, SUB_B)))
 
-    assert result.resources == (), "a truncated answer was reported"
+    assert result.resources == (), broken(
+        "a-truncated-answer-fails-the-batch", "a truncated answer was reported"
+    )
     assert [f.source for f in result.failures] == [
         f"azure subscription {SUB_A}",
         f"azure subscription {SUB_B}",
@@ -266,7 +271,9 @@ def test_a_spent_quota_is_waited_for_before_the_next_query(arm: FakeArm) -> None
 
     result = resource_graph.sweep(arm.credential(), request, [SUB_A], options, lambda r: True, gate)
 
-    assert arm.faults.graph.early == 0, "queries sent while the quota was spent"
+    assert arm.faults.graph.early == 0, broken(
+        "the-spent-quota-is-waited-for", "queries sent while the quota was spent"
+    )
     assert result.failures == () and len(result.resources) == 10
     assert gate.waited >= 2
 
@@ -277,7 +284,9 @@ def test_a_429_with_the_quota_drained_waits_for_the_announced_reset(arm: FakeArm
 
     result = adapter().sweep(graph_request(arm))
 
-    assert arm.faults.graph.early == 0, "queries sent while the quota was spent"
+    assert arm.faults.graph.early == 0, broken(
+        "the-spent-quota-is-waited-for", "queries sent while the quota was spent"
+    )
     assert result.failures == () and [r.name for r in result.resources] == ["vm-a"]
     assert arm.faults.graph.throttled == 1
 

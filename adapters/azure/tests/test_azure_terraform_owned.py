@@ -15,6 +15,7 @@ from typing import Any
 
 from cloudguard_azure import demo
 from cloudguard_azure.fake_arm import FakeArm
+from named_checks import broken
 from test_azure_incident import LiveAzure
 
 from cloudguard.audit.auditor import run_audit
@@ -82,8 +83,9 @@ def test_workers_terraform_owns_are_ok_without_records_and_the_incident_stays_an
     verdicts = {f.resource.name: (f.verdict, f.reasons) for f in report.findings}
     assert len(owned) == 4
     for vm in owned:
-        assert verdicts[vm.name] == ("ok", ("owned-by-terraform-state",)), (
-            f"{vm.name} is {verdicts[vm.name]} although Terraform state owns {vm.id}"
+        assert verdicts[vm.name] == ("ok", ("owned-by-terraform-state",)), broken(
+            "an-owned-vm-is-ok",
+            f"{vm.name} is {verdicts[vm.name]} although Terraform state owns {vm.id}",
         )
     incident, reasons = verdicts[demo.INCIDENT_VM]
     assert incident == "orphan" and reasons[0] == "no-controller-record"

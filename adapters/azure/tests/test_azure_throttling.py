@@ -24,6 +24,7 @@ from cloudguard_azure.adapter import AzureAdapter, RetrySettings, client_options
 from cloudguard_azure.budget import Clock
 from cloudguard_azure.fake_arm import FakeArm
 from cloudguard_azure.paging import Listing
+from named_checks import broken
 
 # Test-sized waits: backoffs of milliseconds, the default retry budget.
 QUICK = RetrySettings(backoff_factor=0.005, backoff_max=0.02)
@@ -55,8 +56,9 @@ def test_the_retry_budget_reaches_every_azure_core_counter() -> None:
     # azure-core stops at the smallest of these, and three of them default to 3.
     policy = retry.BudgetedRetryPolicy(Clock(RetrySettings(total=7)))
     counters = policy.configure_retries({})
-    assert [counters[k] for k in ("total", "status", "read", "connect")] == [7, 7, 7, 7], (
-        "the retry budget does not reach every azure-core retry counter"
+    assert [counters[k] for k in ("total", "status", "read", "connect")] == [7, 7, 7, 7], broken(
+        "the-budget-reaches-every-counter",
+        "the retry budget does not reach every azure-core retry counter",
     )
 
 
@@ -160,8 +162,8 @@ def test_a_page_that_fails_twice_resumes_without_rereading_earlier_pages(arm: Fa
     result = sweep(arm, replace(QUICK, total=1))
 
     assert result.failures == () and len(result.resources) == 14
-    assert pages_read(arm, SUB_A) == ["", "5", "10", "10", "10"], (
-        "earlier pages were re-read (or the failed page was not resumed)"
+    assert pages_read(arm, SUB_A) == ["", "5", "10", "10", "10"], broken(
+        "a-failed-page-resumes", "earlier pages were re-read (or the failed page was not resumed)"
     )
 
 
@@ -202,7 +204,9 @@ def test_a_subscription_past_its_time_budget_is_named_and_the_audit_did_not_run(
 
     result = sweep(arm, replace(QUICK, time_budget=1.0), subscriptions=(SUB_A, SUB_B))
 
-    assert len(result.failures) == 1, "no subscription was named past its time budget"
+    assert len(result.failures) == 1, broken(
+        "the-time-budget-is-kept", "no subscription was named past its time budget"
+    )
     (failure,) = result.failures
     assert failure.source == f"azure subscription {SUB_A}"
     assert "time budget of 1 s per subscription spent" in failure.reason

@@ -117,5 +117,33 @@ def test_identity_token_swallowed():
         pass
 
 
+# Each socket entry point the guard patches, called on its own and swallowed.
+def test_connect_ex_swallowed():
+    require_fence()
+    sock = socket.socket()
+    try:
+        sock.connect_ex(("169.254.169.254", 80))
+    except CloudReachRefused:
+        pass
+    finally:
+        sock.close()
+
+
+def test_gethostbyname_swallowed():
+    require_fence()
+    try:
+        socket.gethostbyname("management.azure.com")
+    except Exception:
+        pass
+
+
+def test_gethostbyname_ex_swallowed():
+    require_fence()
+    try:
+        socket.gethostbyname_ex("sts.amazonaws.com")
+    except Exception:
+        pass
+
+
 def test_clean_last():
     pass

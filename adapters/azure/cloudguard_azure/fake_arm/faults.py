@@ -32,7 +32,7 @@ class StatusRule:
     times: int  # how many matching requests still get this answer
     match: str = ""  # a substring of the path (case-insensitive); "" matches every request
     retry_after: float | None = None  # seconds: Retry-After if whole, else retry-after-ms
-    method: str = ""  # only requests of this method ("" any)
+    method: str = ""  # only requests of this method ("DELETE": not the GET of the same path)
 
 
 @dataclass
@@ -109,6 +109,9 @@ class Faults:
     requests: Counter[str] = field(default_factory=Counter)  # "GET vm_list_all" -> count
     answered: Counter[str] = field(default_factory=Counter)  # "429", "200", "reset" -> count
     log: list[str] = field(default_factory=list)  # "GET /subscriptions/...?...$skiptoken=50"
+    # When each request of `log` arrived (time.monotonic(), the server's clock): a test proves
+    # a wait by the gaps between arrivals, not by its own wall clock.
+    arrivals: list[float] = field(default_factory=list)
     in_flight: int = 0
     peak_in_flight: int = 0  # the most requests being answered at once: proves a concurrency bound
     graph: GraphFaults = field(default_factory=GraphFaults)  # Resource Graph's quota and faults
@@ -240,6 +243,7 @@ class Faults:
     def record(self, method: str, target: str) -> None:
         with self._lock:
             self.log.append(f"{method} {target}")
+            self.arrivals.append(time.monotonic())
 
     def answer(self, outcome: str) -> None:
         with self._lock:
@@ -277,6 +281,7 @@ class Faults:
             self.requests.clear()
             self.answered.clear()
             self.log.clear()
+            self.arrivals.clear()
             self.peak_in_flight = self.in_flight
 
 

@@ -62,7 +62,7 @@ def poll(state: ArmState, operation_id: str) -> Operation | None:
     """One poll of an operation: advances it, as time would on real ARM."""
     with state.lock:
         op = state.operations.get(operation_id)
-        if op is None or op.status != "InProgress":
+        if op is None or op.status != "InProgress" or state.hold_operations:
             return op
         op.polls_left -= 1
         if op.polls_left <= 0:

@@ -43,6 +43,9 @@ class ArmState:
         self.operations: dict[str, Operation] = {}
         # How many polls an LRO stays InProgress: 1 shows the SDK really polls.
         self.polls_until_done = 1
+        # While set, every LRO stays InProgress however often it is polled: a test holds an
+        # action in flight until it has done what must happen meanwhile (a barrier, no timing).
+        self.hold_operations = False
 
     # Microsoft.Resources
     add_subscription = resources.add_subscription
