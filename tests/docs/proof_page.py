@@ -23,6 +23,10 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("guard.md", "The guard: seal, refusers, reach log, record keeper"): (
         "tests/guard/test_negative_controls.py",
     ),
+    (
+        "guard.md#ambient-roots-and-tracked-files-left-as-they-were",
+        "Ambient roots and tracked files",
+    ): ("tests/guard/test_writes_negative_controls.py",),
     ("guard.md#the-hard-seal-cloudguard-run-hard", "The hard seal"): (
         "tests/hard/test_hard_negative_controls.py",
     ),
@@ -42,6 +46,7 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "tests/audit/test_audit_owned_negative_controls.py",
         "tests/audit/test_third_cloud_controls.py",
         "tests/audit/test_audit_kinds_controls.py",
+        "tests/audit/test_audit_first_hour_controls.py",
     ),
     ("history.md", "History, acknowledgements and notifications"): (
         "tests/history/test_history_negative_controls.py",
