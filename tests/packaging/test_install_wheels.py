@@ -11,40 +11,24 @@ that still names "cloudguard" and shows the same install refuses it.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from packaging_helpers import adapter_asking_for
+from packaging_helpers import adapter_asking_for, run_offline
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = ROOT / ".venv-tools" / "bin" / "uv"
 TOOLS_PYTHON = ROOT / ".venv-tools" / "bin" / "python"  # has pip; dev.py made it
 OURS = ("cloudguard-ci", "cloudguard-azure", "cloudguard-aws")
-# Offline, uv reads the cache dev.py filled; the suite's autouse fixture points
-# XDG_CACHE_HOME (where uv finds that cache) at each test's own directory.
-SESSION_CACHE_HOME = os.environ.get("XDG_CACHE_HOME")
 
 pytestmark = pytest.mark.slow
 
 
-def _run(*argv: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    # No index, no user or site pip configuration: local files only.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
-    env |= {"PIP_CONFIG_FILE": os.devnull, "UV_OFFLINE": "1", "UV_NO_CONFIG": "1"}
-    env.pop("XDG_CACHE_HOME", None)
-    if SESSION_CACHE_HOME is not None:
-        env["XDG_CACHE_HOME"] = SESSION_CACHE_HOME
-    return subprocess.run(
-        [str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
-
-
 def _fresh_venv(where: Path) -> Path:
     """A new venv whose third-party packages are the dev venv's (symlinked), none of ours."""
-    made = _run(UV, "venv", "--quiet", "--python", sys.executable, where)
+    made = run_offline(UV, "venv", "--quiet", "--python", sys.executable, where)
     assert made.returncode == 0, made.stderr
     python = where / "bin" / "python"
     dev_site = Path(next(p for p in sys.path if p.endswith("site-packages")))
@@ -60,13 +44,13 @@ def _fresh_venv(where: Path) -> Path:
 
 
 def _build(projects: Path, out: Path) -> list[Path]:
-    built = _run(UV, "build", "--all-packages", "--wheel", "--out-dir", out, cwd=projects)
+    built = run_offline(UV, "build", "--all-packages", "--wheel", "--out-dir", out, cwd=projects)
     assert built.returncode == 0, built.stderr
     return sorted(out.glob("*.whl"))
 
 
 def _pip_install(python: Path, wheels: Path, requirement: str) -> subprocess.CompletedProcess[str]:
-    return _run(
+    return run_offline(
         TOOLS_PYTHON, "-m", "pip", "--isolated", "--python", python, "install",
         "--no-index", "--find-links", wheels, requirement,
     )  # fmt: skip
@@ -85,7 +69,7 @@ def test_wheels_install_from_local_files_and_resolve_only_to_our_names(tmp_path:
     installed = _pip_install(python, tmp_path / "dist", "cloudguard-ci[all]")
     assert installed.returncode == 0, installed.stdout + installed.stderr
 
-    probe = _run(
+    probe = run_offline(
         python,
         "-I",  # isolated: neither this checkout (the working directory) nor PYTHONPATH
         "-c",
@@ -105,9 +89,9 @@ def test_wheels_install_from_local_files_and_resolve_only_to_our_names(tmp_path:
         assert not any(r.split("=")[0].split(">")[0] == "cloudguard" for r in requires)
     assert facts["entry_points"] == ["aws", "azure"]
 
-    version = _run(tmp_path / "venv" / "bin" / "cloudguard", "--version")
+    version = run_offline(tmp_path / "venv" / "bin" / "cloudguard", "--version")
     assert (version.returncode, version.stdout.strip()) == (0, "cloudguard-ci 0.1.0")
-    shipped = _run(
+    shipped = run_offline(
         python,
         "-I",
         "-c",
@@ -126,7 +110,7 @@ def test_control_an_adapter_naming_the_index_project_does_not_resolve_locally(
     # with no index it cannot be satisfied, and online it would have fetched the
     # unrelated project. The test above would go red the same way.
     adapter = adapter_asking_for(tmp_path, "aws", '"cloudguard-ci==0.1.0"', '"cloudguard"')
-    built = _run(UV, "build", "--wheel", "--out-dir", tmp_path / "dist", adapter)
+    built = run_offline(UV, "build", "--wheel", "--out-dir", tmp_path / "dist", adapter)
     assert built.returncode == 0, built.stderr
     python = _fresh_venv(tmp_path / "venv")
 

@@ -20,13 +20,12 @@ the split package beside azure-mgmt-resource 23 shares its files.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from packaging_helpers import adapter_asking_for
+from packaging_helpers import adapter_asking_for, run_offline
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = ROOT / ".venv-tools" / "bin" / "uv"
@@ -50,20 +49,11 @@ print(json.dumps({"shared": shared}))
 """
 
 
-def _run(*argv: str | Path, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    # Offline: the pins come from uv's cache or not at all (no test reaches an index).
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
-    env |= {"UV_OFFLINE": "1", "UV_NO_CONFIG": "1", "PIP_CONFIG_FILE": os.devnull}
-    return subprocess.run(
-        [str(a) for a in argv], env=env, capture_output=True, text=True, timeout=timeout
-    )
-
-
 @pytest.fixture(scope="module")
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("dist")
     for project in (ROOT, ROOT / "adapters" / "azure"):
-        built = _run(UV, "build", "--wheel", "--out-dir", out, project)
+        built = run_offline(UV, "build", "--wheel", "--out-dir", out, project)
         assert built.returncode == 0, built.stderr
     return {w.name.split("-")[0]: w for w in out.glob("*.whl")}
 
@@ -71,27 +61,26 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def _peer(where: Path, *added: str | Path) -> Path:
     """A venv holding the peer's locked set, then `added` beside it, all without resolution:
     whatever `added` needs that the set does not give, `pip check` names."""
-    made = _run(UV, "venv", "--quiet", "--python", sys.executable, where)
+    made = run_offline(UV, "venv", "--quiet", "--python", sys.executable, where)
     assert made.returncode == 0, made.stderr
     python = where / "bin" / "python"
-    pinned = _run(UV, "pip", "install", "--no-deps", "--python", python, "-r", PINS)
-    if pinned.returncode != 0:
-        reason = "the peer's locked wheels are not in uv's cache (dev.py test puts them there)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason}: {pinned.stderr[-500:]}")
-        pytest.skip(f"{reason}: {pinned.stderr.strip().splitlines()[-1:]}")
+    pinned = run_offline(UV, "pip", "install", "--no-deps", "--python", python, "-r", PINS)
+    assert pinned.returncode == 0, (
+        f"the peer's locked wheels are not in uv's cache (dev.py test puts them there): "
+        f"{pinned.stderr[-500:]}"
+    )
     if added:
-        installed = _run(UV, "pip", "install", "--no-deps", "--python", python, *added)
+        installed = run_offline(UV, "pip", "install", "--no-deps", "--python", python, *added)
         assert installed.returncode == 0, installed.stdout + installed.stderr
     return python
 
 
 def _pip_check(python: Path) -> subprocess.CompletedProcess[str]:
-    return _run(UV, "pip", "check", "--python", python)
+    return run_offline(UV, "pip", "check", "--python", python)
 
 
 def _facts(python: Path) -> dict[str, dict[str, object]]:
-    done = _run(python, "-I", "-c", _OWNERS)
+    done = run_offline(python, "-I", "-c", _OWNERS)
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
 
@@ -105,7 +94,7 @@ def test_the_adapter_installs_beside_a_peers_pins_and_moves_none(
     shared = _facts(python)["shared"]
     assert shared == {}, f"files owned by two distributions: {shared}"
 
-    probe = _run(python, "-I", ROOT / "tests" / "packaging" / "peer_probe.py")
+    probe = run_offline(python, "-I", ROOT / "tests" / "packaging" / "peer_probe.py")
     assert probe.returncode == 0, probe.stderr[-3000:]
     seen = json.loads(probe.stdout)
     for engine in ("arm", "resource-graph"):
@@ -130,7 +119,7 @@ def test_control_the_adapter_as_it_was_fails_pip_check(
         '"azure-mgmt-resourcegraph>=8", "azure-mgmt-resource-locks>=1.0",',
     )
     old = tmp_path / "old"
-    built = _run(UV, "build", "--wheel", "--out-dir", old, adapter)
+    built = run_offline(UV, "build", "--wheel", "--out-dir", old, adapter)
     assert built.returncode == 0, built.stderr
     python = _peer(tmp_path / "peer", wheels["cloudguard_ci"], *old.glob("*.whl"))
     check = _pip_check(python)
