@@ -96,7 +96,7 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "power_unknown": sum(
                 1 for f in report.findings if f.cost.billable is None and f.resource.kind == VM
             ),
-            "billing_unknown": cost.power_unknown,  # any kind: whether it bills is unknown
+            "billing_unknown": cost.billing_unknown,
             "by_kind": dict(Counter(f.resource.kind for f in report.findings)),
             "acknowledged": sum(1 for s in report.acknowledged.values() if not s.expired),
             "acknowledgement_expired": sum(1 for s in report.acknowledged.values() if s.expired),

@@ -232,21 +232,23 @@ class Spend:
     accrued: float  # the sum of their known accrued estimates
     unpriced: int  # billable, but no price for its size: in neither sum
     age_unknown: int  # billable and priced, but its age unknown: in the hourly sum only
-    power_unknown: int  # whether it bills is unknown (no power state): in no figure above
+    billing_unknown: (
+        int  # whether it bills is unknown (a VM's power state, a kind's own): in no figure above
+    )
 
     @property
     def unknown(self) -> int:
         """Findings whose accrued cost is unknown, for any reason."""
-        return self.unpriced + self.age_unknown + self.power_unknown
+        return self.unpriced + self.age_unknown + self.billing_unknown
 
 
 def spend(findings: Iterable[Finding]) -> Spend:
-    billable = unpriced = age_unknown = power_unknown = 0
+    billable = unpriced = age_unknown = billing_unknown = 0
     hourly = accrued = 0.0
     for f in findings:
         cost = f.cost
         if cost.billable is None:
-            power_unknown += 1
+            billing_unknown += 1
         elif cost.billable:
             billable += 1
             if cost.hourly is None:
@@ -257,7 +259,7 @@ def spend(findings: Iterable[Finding]) -> Spend:
                 age_unknown += 1
             else:
                 accrued += cost.accrued
-    return Spend(billable, hourly, accrued, unpriced, age_unknown, power_unknown)
+    return Spend(billable, hourly, accrued, unpriced, age_unknown, billing_unknown)
 
 
 def exit_code(report: AuditReport) -> int:

@@ -33,8 +33,8 @@ def spend_text(cost: Spend, report: AuditReport) -> str:
         left_out.append(f"{cost.age_unknown} of unknown age not in the accrued sum")
     if left_out:
         text += f" ({'; '.join(left_out)})"
-    if cost.power_unknown:
-        text += f"; {cost.power_unknown} more of unknown billing"
+    if cost.billing_unknown:
+        text += f"; {cost.billing_unknown} more of unknown billing"
     return text
 
 
