@@ -276,3 +276,15 @@ def test_a_discovered_file_declares_outputs_outside_its_checkout_only_once_trust
         cwd=box.repo, env=box.env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_a_writes_failure_block_says_how_to_keep_the_write_out_of_the_root() -> None:
+    from cloudguard.guard.pytest.failure import failure_message
+
+    record = {"via": "ambient-write", "target": "/home/dev/.aws/cli/cache/a.json",
+              "change": "created", "root": "~/.aws", "found": "during the test"}  # fmt: skip
+
+    block = failure_message([record], "/tmp/reach.jsonl")
+
+    assert "this test wrote where a run must not write: ambient-write" in block, block
+    assert "ambient-write: point the code at a directory of the test's own" in block, block

@@ -45,25 +45,29 @@ def failure_message(
     wrote = [r for r in records if r.get("via") in reach.WRITE_VIAS]
     lines: list[str] = []
     if reached:
-        named = ", ".join(dict.fromkeys(alarm.named(r) for r in reached))
-        lines += [
-            f"cloudguard: this test reached a real cloud: {named}",
+        lines += _section(
+            reached,
+            "this test reached a real cloud",
             f"Each attempt ({len(reached)}) was refused before any packet left and recorded; "
             "the record fails the test even where the exception was caught.",
-        ]
-        lines += ["  " + alarm.describe(record).replace("\n", "\n  ") for record in reached]
+        )
     if wrote:
-        named = ", ".join(dict.fromkeys(alarm.named(r) for r in wrote))
-        lines += [
-            f"cloudguard: this test wrote where a run must not write: {named}",
+        lines += _section(
+            wrote,
+            "this test wrote where a run must not write",
             f"Each write ({len(wrote)}) was recorded; the run must leave these places as it "
             "found them.",
-        ]
-        lines += ["  " + alarm.describe(record).replace("\n", "\n  ") for record in wrote]
+        )
     if raised:
         lines.append(raised)
     lines.append(f"Reach log: {log}")
-    return "\n".join(lines + _advice(reached, provider_variable))
+    return "\n".join(lines + _advice(records, provider_variable))
+
+
+def _section(records: Sequence[Record], what: str, why: str) -> list[str]:
+    named = ", ".join(dict.fromkeys(alarm.named(r) for r in records))
+    described = ("  " + alarm.describe(record).replace("\n", "\n  ") for record in records)
+    return [f"cloudguard: {what}: {named}", why, *described]
 
 
 def refused_before(
