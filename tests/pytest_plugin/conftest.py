@@ -40,6 +40,10 @@ def fenced(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    # pytest prints each failure's message whole in its short summary on a CI host (`CI` or
+    # `BUILD_NUMBER` set): the inner runs read the same here and on CI; a test sets it itself.
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("BUILD_NUMBER", raising=False)
     kept = [
         entry
         for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
