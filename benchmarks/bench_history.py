@@ -91,7 +91,7 @@ def recording(audit_seconds: float, stores: dict[str, Callable[[], HistoryStore]
     report = run_audit([Static(resources)], EvidenceRequest(), AuditPolicy(), bundled_prices(), NOW)
     first = observations(report.findings)[:FINDINGS]
     churned = first[FINDINGS // 10 :] + [
-        Observation(**{**_fields(o), "key": ResourceKey("azure", "s", f"churn-{n}", "")})
+        o._replace(key=ResourceKey("azure", "s", f"churn-{n}", ""))
         for n, o in enumerate(first[: FINDINGS // 10])
     ]
     rows = []
@@ -107,10 +107,6 @@ def recording(audit_seconds: float, stores: dict[str, Callable[[], HistoryStore]
                 rows.append({"backend": backend, "what": label, "seconds": seconds,
                              "ratio": seconds / audit_seconds})  # fmt: skip
     return rows
-
-
-def _fields(observation: Observation) -> dict[str, Any]:
-    return {name: getattr(observation, name) for name in Observation.__slots__}
 
 
 def night(n: int) -> list[Observation]:

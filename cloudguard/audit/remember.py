@@ -148,24 +148,24 @@ def scope_of(settings: Settings, clouds: Clouds) -> str:
 
 def observations(report: AuditReport, clouds: Clouds) -> list[Observation]:
     """Each finding as the history keeps it (no tags: they may hold anything)."""
-    found = []
-    for f in report.findings:
-        r = f.resource
-        key = ResourceKey(r.provider, r.account, clouds.cloud(r.provider).id_key(r.id), r.uid)
-        found.append(
-            Observation(
-                key=key,
-                display_id=r.id,
-                name=r.name,
-                kind=r.kind,
-                task_id=f.task_id,
-                verdict=f.verdict,
-                reasons=f.reasons,
-                billable=f.cost.billable,
-                hourly=f.cost.hourly,
-            )
-        )
-    return found
+    id_keys = {
+        name: clouds.cloud(name).id_key for name in {f.resource.provider for f in report.findings}
+    }
+    return [
+        Observation(
+            ResourceKey(r.provider, r.account, id_keys[r.provider](r.id), r.uid),
+            r.id,
+            r.name,
+            r.kind,
+            f.task_id,
+            f.verdict,
+            f.reasons,
+            f.cost.billable,
+            f.cost.hourly,
+        )  # fmt: skip
+        for f in report.findings
+        for r in (f.resource,)
+    ]
 
 
 def remember(report: AuditReport, store: HistoryStore, scope: str, clouds: Clouds) -> AuditReport:

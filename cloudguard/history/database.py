@@ -3,8 +3,8 @@
 The store's SQL is written once, with `?` placeholders and the few column
 types named in `Types`; a backend translates both, opens its connection,
 turns its driver's errors into `HistoryError`s naming the store, and offers
-the two operations whose fast form differs between engines: writing many
-rows at once and updating many rows by id.
+the operations whose fast form differs between engines: writing many rows at
+once, updating many rows by id, and one statement for many rows of parameters.
 
 Writers are serialised: `write()` holds the store's one write lock for the
 whole transaction (SQLite `BEGIN IMMEDIATE`; PostgreSQL an advisory
@@ -52,6 +52,10 @@ class Database(ABC):
 
     @abstractmethod
     def execute(self, sql: str, params: Row = ()) -> None: ...
+
+    @abstractmethod
+    def execute_many(self, sql: str, rows: Iterable[Row]) -> None:
+        """`sql` once for each row of parameters."""
 
     @abstractmethod
     def rows(self, sql: str, params: Row = ()) -> list[tuple[Any, ...]]: ...

@@ -98,6 +98,10 @@ class PostgresDatabase(Database):
     def execute(self, sql: str, params: Row = ()) -> None:
         self._connection.execute(_placeholders(sql), params)
 
+    def execute_many(self, sql: str, rows: Iterable[Row]) -> None:
+        with self._connection.cursor() as cursor:
+            cursor.executemany(_placeholders(sql), rows)
+
     def rows(self, sql: str, params: Row = ()) -> list[tuple[Any, ...]]:
         return self._connection.execute(_placeholders(sql), params).fetchall()
 

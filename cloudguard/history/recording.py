@@ -1,9 +1,10 @@
 """What recording one audit changes, worked out in memory: the store only reads and writes.
 
-Given the resources the history already knows (the latest incarnation of each
-identity this audit observed) and those the previous audits of the same scope
-left present, one audit's observations become: new resources, updated ones,
-one observation row each, and the ones now gone.
+Given the resources the previous audits of the same scope left present, and
+the latest incarnation of each other identity this audit observed, one
+audit's observations become: new resources, rewritten ones, the ones seen as
+they were (moved on in one statement), the observations worth storing, and
+the ones now gone.
 
 Presence: a resource never observed is NEW; one observed before is STILL,
 or BACK when an audit had found it gone since. An audit that read every
@@ -11,6 +12,15 @@ source calls GONE each resource its scope's audits left present and it did
 not see: REAPED when a reap acted on it since it was last seen, VANISHED
 otherwise. An incomplete audit calls nothing gone: what it did not see may be
 in what it could not read.
+
+What is written: a nightly audit sees most of its fleet as the previous one
+left it (the same verdict, reasons, price, name, task and scope). Such a
+resource is STEADY: it gets no row of its own, only its share of one
+statement that moves every steady resource on (last seen, hours and cost
+observed). An observation row is stored when something changed, and holds
+until the next one (`seen_until`); the audits in between are derived when a
+timeline is asked for (see schema.py, version 3). An audit recorded out of
+order (one that finished after a later one) stores every observation.
 
 Cost: between two observations of a present resource, its billable state and
 price at the first one are taken to hold until the second (the price of the
@@ -30,10 +40,12 @@ later audit's observation changes nothing the later one set.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from operator import attrgetter
+from typing import NamedTuple
 
 from cloudguard.history.records import (
     BACK,
@@ -59,6 +71,7 @@ def epoch(moment: datetime) -> float:
     return moment.timestamp()
 
 
+@lru_cache(maxsize=4096)  # the times a report shows are a few audits' (each finding's first seen)
 def moment(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
@@ -91,27 +104,48 @@ class StoredResource:
     accrued: float
     leaked_accrued: float
     leaking_observations: int
+    reasons: str | None  # of its last observation (None: recorded before schema version 3)
 
     @property
     def identity(self) -> Identity:
         return self.provider, self.account, self.match_id
 
 
+class PresentResource(NamedTuple):
+    """What the store reads of each resource its scope's audits left present: enough to tell
+    whether this audit saw it as it was, and what to tell the report if so."""
+
+    id: int
+    provider: str
+    account: str
+    match_id: str
+    uid: str
+    display_id: str
+    name: str
+    kind: str
+    task_id: str | None
+    verdict: str
+    reasons: str | None
+    billable: int | None
+    hourly: float | None
+    first_seen: float
+    last_seen: float
+    returns: int
+    observed_hours: float
+    accrued: float
+
+
 RESOURCE_COLUMNS = tuple(StoredResource.__dataclass_fields__)
-# Updated by an observation: everything but the identity, then the id the update is for.
+PRESENT_COLUMNS = PresentResource._fields
+# What an observation states of a resource, in PresentResource order (from display_id on).
+_STATED = slice(PRESENT_COLUMNS.index("display_id"), PRESENT_COLUMNS.index("hourly") + 1)
+# Rewritten by an observation that changed something: everything but the identity, then the id.
 OBSERVED_COLUMNS = tuple(
     c for c in RESOURCE_COLUMNS if c not in {"id", "provider", "account", "match_id"}
 )
-# The updated columns the store's indexes cover (cloudguard_resources_present, _by_task).
-# A row whose values there are as stored is updated without them: SQLite then leaves its
-# index entries alone, which halves the update of a nightly audit that sees the same fleet.
-INDEXED_COLUMNS = ("task_id", "last_scope", "status")
-STEADY_COLUMNS = tuple(c for c in OBSERVED_COLUMNS if c not in INDEXED_COLUMNS)
 GONE_COLUMNS = ("status", "gone_at", "gone_how")
 resource_row = attrgetter(*RESOURCE_COLUMNS)
 observed_row = attrgetter(*OBSERVED_COLUMNS, "id")
-steady_row = attrgetter(*STEADY_COLUMNS, "id")
-indexed_values = attrgetter(*INDEXED_COLUMNS)
 gone_row = attrgetter(*GONE_COLUMNS, "id")
 OBSERVATION_COLUMNS = (
     "run_id",
@@ -124,7 +158,21 @@ OBSERVATION_COLUMNS = (
     "hours",
     "accrued",
     "interval_leaking",
+    "seen_until",
 )
+
+
+Sighting = tuple[PresentResource, Observation]  # an observation of a resource left present
+
+
+def as_it_was(stored: PresentResource, seen: Observation) -> bool:
+    """Whether `seen` states what `stored` does: the same resource (its unique id, when the
+    observation knows it; one learnt is a change) with the same verdict, reasons, price,
+    names and task."""
+    return seen.key.uid in ("", stored.uid) and stored[_STATED] == (
+        seen.display_id, seen.name, seen.kind, seen.task_id, seen.verdict,
+        " ".join(seen.reasons), seen.billable, seen.hourly,
+    )  # fmt: skip
 
 
 @dataclass
@@ -132,24 +180,25 @@ class AuditWrite:
     """Rows to write for one audit's observations, and what the report is told."""
 
     new_resources: list[StoredResource] = field(default_factory=list)
-    observed: list[StoredResource] = field(default_factory=list)  # known ones, updated
-    indexed_before: dict[int, object] = field(default_factory=dict)  # by id, as stored
+    observed: list[StoredResource] = field(default_factory=list)  # known ones, rewritten
+    steady: list[int] = field(default_factory=list)  # ids of those seen as they were
+    # (seen_until, resource id): where the stored observation each moved resource held ends.
+    closed: list[tuple[float, int]] = field(default_factory=list)
     observations: list[tuple[object, ...]] = field(default_factory=list)
     findings: dict[ResourceKey, FindingHistory] = field(default_factory=dict)
+    # By resource id: what a resource observed twice (under two keys) is told the second time.
+    told: dict[int, FindingHistory] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys((NEW, BACK), 0))
     leaking: int = 0
     accrued: float = 0.0
     leaked_accrued: float = 0.0
 
-    def updates(self) -> tuple[list[StoredResource], list[StoredResource]]:
-        """The known resources to update: (those whose indexed columns are as stored, the
-        others)."""
-        steady: list[StoredResource] = []
-        moved: list[StoredResource] = []
-        for resource in self.observed:
-            same = indexed_values(resource) == self.indexed_before[resource.id]
-            (steady if same else moved).append(resource)
-        return steady, moved
+    def charge(self, verdict: str, cost: float, interval_leaking: bool) -> None:
+        """Count one observation: its verdict, and the cost of the interval it closes."""
+        self.leaking += verdict in LEAKING_VERDICTS
+        self.accrued += cost
+        if interval_leaking:
+            self.leaked_accrued += cost
 
     def recorded(
         self, run_id: int, run: AuditRun, previous_at: float | None, gone: list[StoredResource]
@@ -168,43 +217,92 @@ def same_resource(stored_uid: str, observed_uid: str) -> bool:
     return not (stored_uid and observed_uid and stored_uid != observed_uid)
 
 
+def plan_steady(
+    run: AuditRun, observations: Iterable[Observation], present: Sequence[PresentResource]
+) -> tuple[AuditWrite, list[Observation]]:
+    """Those of `observations` that see a resource of `present` (the scope's, left present)
+    as it was, told and moved on in bulk; the other observations, for `plan_observations`."""
+    at = epoch(run.at)
+    write = AuditWrite()
+    by_identity = {resource[1:4]: resource for resource in present}  # provider, account, id
+    if len(by_identity) < len(present):  # one scope holds several incarnations of an id
+        by_identity = {resource[1:4]: resource for resource in sorted(present)}  # the latest
+    steady: list[Sighting] = []  # seen as they were: told, and moved on in bulk
+    moved: list[Sighting] = []  # seen otherwise: rewritten, with a row each
+    others: list[Observation] = []
+    for observation in observations:
+        stored = by_identity.get(observation.key[:3])
+        if stored is None:
+            others.append(observation)
+        else:
+            resource = (stored, observation)
+            same = as_it_was(stored, observation)
+            (steady if same else moved).append(resource)
+    findings, told, ids = write.findings, write.told, write.steady
+    accrued = leaked = 0.0
+    leaking = 0
+    for stored, observation in steady:
+        if stored.id in told:  # the same resource twice in one audit counts once
+            findings[observation.key] = told[stored.id]
+            continue
+        hours = (at - stored.last_seen) / 3600 if stored.billable else 0.0
+        price = stored.hourly
+        cost = hours * price if price is not None else 0.0
+        accrued += cost
+        if stored.verdict in LEAKING_VERDICTS:
+            leaking += 1
+            leaked += cost
+        ids.append(stored.id)
+        told[stored.id] = findings[observation.key] = FindingHistory(
+            STILL, moment(stored.first_seen), stored.verdict, stored.observed_hours + hours,
+            stored.accrued + cost, stored.returns,
+        )  # fmt: skip
+    write.leaking, write.accrued, write.leaked_accrued = leaking, accrued, leaked
+    return write, others + [observation for _, observation in moved]
+
+
 def plan_observations(
+    write: AuditWrite,
     run: AuditRun,
     run_id: int,
     observations: Iterable[Observation],
     known: Mapping[Identity, StoredResource],
     next_id: int,
 ) -> AuditWrite:
-    """`known`: the latest incarnation the history has of each identity observed."""
+    """Add to `write` what `observations` change, one row each. `known`: the latest
+    incarnation the history has of each identity observed."""
     at = epoch(run.at)
-    write = AuditWrite()
     latest = dict(known)
-    seen: set[int] = set()
     for observation in observations:
         if observation.key in write.findings:
             continue  # the same resource twice in one audit counts once
         identity = (observation.key.provider, observation.key.account, observation.key.id)
         stored = latest.get(identity)
+        seen_until: float | None = None  # the row holds until the resource is next moved
         if stored is None or not same_resource(stored.uid, observation.key.uid):
             stored = _new_resource(next_id, observation, run, run_id, at)
             next_id += 1
             write.new_resources.append(stored)
             change, previous_verdict, hours, cost, interval_leaking = NEW, None, 0.0, 0.0, False
+        elif stored.id in write.told:  # the same resource under another key: counted once
+            write.findings[observation.key] = write.told[stored.id]
+            continue
         else:
             previous_verdict = stored.verdict
-            if stored.id not in seen:
-                write.observed.append(stored)
-                write.indexed_before[stored.id] = indexed_values(stored)
+            write.observed.append(stored)
+            if _moved_past(stored, at):
+                seen_until = at  # it moves nothing: its row holds only here
+            else:
+                write.closed.append((stored.last_seen, stored.id))
             change, hours, cost, interval_leaking = _observe(stored, observation, run, run_id, at)
         latest[identity] = stored
-        seen.add(stored.id)
-        leaking = observation.verdict in LEAKING_VERDICTS
-        stored.leaking_observations += leaking
+        stored.leaking_observations += observation.verdict in LEAKING_VERDICTS
         write.observations.append(
             (run_id, stored.id, observation.verdict, " ".join(observation.reasons), change,
-             _flag(observation.billable), observation.hourly, hours, cost, int(interval_leaking))
+             _flag(observation.billable), observation.hourly, hours, cost, int(interval_leaking),
+             seen_until)
         )  # fmt: skip
-        write.findings[observation.key] = FindingHistory(
+        write.told[stored.id] = write.findings[observation.key] = FindingHistory(
             change=change,
             first_seen=moment(stored.first_seen),
             previous_verdict=previous_verdict,
@@ -214,10 +312,7 @@ def plan_observations(
         )
         if change != STILL:
             write.counts[change] += 1
-        write.leaking += leaking
-        write.accrued += cost
-        if interval_leaking:
-            write.leaked_accrued += cost
+        write.charge(observation.verdict, cost, interval_leaking)
     return write
 
 
@@ -271,7 +366,13 @@ def _new_resource(
         accrued=0.0,
         leaked_accrued=0.0,
         leaking_observations=0,
+        reasons=" ".join(observation.reasons),
     )
+
+
+def _moved_past(stored: StoredResource, at: float) -> bool:
+    """Whether a later audit than the one at `at` already moved `stored` (recorded first)."""
+    return at < stored.last_seen or (stored.gone_at is not None and at < stored.gone_at)
 
 
 def _observe(
@@ -279,8 +380,8 @@ def _observe(
 ) -> tuple[str, float, float, bool]:
     """Move `stored` to this observation; (change, hours, cost, interval leaking)."""
     stored.first_seen = min(stored.first_seen, at)
-    if at < stored.last_seen or (stored.gone_at is not None and at < stored.gone_at):
-        return STILL, 0.0, 0.0, False  # a later audit already moved it past this moment
+    if _moved_past(stored, at):
+        return STILL, 0.0, 0.0, False
     hours = cost = 0.0
     interval_leaking = False
     if stored.status == GONE:
@@ -304,7 +405,7 @@ def _observe(
     stored.task_id = observation.task_id
     stored.last_seen, stored.last_run, stored.last_scope = at, run_id, run.scope
     stored.status, stored.gone_at, stored.gone_how = PRESENT, None, None
-    stored.verdict = observation.verdict
+    stored.verdict, stored.reasons = observation.verdict, " ".join(observation.reasons)
     stored.billable, stored.hourly = _flag(observation.billable), observation.hourly
     return change, hours, cost, interval_leaking
 

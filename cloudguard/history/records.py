@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 # What a finding's presence did since an audit last saw it.
 NEW = "new"  # never observed before
@@ -33,16 +34,18 @@ VANISHED = "vanished"
 LEAKING_VERDICTS = frozenset({"orphan", "leaked"})
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceKey:
+# The records an audit makes one of per finding are named tuples: as immutable as a frozen
+# dataclass, and several times cheaper to make (100,000 findings make 300,000 of them).
+
+
+class ResourceKey(NamedTuple):
     provider: str
     account: str
     id: str  # compared exactly: folded by the caller where the cloud ignores case
     uid: str = ""  # the provider's unique id of this very resource, "" when unknown
 
 
-@dataclass(frozen=True, slots=True)
-class Observation:
+class Observation(NamedTuple):
     """One finding of one audit, as the history keeps it (no tags: they may hold anything)."""
 
     key: ResourceKey
@@ -68,8 +71,7 @@ class AuditRun:
     host: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class FindingHistory:
+class FindingHistory(NamedTuple):
     """What the history knew of one observed finding, this run included."""
 
     change: str  # NEW | STILL | BACK

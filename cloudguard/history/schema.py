@@ -125,7 +125,35 @@ _V2 = (
     "ALTER TABLE cloudguard_runs ADD COLUMN acknowledged INTEGER NOT NULL DEFAULT 0",
 )
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1, 2: _V2}
+# Version 3: an audit that sees a resource as the previous audit of its scope left it writes
+# no row for it: one statement moves every such resource on (last seen, hours and cost
+# observed), and an observation is stored only when something changed (new, back, another
+# verdict, reasons, price, name, task or scope) or when the audit was recorded out of order.
+# Each stored observation holds until `seen_until` (NULL: until the resource's last_seen);
+# the audits in between, which saw it as it was, are those marked `implied` (recorded after
+# every audit before them) of the same scope, less those that could not read it (`unseen`).
+# A resource keeps the reasons of its last observation, to tell whether the next one differs.
+_V3 = (
+    "ALTER TABLE cloudguard_resources ADD COLUMN reasons TEXT",
+    "ALTER TABLE cloudguard_runs ADD COLUMN implied INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE cloudguard_observations ADD COLUMN seen_until {float}",
+    """CREATE TABLE cloudguard_unseen (
+        resource_id {id} NOT NULL,
+        run_id {id} NOT NULL,
+        PRIMARY KEY (resource_id, run_id)
+    )""",
+    # Every observation of version 2 was stored: each holds only at its own audit, but the
+    # last one of each present resource, which holds until the resource is next seen.
+    "UPDATE cloudguard_observations SET seen_until = (SELECT r.at FROM cloudguard_runs r "
+    "WHERE r.id = cloudguard_observations.run_id)",
+    "UPDATE cloudguard_observations SET seen_until = NULL WHERE EXISTS (SELECT 1 "
+    "FROM cloudguard_resources r WHERE r.id = cloudguard_observations.resource_id "
+    "AND r.last_run = cloudguard_observations.run_id AND r.status = 'present')",
+    "UPDATE cloudguard_resources SET reasons = (SELECT o.reasons FROM cloudguard_observations o "
+    "WHERE o.resource_id = cloudguard_resources.id AND o.run_id = cloudguard_resources.last_run)",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1, 2: _V2, 3: _V3}
 CURRENT = max(MIGRATIONS)
 
 

@@ -90,6 +90,9 @@ class SqliteDatabase(Database):
     def execute(self, sql: str, params: Row = ()) -> None:
         self._connection.execute(sql, params)
 
+    def execute_many(self, sql: str, rows: Iterable[Row]) -> None:
+        self._connection.executemany(sql, rows)
+
     def rows(self, sql: str, params: Row = ()) -> list[tuple[Any, ...]]:
         return self._connection.execute(sql, params).fetchall()
 

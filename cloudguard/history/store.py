@@ -10,19 +10,22 @@ neither lost. Every driver error becomes a `HistoryError` naming the store.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from datetime import date, datetime
 
 from cloudguard.acknowledgements import Ack
-from cloudguard.history.database import Database
+from cloudguard.history.database import Database, Row
 from cloudguard.history.recording import (
     GONE_COLUMNS,
     OBSERVATION_COLUMNS,
     OBSERVED_COLUMNS,
     PRESENT,
+    PRESENT_COLUMNS,
     RESOURCE_COLUMNS,
-    STEADY_COLUMNS,
     Identity,
+    PresentResource,
     StoredResource,
     epoch,
     gone_row,
@@ -30,12 +33,14 @@ from cloudguard.history.recording import (
     observed_row,
     plan_gone,
     plan_observations,
+    plan_steady,
     resource_row,
-    steady_row,
 )
 from cloudguard.history.records import (
     BACK,
+    LEAKING_VERDICTS,
     NEW,
+    STILL,
     AuditRun,
     DayTrend,
     MonthCost,
@@ -58,12 +63,17 @@ STORE_ACK_SOURCE = "cloudguard ack"
 _RUN_COLUMNS = (
     "id", "kind", "scope", "at", "host", "exit_code", "complete", "findings", "new", "back",
     "gone", "leaking", "accrued", "leaked_accrued", "currency", "plan_digest", "acknowledged",
+    "implied",
 )  # fmt: skip
 _REAP_COLUMNS = (
     "id", "run_id", "provider", "account", "match_id", "uid", "display_id", "name", "kind",
     "action", "event", "detail", "at",
 )  # fmt: skip
 _RESOURCES = ", ".join(f"r.{column}" for column in RESOURCE_COLUMNS)
+_PRESENT = ", ".join(f"r.{column}" for column in PRESENT_COLUMNS)
+_IDENTITY = ("provider TEXT", "account TEXT", "match_id TEXT")
+_LEAKING = ", ".join(f"'{verdict}'" for verdict in sorted(LEAKING_VERDICTS))
+HOUR = 3600.0  # seconds
 
 
 class HistoryStore:
@@ -103,20 +113,34 @@ class HistoryStore:
                 "SELECT max(at) FROM cloudguard_runs WHERE kind = ? AND scope = ? AND at < ?",
                 (AUDIT, run.scope, at),
             )
-            known = self._known({(o.key.provider, o.key.account, o.key.id) for o in observations})
+            # Recorded after every audit before it: what it saw as it was needs no row.
+            latest_audit = db.value("SELECT max(at) FROM cloudguard_runs WHERE kind = ?", (AUDIT,))
+            implied = latest_audit is None or at > latest_audit
+            present = self._present(run.scope, at, run_id)
+            write, moved = plan_steady(run, observations, present if implied else ())
+            known = self._known({(o.key.provider, o.key.account, o.key.id) for o in moved})
             next_resource = self._next_id("cloudguard_resources")
-            write = plan_observations(run, run_id, observations, known, next_resource)
+            plan_observations(write, run, run_id, moved, known, next_resource)
             db.insert_many("cloudguard_resources", RESOURCE_COLUMNS,
                            map(resource_row, write.new_resources))  # fmt: skip
-            steady, moved = write.updates()
-            for columns, row, resources in ((STEADY_COLUMNS, steady_row, steady),
-                                            (OBSERVED_COLUMNS, observed_row, moved)):  # fmt: skip
-                if resources:
-                    db.update_many("cloudguard_resources", columns, map(row, resources))
-            db.insert_many("cloudguard_observations", OBSERVATION_COLUMNS, write.observations)
-            not_seen = self._not_seen(run.scope, at, run_id)
-            gone = plan_gone(run, not_seen, self._reaped_at(not_seen))
+            db.update_many(
+                "cloudguard_resources", OBSERVED_COLUMNS, map(observed_row, write.observed)
+            )
+            self._still_there(write.steady, at, run_id)
+            seen = {*write.steady, *(resource.id for resource in write.observed)}
+            not_seen = [resource for resource in present if resource.id not in seen]
+            gone = plan_gone(run, self._resources(not_seen), self._reaped_at(not_seen))
             db.update_many("cloudguard_resources", GONE_COLUMNS, map(gone_row, gone))
+            write.closed += [(resource.last_seen, resource.id) for resource in gone]
+            db.execute_many(
+                "UPDATE cloudguard_observations SET seen_until = ? "
+                "WHERE resource_id = ? AND seen_until IS NULL",
+                write.closed,
+            )
+            if implied and not run.complete:  # what it could not read, it did not see there
+                db.insert_many("cloudguard_unseen", ("resource_id", "run_id"),
+                               ((resource.id, run_id) for resource in not_seen))  # fmt: skip
+            db.insert_many("cloudguard_observations", OBSERVATION_COLUMNS, write.observations)
             db.insert_many(
                 "cloudguard_runs",
                 _RUN_COLUMNS,
@@ -124,7 +148,7 @@ class HistoryStore:
                     (run_id, AUDIT, run.scope, at, run.host, run.exit_code, int(run.complete),
                      len(write.findings), write.counts[NEW], write.counts[BACK], len(gone),
                      write.leaking, write.accrued, write.leaked_accrued, run.currency, "",
-                     acknowledged)
+                     acknowledged, int(implied))
                 ],
             )  # fmt: skip
         return write.recorded(run_id, run, previous_at, gone)
@@ -141,7 +165,7 @@ class HistoryStore:
                 _RUN_COLUMNS,
                 [
                     (run_id, REAP, "", epoch(run.at), run.host, run.exit_code, 1, len(actions),
-                     0, 0, 0, 0, 0.0, 0.0, "", run.plan_digest, 0)
+                     0, 0, 0, 0, 0.0, 0.0, "", run.plan_digest, 0, 0)
                 ],
             )  # fmt: skip
             db.insert_many(
@@ -160,18 +184,25 @@ class HistoryStore:
         # Under the write lock: no other writer can take the same id.
         return int(self._db.value(f"SELECT coalesce(max(id), 0) + 1 FROM {table}"))
 
+    def _present(self, scope: str, at: float, run_id: int) -> list[PresentResource]:
+        """What this scope's audits left present, and no later audit saw (none has this run's
+        id yet): what this run may see as it was, and calls gone when it does not see it."""
+        rows = self._db.rows(
+            f"SELECT {_PRESENT} FROM cloudguard_resources r "
+            "WHERE r.last_scope = ? AND r.status = ? AND r.last_run <> ? AND r.last_seen < ?",
+            (scope, PRESENT, run_id, at),
+        )
+        return list(map(PresentResource._make, rows))
+
     def _known(self, identities: set[Identity]) -> dict[Identity, StoredResource]:
         """The latest incarnation of each identity the history has seen."""
-        db = self._db
-        db.execute(
-            "CREATE TEMP TABLE cloudguard_observed (provider TEXT, account TEXT, match_id TEXT)"
-        )
-        db.insert_many("cloudguard_observed", ("provider", "account", "match_id"), identities)
-        rows = db.rows(
-            f"SELECT {_RESOURCES} FROM cloudguard_resources r JOIN cloudguard_observed o "
-            "ON r.provider = o.provider AND r.account = o.account AND r.match_id = o.match_id"
-        )
-        db.execute("DROP TABLE cloudguard_observed")
+        if not identities:
+            return {}
+        with self._scratch("cloudguard_observed", _IDENTITY, identities):
+            rows = self._db.rows(
+                f"SELECT {_RESOURCES} FROM cloudguard_resources r JOIN cloudguard_observed o "
+                "ON r.provider = o.provider AND r.account = o.account AND r.match_id = o.match_id"
+            )
         latest: dict[Identity, StoredResource] = {}
         for row in rows:
             resource = StoredResource(*row)
@@ -180,16 +211,55 @@ class HistoryStore:
                 latest[resource.identity] = resource
         return latest
 
-    def _not_seen(self, scope: str, at: float, run_id: int) -> list[StoredResource]:
-        """What this scope's audits left present and this run (recorded) did not see."""
-        rows = self._db.rows(
-            f"SELECT {_RESOURCES} FROM cloudguard_resources r "
-            "WHERE r.last_scope = ? AND r.status = ? AND r.last_run <> ? AND r.last_seen < ?",
-            (scope, PRESENT, run_id, at),
-        )
-        return [StoredResource(*row) for row in rows]
+    def _resources(self, wanted: list[PresentResource]) -> Iterator[StoredResource]:
+        """Each of `wanted` whole, read when first asked for (never, for an incomplete audit:
+        it calls nothing gone)."""
+        if not wanted:
+            return
+        with self._scratch("cloudguard_wanted", self._ids, ((r.id,) for r in wanted)):
+            rows = self._db.rows(
+                f"SELECT {_RESOURCES} FROM cloudguard_resources r "
+                "WHERE r.id IN (SELECT id FROM cloudguard_wanted) ORDER BY r.id"
+            )
+        yield from (StoredResource(*row) for row in rows)
 
-    def _reaped_at(self, resources: list[StoredResource]) -> dict[Identity, list[float]]:
+    def _still_there(self, ids: list[int], at: float, run_id: int) -> None:
+        """Move on each resource of `ids`, which this run (at `at`) saw as it was: the interval
+        since it was last seen charged as its row says (billable, at the price of that day),
+        and this run its last sighting. One statement for all of them."""
+        if not ids:
+            return
+        hours = "(? - last_seen) / ?"
+        billed = "CASE WHEN billable = 1 THEN"
+        priced = "CASE WHEN billable = 1 AND hourly IS NOT NULL"
+        with self._scratch("cloudguard_steady", self._ids, ((i,) for i in ids)):
+            self._db.execute(
+                "UPDATE cloudguard_resources SET "
+                f"observed_hours = observed_hours + {billed} {hours} ELSE 0 END, "
+                f"accrued = accrued + {priced} THEN {hours} * hourly ELSE 0 END, "
+                f"leaked_accrued = leaked_accrued + {priced} AND verdict IN ({_LEAKING}) "
+                f"THEN {hours} * hourly ELSE 0 END, "
+                "leaking_observations = leaking_observations + "
+                f"CASE WHEN verdict IN ({_LEAKING}) THEN 1 ELSE 0 END, "
+                "last_seen = ?, last_run = ? WHERE id IN (SELECT id FROM cloudguard_steady)",
+                (at, HOUR, at, HOUR, at, HOUR, at, run_id),
+            )
+
+    @property
+    def _ids(self) -> tuple[str]:
+        return (f"id {self._db.types.id} PRIMARY KEY",)
+
+    @contextmanager
+    def _scratch(self, table: str, columns: tuple[str, ...], rows: Iterable[Row]) -> Iterator[None]:
+        """A temporary `table` of `columns` ("name TYPE ...") holding `rows`: one side of a join
+        the store makes with what it was given. Inside the write's transaction; dropped after."""
+        db = self._db
+        db.execute(f"CREATE TEMP TABLE {table} ({', '.join(columns)})")
+        db.insert_many(table, [column.split()[0] for column in columns], rows)
+        yield
+        db.execute(f"DROP TABLE {table}")
+
+    def _reaped_at(self, resources: Sequence[PresentResource]) -> dict[Identity, list[float]]:
         if not resources:
             return {}
         since = min(resource.last_seen for resource in resources)
@@ -313,8 +383,26 @@ class HistoryStore:
 
     def _timeline(self, resource: StoredResource) -> ResourceTimeline:
         db = self._db
-        entries = [
-            TimelineEntry(
+        entries: list[TimelineEntry] = []
+        for (
+            run_id,
+            at,
+            scope,
+            verdict,
+            change,
+            billable,
+            hourly,
+            hours,
+            accrued,
+            reasons,
+            until,
+        ) in db.rows(
+            "SELECT o.run_id, r.at, r.scope, o.verdict, o.change, o.billable, o.hourly, "
+            "o.hours, o.accrued, o.reasons, o.seen_until FROM cloudguard_observations o "
+            "JOIN cloudguard_runs r ON r.id = o.run_id WHERE o.resource_id = ?",
+            (resource.id,),
+        ):
+            stored = TimelineEntry(
                 at=moment(at),
                 run_id=run_id,
                 kind=AUDIT,
@@ -326,13 +414,10 @@ class HistoryStore:
                 accrued=accrued,
                 detail=reasons,
             )
-            for run_id, at, verdict, change, billable, hourly, hours, accrued, reasons in db.rows(
-                "SELECT o.run_id, r.at, o.verdict, o.change, o.billable, o.hourly, o.hours, "
-                "o.accrued, o.reasons FROM cloudguard_observations o "
-                "JOIN cloudguard_runs r ON r.id = o.run_id WHERE o.resource_id = ?",
-                (resource.id,),
-            )
-        ]
+            entries.append(stored)
+            if until is None:  # it holds until the resource was last seen
+                until = resource.last_seen
+            entries += self._as_it_was(resource.id, stored, at, scope, until)
         entries += [
             TimelineEntry(
                 at=moment(at), run_id=run_id, kind=REAP, what=action, change=event, detail=detail
@@ -360,6 +445,28 @@ class HistoryStore:
             accrued=resource.accrued,
             entries=tuple(sorted(entries, key=lambda e: (e.at, e.kind != AUDIT))),
         )
+
+    def _as_it_was(
+        self, resource_id: int, entry: TimelineEntry, at: float, scope: str, until: float
+    ) -> list[TimelineEntry]:
+        """The audits after `entry` (an observation stored at `at`) up to `until` that saw the
+        resource as it says, none of which stored a row: those of its scope recorded after it
+        and in order (`implied`) that could read the resource (not `unseen`). Each is charged
+        the interval since the one before, as `entry` says (billable, at its price)."""
+        found = self._db.rows(
+            "SELECT id, at FROM cloudguard_runs WHERE kind = ? AND scope = ? AND implied = 1 "
+            "AND id > ? AND at > ? AND at <= ? AND id NOT IN "
+            "(SELECT run_id FROM cloudguard_unseen WHERE resource_id = ?) ORDER BY at, id",
+            (AUDIT, scope, entry.run_id, at, until, resource_id),
+        )
+        entries = []
+        for run_id, seen_at in found:
+            hours = (seen_at - at) / HOUR if entry.billable else 0.0
+            cost = hours * entry.hourly if entry.hourly is not None else 0.0
+            entries.append(replace(entry, at=moment(seen_at), run_id=run_id, change=STILL,
+                                   hours=hours, accrued=cost))  # fmt: skip
+            at = seen_at
+        return entries
 
     def cost_by_month(self) -> list[MonthCost]:
         """What the audits observed accruing, per calendar month (UTC) and currency."""

@@ -52,7 +52,7 @@ def _v1_store(backend: str, location: str) -> None:
 def test_a_version_1_store_migrates_and_keeps_its_history(backend: str, location: str) -> None:
     _v1_store(backend, location)
     with open_store(location) as store:
-        assert _version(backend, location) == CURRENT == 2
+        assert _version(backend, location) == CURRENT == 3
         second = audit(store, 1, [observed("vm-a", uid="uid-a")])
         assert changes(second) == {"vm-a": "still"}, "the v1 night's resource is known"
         a = second.findings[observed("vm-a", uid="uid-a").key]

@@ -8,7 +8,6 @@ finishes late; the questions `cloudguard history` asks.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import date
 
 import pytest
@@ -247,10 +246,8 @@ def test_acknowledgements_are_kept_until_revoked(store: HistoryStore) -> None:
 
 def test_identity_is_the_provider_account_and_id_not_the_name(store: HistoryStore) -> None:
     for n, account in enumerate(AWS_ACCOUNTS):
-        instance = replace(
-            observed("vm-a", provider="aws", account=account),
-            key=ResourceKey("aws", account, "i-0abc"),
-            display_id="i-0abc",
+        instance = observed("vm-a", provider="aws", account=account)._replace(
+            key=ResourceKey("aws", account, "i-0abc"), display_id="i-0abc"
         )
         audit(store, n, [instance], scope=account)
     assert [t.account for t in store.timeline("i-0abc")] == list(AWS_ACCOUNTS)
