@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+from cloudguard.history.postgresql import is_postgresql_url
 from cloudguard.history.records import AuditRun, Observation, RecordedAudit, ResourceKey
 from cloudguard.history.store import HistoryStore
 
@@ -66,3 +70,14 @@ def changes(recorded: RecordedAudit) -> dict[str, str]:
 
 def gone(recorded: RecordedAudit) -> dict[str, str]:
     return {resource.name: resource.how for resource in recorded.gone}
+
+
+def raw_rows(location: str, sql: str) -> list[tuple[Any, ...]]:
+    """Rows read straight from the store's database, past the store: what it wrote."""
+    if is_postgresql_url(location):
+        import psycopg
+
+        with psycopg.connect(location) as raw:
+            return raw.execute(sql.encode()).fetchall()
+    with closing(sqlite3.connect(location)) as raw:
+        return raw.execute(sql).fetchall()

@@ -1,25 +1,34 @@
 """A store of an older schema migrates and keeps its history; a newer one is refused.
 
-The version 1 schema is kept as released, with a night of history in it, as
-SQL for each backend (fixtures/schema-v1.*.sql): migrations are tested from
-what users have, not from what the code would make today.
+Each released schema is kept as released, with history in it, as SQL for each
+backend (fixtures/schema-v1.*.sql, schema-v2.*.sql, the latter made by the
+code of version 2): migrations are tested from what users have, not from what
+the code would make today. Two first uses at once migrate once: a barrier
+holds both until each has read the old version, before either takes the lock.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
+from contextlib import AbstractContextManager
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
-from history_helpers import audit, changes, day, gone, observed
-from named_checks import raises_at
+from history_helpers import audit, changes, day, gone, observed, raw_rows
+from named_checks import broken, raises_at
 
 from cloudguard.acknowledgements import Ack
-from cloudguard.history.errors import HistoryTooNew, HistoryUnavailable
+from cloudguard.history.database import Database
+from cloudguard.history.errors import HistoryError, HistoryTooNew, HistoryUnavailable
 from cloudguard.history.location import open_store
+from cloudguard.history.postgresql import PostgresDatabase
 from cloudguard.history.schema import CURRENT
+from cloudguard.history.sqlite import SqliteDatabase
+from cloudguard.history.store import HistoryStore
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -44,9 +53,13 @@ def _version(backend: str, location: str) -> int:
         return int(found[0])
 
 
+def _released_store(version: int, backend: str, location: str) -> None:
+    _run_sql(backend, location, (FIXTURES / f"schema-v{version}.{backend}.sql").read_text())
+    assert _version(backend, location) == version
+
+
 def _v1_store(backend: str, location: str) -> None:
-    _run_sql(backend, location, (FIXTURES / f"schema-v1.{backend}.sql").read_text())
-    assert _version(backend, location) == 1
+    _released_store(1, backend, location)
 
 
 def test_a_version_1_store_migrates_and_keeps_its_history(backend: str, location: str) -> None:
@@ -100,3 +113,97 @@ def test_a_store_of_a_newer_cloudguard_is_refused(backend: str, location: str) -
     message = str(raised.value)
     assert "schema version 99" in message and "upgrade cloudguard-ci" in message
     assert _version(backend, location) == 99
+
+
+def test_a_version_2_store_migrates_and_keeps_its_history(backend: str, location: str) -> None:
+    """Its last observation of each present resource holds on: the next audit sees vm-a as
+    it was, stores no row for it, and its timeline goes on from the released history."""
+    _released_store(2, backend, location)
+    with open_store(location) as store:
+        assert _version(backend, location) == CURRENT == 3
+        a = observed("vm-a", uid="uid-a", hourly=0.2)
+        third = audit(store, 3, [a])
+        assert changes(third) == {"vm-a": "still"} and third.gone == ()
+        told = third.findings[a.key]
+        assert (told.first_seen, told.previous_verdict) == (day(0), "orphan")
+        assert told.accrued == pytest.approx(2 * 24 * 0.172 + 24 * 0.2), "as released, and on"
+        fourth = audit(store, 4, [a, observed("vm-b", "ok", uid="uid-b", task_id="task-0042")])
+        assert changes(fourth) == {"vm-a": "still", "vm-b": "back"}
+        (vm_a,) = raw_rows(location, f"SELECT id FROM cloudguard_resources WHERE name = {a.name!r}")
+        stored = raw_rows(
+            location, f"SELECT run_id FROM cloudguard_observations WHERE resource_id = {vm_a[0]}"
+        )
+        assert sorted(run for (run,) in stored) == [1, 3, 5, 6], "none for the nights it held"
+        (timeline,) = store.timeline(a.display_id)
+        assert [(e.at, e.hours) for e in timeline.entries] == [
+            (day(0), 0.0), (day(1), 24.0), (day(1.75), 0.0), (day(2), 24.0), (day(3), 24.0),
+            (day(4), 24.0),
+        ], "the released observations, the late one among them, then the derived ones"  # fmt: skip
+        assert timeline.accrued == pytest.approx(2 * 24 * 0.172 + 2 * 24 * 0.2)
+        assert [ack.owner for ack in store.acks()] == ["platform-team"]
+        assert {o.task_id for o in store.offenders()} == {"cloud-noenv-c7", "smoke-b2"}
+
+
+def test_a_migration_to_version_3_that_fails_leaves_the_store_at_version_2(
+    backend: str, location: str
+) -> None:
+    _released_store(2, backend, location)
+    # Version 3's second statement adds this column: the first (reasons) must not stay.
+    _run_sql(backend, location, "ALTER TABLE cloudguard_runs ADD COLUMN implied INTEGER;")
+    with pytest.raises(HistoryUnavailable, match="implied"):
+        open_store(location)
+    assert _version(backend, location) == 2
+    columns = raw_rows(location, "SELECT * FROM cloudguard_resources WHERE id = 1")
+    assert len(columns[0]) == 24, "the store's resources as released, no reasons column"
+
+
+def _waiting_at(barrier: threading.Barrier, kind: Any) -> Any:
+    """`kind`, whose first write waits until another store's has come as far (each has read
+    the old version by then): the race of two first uses, forced rather than hoped for."""
+
+    class AtTheBarrier(kind):
+        waited = False
+
+        def write(self) -> AbstractContextManager[None]:
+            if not self.waited:
+                self.waited = True
+                barrier.wait(timeout=60)
+            return super().write()
+
+    return AtTheBarrier
+
+
+@pytest.mark.parametrize("released", [0, 2], ids=["new", "version-2"])
+def test_two_first_uses_at_once_migrate_the_store_once(
+    backend: str, location: str, released: int
+) -> None:
+    if released:
+        _released_store(released, backend, location)
+    kind = _waiting_at(threading.Barrier(2), _DATABASES[backend])
+    where = location if backend == "postgresql" else Path(location)
+    errors: list[BaseException] = []
+
+    def first_use() -> None:
+        try:
+            HistoryStore(kind(where, busy_timeout=60)).close()
+        except BaseException as error:
+            errors.append(error)
+
+    users = [threading.Thread(target=first_use) for _ in range(2)]
+    for user in users:
+        user.start()
+    for user in users:
+        user.join(timeout=120)
+    assert not any(user.is_alive() for user in users), "a first use never finished"
+    assert all(isinstance(error, HistoryError) for error in errors), f"the race broke: {errors}"
+    assert not errors, broken(
+        "migrated-once",
+        f"the second first use migrated a store the first had migrated: {errors[0]}",
+    )
+    assert _version(backend, location) == CURRENT
+    with open_store(location) as store:
+        recorded = audit(store, 5, [observed("vm-a", uid="uid-a")])
+        assert changes(recorded) == {"vm-a": "still" if released else "new"}
+
+
+_DATABASES: dict[str, type[Database]] = {"sqlite": SqliteDatabase, "postgresql": PostgresDatabase}

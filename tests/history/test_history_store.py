@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-from history_helpers import audit, changes, day, gone, observed, vm_id
+from history_helpers import audit, changes, day, gone, observed, raw_rows, vm_id
 from named_checks import broken
 
 from cloudguard.acknowledgements import Ack
@@ -254,3 +254,97 @@ def test_identity_is_the_provider_account_and_id_not_the_name(store: HistoryStor
 
 
 AWS_ACCOUNTS = ("111122223333", "444455556666")
+
+
+def test_a_night_that_sees_its_fleet_as_it_was_stores_no_row_for_it(
+    store: HistoryStore, location: str
+) -> None:
+    """A resource seen as the previous audit of its scope left it is moved on by one statement
+    for all of them (in SQL), and the store's figures are the ones the report was told."""
+    fleet = [
+        observed("vm-a", hourly=0.25),
+        observed("vm-b", "ok"),
+        observed("vm-c", billable=False),
+    ]
+    audit(store, 0, fleet)
+    audit(store, 1, fleet)
+    third = audit(store, 2, [fleet[0], observed("vm-b", "orphan"), fleet[2]])
+    assert changes(third) == {"vm-a": "still", "vm-b": "still", "vm-c": "still"}
+    stored = dict(
+        raw_rows(location, "SELECT run_id, count(*) FROM cloudguard_observations GROUP BY run_id")
+    )
+    assert 2 not in stored, broken(
+        "a-steady-night-stores-no-row", f"a night that saw its fleet as it was stored {stored}"
+    )
+    assert stored == {1: 3, 3: 1}, "the first night's three, then vm-b's verdict that changed"
+    told = third.findings[fleet[0].key]
+    assert (told.observed_hours, told.accrued) == (48.0, 12.0), broken(
+        "steady-nights-charged-at-their-price",
+        f"two nights of 24 h at 0.25 reported as {told.observed_hours} h, {told.accrued}",
+    )
+    assert told.previous_verdict == "orphan"
+    assert third.findings[fleet[2].key].observed_hours == 0.0, "deallocated: no billable hour"
+
+    (a,) = store.timeline(vm_id("vm-a"))
+    assert [(e.change, e.hours, e.accrued) for e in a.entries] == [
+        ("new", 0.0, 0.0), ("still", 24.0, 6.0), ("still", 24.0, 6.0)
+    ], "every audit that saw it, each interval at its price"  # fmt: skip
+    gone_a = {g.name: g for g in audit(store, 3, []).gone}["vm-a"]
+    assert (a.observed_hours, a.accrued, gone_a.accrued) == (48.0, 12.0, 12.0), broken(
+        "steady-nights-charged-at-their-price",
+        f"the report was told 48 h, 12.00; the store holds {a.observed_hours} h, {a.accrued}",
+    )
+    runs = {run.id: run for run in store.runs()}
+    assert [runs[n].accrued for n in (2, 3)] == [6.0 + 24 * 0.172, 6.0 + 24 * 0.172]
+    assert [runs[n].leaked_accrued for n in (2, 3)] == [6.0, 6.0], "vm-b was ok on its day 1"
+
+
+def test_a_timeline_lists_every_audit_that_saw_the_resource_and_only_those(
+    store: HistoryStore,
+) -> None:
+    """The audits that stored no row for it are derived: those of its scope recorded in order
+    after its last stored observation, less one that could not read it; one recorded out of
+    order stores its own row and is listed once."""
+    a, b = observed("vm-a", hourly=1.0), observed("vm-b", hourly=1.0)
+    audit(store, 0, [a, b])
+    audit(store, 1, [a, b])
+    audit(store, 2, [b], complete=False)  # could not read vm-a: neither seen nor gone
+    audit(store, 3, [a, b])
+    audit(store, 3.5, [a], scope="staging")
+    audit(store, 4, [a, b])
+    audit(store, 2.5, [a, b])  # recorded late, after day 4's
+    (timeline,) = store.timeline(vm_id("vm-a"))
+    seen = [(e.at, e.change, e.hours) for e in timeline.entries]
+    assert day(2) not in [at for at, _, _ in seen], broken(
+        "an-audit-that-could-not-read-it-did-not-see-it",
+        f"the incomplete audit of day 2 is listed as seeing vm-a: {seen}",
+    )
+    runs = [e.run_id for e in timeline.entries]
+    assert len(runs) == len(set(runs)), broken(
+        "each-audit-once", f"an audit is listed twice in vm-a's timeline: {seen}"
+    )
+    assert seen == [
+        (day(0), "new", 0.0), (day(1), "still", 24.0), (day(2.5), "still", 0.0),
+        (day(3), "still", 48.0), (day(3.5), "still", 12.0), (day(4), "still", 12.0),
+    ]  # fmt: skip
+    assert (timeline.observed_hours, timeline.accrued) == (96.0, 96.0), "its entries add up"
+    (b_timeline,) = store.timeline(vm_id("vm-b"))
+    assert [e.at for e in b_timeline.entries] == [day(n) for n in (0, 1, 2, 2.5, 3, 4)]
+
+
+def test_an_audit_recorded_before_an_observation_is_not_taken_to_have_seen_it(
+    store: HistoryStore,
+) -> None:
+    """An audit of the scope recorded in order before a late one moved the resource into the
+    scope did not look at it there: it is not derived from the late observation."""
+    audit(store, 0, [observed("vm-x")], scope="staging")
+    audit(store, 1, [observed("vm-y")])  # nightly: vm-x is staging's
+    audit(store, 0.5, [observed("vm-x")])  # nightly, recorded late: vm-x is nightly's now
+    audit(store, 2, [observed("vm-x"), observed("vm-y")])
+    (timeline,) = store.timeline(vm_id("vm-x"))
+    seen = [e.at for e in timeline.entries]
+    assert day(1) not in seen, broken(
+        "derived-only-from-audits-recorded-after",
+        f"the nightly audit of day 1, which did not see vm-x, is in its timeline: {seen}",
+    )
+    assert seen == [day(0), day(0.5), day(2)]
