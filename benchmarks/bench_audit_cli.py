@@ -36,6 +36,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from own_state import own_state_directory
+
 RESULTS = Path(__file__).resolve().parent / "results" / "audit_cli.json"
 CLOUDGUARD = Path(sys.executable).parent / "cloudguard"
 SUBSCRIPTIONS = tuple(f"5eb5c0de-0000-4000-8000-0000000000{i:02d}" for i in range(10))
@@ -254,6 +256,7 @@ def main() -> int:
         print(json.dumps(make_fixtures(Path(args.make_fixtures), args.vms)))
         return 0
 
+    _ENV["XDG_STATE_HOME"] = str(own_state_directory())  # the history: never the user's
     LOAD_BEFORE[:] = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-audit-cli-") as tmp:
         root = Path(tmp)

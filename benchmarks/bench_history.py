@@ -27,7 +27,6 @@ import os
 import platform
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -39,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "history"))
 
 from bench_audit_classify import Static, fleet  # noqa: E402
+from own_state import own_state_directory  # noqa: E402
 from postgres_server import PostgresServer  # noqa: E402
 
 from cloudguard.audit.auditor import run_audit  # noqa: E402
@@ -162,14 +162,14 @@ def a_year(stores: dict[str, Callable[[], HistoryStore]]) -> list[dict]:
 
 
 def whole_cli(root: Path) -> list[dict]:
-    """`cloudguard audit` on the same export, without and with its history, alternating."""
+    """`cloudguard audit` on the same export, without and with its history, alternating; each
+    round with a store of its own in `root`."""
     import bench_audit_cli as cli
 
     fixtures = cli.make_fixtures_apart(root / "fixtures", FINDINGS)
     rows = []
     for attempt in range(2):
-        state = root / f"state-{attempt}"
-        cli._ENV["XDG_STATE_HOME"] = str(state)
+        cli._ENV["XDG_STATE_HOME"] = str(root / f"state-{attempt}")
         for label, extra in (("--no-history", ["--no-history"]), ("history, first night", []),
                              ("history, next night", [])):  # fmt: skip
             argv = [*cli.audit_argv(fixtures, "json", root / "out.json"), *extra]
@@ -180,12 +180,12 @@ def whole_cli(root: Path) -> list[dict]:
 
 
 def main() -> int:
+    scratch = own_state_directory()  # the stores, and anything else cloudguard keeps
     parts = {"store", "year", "cli"}
     if "--parts" in sys.argv:
         parts = set(sys.argv[sys.argv.index("--parts") + 1].split(","))
     results: dict[str, Any] = {}
     if "cli" in parts:
-        scratch = Path(tempfile.mkdtemp(prefix="bench-history-cli-"))
         results["cli"] = whole_cli(scratch)
         print(f"cloudguard audit, {FINDINGS:,}-VM export, --format json (two rounds)\n")
         print("| run | wall (s) | CPU (s) | peak RSS (MiB) |")
@@ -194,7 +194,7 @@ def main() -> int:
             print(f"| {row['what']} | {row['wall_s']:.2f} | {row['cpu_s']:.2f} | "
                   f"{row['peak_rss_mib']:.0f} |")  # fmt: skip
     if parts & {"store", "year"}:
-        results.update(store_and_year(parts))
+        results.update(store_and_year(parts, scratch))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({
         "benchmark": "history", "findings": FINDINGS, "history_findings": HISTORY_FINDINGS,
@@ -203,13 +203,12 @@ def main() -> int:
     return 0
 
 
-def store_and_year(parts: set[str]) -> dict[str, Any]:
+def store_and_year(parts: set[str], scratch: Path) -> dict[str, Any]:
     inventory, prices = Static(fleet(FINDINGS * 10 // 9 + 2)), bundled_prices()
     audit_seconds = best(
         lambda: run_audit([inventory], EvidenceRequest(), AuditPolicy(), prices, NOW)
     )
     server = PostgresServer().start()
-    scratch = Path(tempfile.mkdtemp(prefix="bench-history-"))
     try:
 
         def stores() -> dict[str, Callable[[], HistoryStore]]:

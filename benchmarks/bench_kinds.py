@@ -33,6 +33,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from own_state import own_state_directory
+
 RESULTS = Path(__file__).resolve().parent / "results" / "kinds.json"
 ARM_SUBSCRIPTIONS = tuple(f"5eb5c0de-0000-4000-8000-{n:012d}" for n in range(100))
 GRAPH_SUBSCRIPTIONS = tuple(f"6eb5c0de-0000-4000-8000-{n:012d}" for n in range(1000))
@@ -158,9 +160,11 @@ def file_audit(vms: int, rounds: int) -> dict[str, Any]:
 
 
 def main(vms: int, rounds: int, graph_vms: int, audit_only: bool) -> int:
+    own_state_directory()  # whatever a sweep's cloudguard keeps: never in the user's
     audit = file_audit(vms, rounds)
     _print_audit(audit)
     if audit_only:
+        RESULTS.parent.mkdir(exist_ok=True)
         RESULTS.with_name("kinds-audit.json").write_text(json.dumps(audit, indent=2))
         return 0
     arm = sweeps("arm", 20)

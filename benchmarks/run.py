@@ -13,10 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from own_state import own_state_directory
+
 HERE = Path(__file__).resolve().parent
 
 
 def main(names: list[str]) -> int:
+    own_state_directory()  # every benchmark's children keep their state there, never the user's
     scripts = sorted(HERE.glob("bench_*.py"))
     if names:
         scripts = [s for s in scripts if s.stem.removeprefix("bench_") in names]
