@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -185,7 +186,7 @@ def finding_document(finding: Finding, report: AuditReport) -> dict[str, Any]:
         if found is None
         else {
             "change": found.change,
-            "first_seen": found.first_seen.isoformat(),
+            "first_seen": _iso(found.first_seen),
             "previous_verdict": found.previous_verdict,
             "returns": found.returns,
             "observed_hours": round(found.observed_hours, 2),
@@ -193,6 +194,12 @@ def finding_document(finding: Finding, report: AuditReport) -> dict[str, Any]:
         },
         "acknowledgement": ack_document(state),
     }
+
+
+@lru_cache(maxsize=1024)
+def _iso(moment: datetime) -> str:
+    # Findings first seen by the same audit share its time: written once, not per finding.
+    return moment.isoformat()
 
 
 def ack_document(state: AckState | None) -> dict[str, Any] | None:
