@@ -148,24 +148,18 @@ def scope_of(settings: Settings, clouds: Clouds) -> str:
 
 def observations(report: AuditReport, clouds: Clouds) -> list[Observation]:
     """Each finding as the history keeps it (no tags: they may hold anything)."""
-    id_keys = {
-        name: clouds.cloud(name).id_key for name in {f.resource.provider for f in report.findings}
-    }
-    return [
-        Observation(
-            ResourceKey(r.provider, r.account, id_keys[r.provider](r.id), r.uid),
-            r.id,
-            r.name,
-            r.kind,
-            f.task_id,
-            f.verdict,
-            f.reasons,
-            f.cost.billable,
-            f.cost.hourly,
+    providers = {f.resource.provider for f in report.findings}
+    id_keys = {provider: clouds.cloud(provider).id_key for provider in providers}
+    found = []
+    for f in report.findings:
+        r = f.resource
+        key = ResourceKey(r.provider, r.account, id_keys[r.provider](r.id), r.uid)
+        cost = f.cost
+        found.append(
+            Observation(key, r.id, r.name, r.kind, f.task_id, f.verdict, f.reasons,
+                        cost.billable, cost.hourly)
         )  # fmt: skip
-        for f in report.findings
-        for r in (f.resource,)
-    ]
+    return found
 
 
 def remember(report: AuditReport, store: HistoryStore, scope: str, clouds: Clouds) -> AuditReport:
@@ -182,7 +176,7 @@ def remember(report: AuditReport, store: HistoryStore, scope: str, clouds: Cloud
         currency=report.prices.currency,
         host=socket.gethostname(),
     )
-    live = sum(1 for f in report.findings if acknowledged(report, f))
+    live = sum(1 for state in report.acknowledged.values() if not state.expired)
     recorded = store.record_audit(run, seen, acknowledged=live)
     history = ReportHistory(
         store=store.location,
