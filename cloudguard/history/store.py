@@ -386,36 +386,7 @@ class HistoryStore:
     def _timeline(self, resource: StoredResource) -> ResourceTimeline:
         db = self._db
         entries: list[TimelineEntry] = []
-        for (
-            run_id,
-            at,
-            scope,
-            verdict,
-            change,
-            billable,
-            hourly,
-            hours,
-            accrued,
-            reasons,
-            until,
-        ) in db.rows(
-            "SELECT o.run_id, r.at, r.scope, o.verdict, o.change, o.billable, o.hourly, "
-            "o.hours, o.accrued, o.reasons, o.seen_until FROM cloudguard_observations o "
-            "JOIN cloudguard_runs r ON r.id = o.run_id WHERE o.resource_id = ?",
-            (resource.id,),
-        ):
-            stored = TimelineEntry(
-                at=moment(at),
-                run_id=run_id,
-                kind=AUDIT,
-                what=verdict,
-                change=change,
-                billable=None if billable is None else bool(billable),
-                hourly=hourly,
-                hours=hours,
-                accrued=accrued,
-                detail=reasons,
-            )
+        for stored, at, scope, until in self._stored_observations(resource.id):
             entries.append(stored)
             if until is None:  # it holds until the resource was last seen
                 until = resource.last_seen
@@ -447,6 +418,34 @@ class HistoryStore:
             accrued=resource.accrued,
             entries=tuple(sorted(entries, key=lambda e: (e.at, e.kind != AUDIT))),
         )
+
+    def _stored_observations(
+        self, resource_id: int
+    ) -> list[tuple[TimelineEntry, float, str, float | None]]:
+        """Each observation stored for the resource: (its entry, when, the audit's scope, until
+        when it holds; None: until the resource was last seen)."""
+        found = []
+        for row in self._db.rows(
+            "SELECT o.run_id, r.at, o.verdict, o.change, o.billable, o.hourly, o.hours, "
+            "o.accrued, o.reasons, r.scope, o.seen_until FROM cloudguard_observations o "
+            "JOIN cloudguard_runs r ON r.id = o.run_id WHERE o.resource_id = ?",
+            (resource_id,),
+        ):
+            run_id, at, verdict, change, billable, hourly, hours, accrued, reasons = row[:9]
+            entry = TimelineEntry(
+                at=moment(at),
+                run_id=run_id,
+                kind=AUDIT,
+                what=verdict,
+                change=change,
+                billable=None if billable is None else bool(billable),
+                hourly=hourly,
+                hours=hours,
+                accrued=accrued,
+                detail=reasons,
+            )
+            found.append((entry, at, *row[9:]))
+        return found
 
     def _as_it_was(
         self, resource_id: int, entry: TimelineEntry, at: float, scope: str, until: float
