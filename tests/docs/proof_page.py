@@ -50,6 +50,7 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("history.md", "History, acknowledgements and notifications"): (
         "tests/history/test_history_negative_controls.py",
+        "tests/history/test_history_steady_controls.py",
         "tests/audit/test_audit_history_controls.py",
         "tests/notify/test_notify_negative_controls.py",
     ),
