@@ -125,9 +125,8 @@ def test_a_block_per_finding_names_its_price_source_whole(tmp_path: Any) -> None
     )
 
     block = " ".join(result.stdout.split())  # the block's wrapped lines, as one
-    source = json.loads(
-        run_audit_cli("-i", str(inventory), "--no-history", "-f", "json").stdout
-    )["findings"][0]["cost"]["source"]
+    document = run_audit_cli("-i", str(inventory), "--no-history", "-f", "json").stdout
+    source = json.loads(document)["findings"][0]["cost"]["source"]
     assert len(source) > 36 and f"(prices: {source})" in block, result.stdout
 
 
