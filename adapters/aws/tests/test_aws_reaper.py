@@ -426,7 +426,9 @@ def test_apply_takes_the_sweeps_retry_budget(fleet: Fleet) -> None:
 def test_an_item_past_its_time_budget_is_unreadable_and_named(fleet: Fleet) -> None:
     """The item's first read is throttled, its answer held past `--item-budget`: no read is
     sent after it, the item is unreadable (named) and the run exits 75. The proxy forwards
-    the next read, so a reaper that retries past its budget is answered at once, and acts."""
+    the next read, so a reaper that reads past its budget is answered at once, and acts.
+    (On a loaded machine the budget may run out before the first read, making its
+    clients: then no read is sent at all.)"""
     plan = fleet.plan()
     throttling = Throttling("DescribeInstances", first=1, hold=1.5)
     with throttling_proxy(fleet.endpoint, throttling) as proxy:
@@ -435,7 +437,7 @@ def test_an_item_past_its_time_budget_is_unreadable_and_named(fleet: Fleet) -> N
         )
 
     sent = throttling.counts["DescribeInstances requests"]
-    assert sent == 1, broken(
+    assert sent <= 1, broken(
         "the-item-budget-stops-its-reads",
         f"{sent} reads: one was sent past the 1 s budget "
         f"(the orphan is {state_of(fleet.endpoint, fleet.orphan)})",
