@@ -7,9 +7,10 @@ cloudguard write a document its schema refuses fails there, naming the field.
 Files written by child processes are checked by the tests that read them
 (tests/cloudguard_schemas.py).
 
-Every test has a trust store of its own (`XDG_STATE_HOME`, inherited by the
-commands it runs): what one test trusts (tests/trusted_config.py) is nobody
-else's, and the user's own store is never read or written.
+Every test has a state directory of its own (`XDG_STATE_HOME`, inherited by
+the commands it runs): what one test trusts (tests/trusted_config.py) or
+remembers (the history) is nobody else's, and the user's own is never read or
+written.
 """
 
 from __future__ import annotations
@@ -39,13 +40,6 @@ def _checked(name: str, render: Callable[..., str]) -> Callable[..., str]:
 def _own_price_cache(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test's own price cache: an audit never reads the user's ~/.cache/cloudguard."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-
-
-@pytest.fixture(autouse=True)
-def _own_trust_store(
-    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 
 
 @pytest.fixture(autouse=True)
@@ -87,13 +81,20 @@ def _outputs_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[No
 
 
 @pytest.fixture(autouse=True)
-def _a_history_store_of_its_own(
+def _a_state_directory_of_its_own(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # `cloudguard audit` and `reap apply` remember each run in the user's state directory
-    # by default: each test gets its own, so neither another test's runs nor the
-    # developer's own history change what a report says is new.
+    # The trust store and the history (`cloudguard audit` and `reap apply` remember each run)
+    # live in the user's state directory: each test gets its own, so neither another test's
+    # runs or trust nor the developer's own change what a report says.
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The negative controls first (modules `*_controls.py`, `*_mutants.py`): each runs a
+    suite of its own, seconds to a minute, so xdist's workers start on them while the many
+    short tests are left to even out the end of the run."""
+    items.sort(key=lambda item: not item.path.stem.endswith(("_controls", "_mutants")))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -121,7 +121,9 @@ def main(argv: list[str]) -> int:
         ):
             if code := run(*check):
                 return code
-        return run(tool("python"), "-m", "pytest", "-n", "auto", *rest)
+        # worksteal: a worker that runs out takes tests queued for the other, so one long
+        # negative control does not leave a core idle at the end.
+        return run(tool("python"), "-m", "pytest", "-n", "auto", "--dist", "worksteal", *rest)
     if command == "bench":
         return run(tool("python"), "benchmarks/run.py", *rest)
     return run(tool("mkdocs"), "build", "--strict", *rest)

@@ -117,7 +117,9 @@ Verdicts = Mapping[str, Verdict]
 
 
 def copy_package(root: Path, package: Path = PACKAGE) -> Path:
-    shutil.copytree(package, root / package.name, ignore=shutil.ignore_patterns("__pycache__"))
+    """The package with its compiled modules (pytest's rewritten ones too): copied with their
+    sources' times, they stay valid and spare each inner run recompiling the package."""
+    shutil.copytree(package, root / package.name)
     return root
 
 
@@ -130,6 +132,8 @@ def mutant(tmp_path: Path, mutation: Mutation) -> Path:
         source = target.read_text()
         assert source.count(original) == 1, f"mutation {mutation.name!r} no longer applies"
         target.write_text(source.replace(original, broken))
+        for compiled in target.parent.glob(f"__pycache__/{target.stem}.*.pyc"):
+            compiled.unlink()  # never the unbroken module's code, whatever the clock says
         edited.add(target)
     for target in (t for t in edited if t.suffix == ".py"):  # a mutant that does not compile
         # breaks every promise, none alone

@@ -20,8 +20,9 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
-from audit_helpers import azure_vm, controller_home, run_audit_cli, write_json
+from audit_helpers import azure_vm, cli_app, controller_home, run_audit_cli, write_json
 from named_checks import broken
+from typer.testing import CliRunner
 
 from cloudguard.audit.formats.text import money
 
@@ -116,6 +117,20 @@ def test_markdown_says_what_the_json_says(written: dict[str, Any]) -> None:
     rows = _table_rows(unescaped, "|")
     for name, cells in expected(written).items():
         assert _cells(rows, name) == cells, f"markdown row of {name}"
+
+
+def test_a_block_per_finding_names_its_price_source_whole(tmp_path: Any) -> None:
+    """Plain text narrower than the table writes a block per finding: its price source is
+    the whole name (the table's cell is cut to fit; a block has room to wrap)."""
+    inventory = write_json(tmp_path / "az.json", [azure_vm("vm-priced", tags={"task-id": "t"})])
+    result = CliRunner().invoke(
+        cli_app(), ["audit", "-i", str(inventory), "--no-history"], env={"COLUMNS": "80"}
+    )
+
+    block = " ".join(result.stdout.split())  # the block's wrapped lines, as one
+    document = run_audit_cli("-i", str(inventory), "--no-history", "-f", "json").stdout
+    source = json.loads(document)["findings"][0]["cost"]["source"]
+    assert len(source) > 36 and f"(prices: {source})" in block, result.stdout
 
 
 _SPEND = re.compile(r"billable (.+?), per hour (.+?), accrued ([^;]+?)(?:;|$)")

@@ -5,15 +5,14 @@ copy of the package: the records' whereabouts, the suite's own fakes kept out
 of the identity list, the short failure block, cloudguard's hidden frames, a
 Ctrl-C's 98, the seal line's `(none)`, a report's place and inertness, the
 refusal raised again in the report, the closed pipe, the absolute log, the
-offset past the end, an option before `--`, and the doctor's project checks.
+offset past the end, an option before `--`, and the doctor's project checks. Each
+named test must fail at its named check, and pass on the unbroken code.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from cloudguard_mutants import Mutation, assert_green_unmutated, assert_turns_red
+from cloudguard_mutants import Mutation, assert_turns_red
 
 WHERE = "tests/pytest_plugin/test_plugin_whereabouts.py::"
 WHEREABOUTS = WHERE + "test_each_record_names_its_phase_its_fixture_and_its_tests_line"
@@ -38,7 +37,7 @@ MUTATIONS = [
         original="        os.environ[FIXTURE_VARIABLE] = setup\n",
         broken="        pass\n",
         tests=(WHEREABOUTS,),
-        reason=("a record does not say where it was made", "ClassSetupTest.setUpClass"),
+        check="a-record-names-its-fixture",
     ),
     Mutation(
         name="records say nothing of where",
@@ -46,7 +45,7 @@ MUTATIONS = [
         original="    record.update(whereabouts(env))\n",
         broken="",
         tests=(WHEREABOUTS,),
-        reason="a record does not say where it was made",
+        check="a-record-says-where-it-was-made",
     ),
     Mutation(
         name="the suite's own fakes are listed as identity variables still set",
@@ -54,7 +53,7 @@ MUTATIONS = [
         original="            if name.startswith(self.exempt) or name in kept:\n",
         broken="            if name.startswith(self.exempt):\n",
         tests=(IDENTITY,),
-        reason="AZURE_SUBSCRIPTION_ID",
+        check="the-suites-own-fakes-are-no-identity",
     ),
     Mutation(
         name="az's colour switch is an identity variable",
@@ -63,7 +62,7 @@ MUTATIONS = [
         'runs; grants nothing"\n',
         broken="",
         tests=(IDENTITY,),
-        reason="AZURE_CORE_NO_COLOR",
+        check="azs-colour-switch-is-no-identity",
     ),
     Mutation(
         name="a reach's failure keeps the whole traceback",
@@ -74,7 +73,7 @@ MUTATIONS = [
             FIRST_HOUR + "test_five_failing_tests_read_as_five_short_blocks[default]",
             FIRST_HOUR + "test_five_failing_tests_read_as_five_short_blocks[a-projects-native]",
         ),
-        reason="said the fix twice",
+        check="a-failure-is-one-short-block",
     ),
     Mutation(
         name="the refusing frame is shown",
@@ -85,7 +84,7 @@ MUTATIONS = [
             FIRST_HOUR
             + "test_an_explicit_traceback_style_keeps_the_traceback_without_cloudguards_frames",
         ),
-        reason="cloudguard's own frames shown",
+        check="no-cloudguard-frame-is-shown",
     ),
     Mutation(
         name="a Ctrl-C after a reach exits 2",
@@ -94,7 +93,7 @@ MUTATIONS = [
         broken="            if session.exitstatus in (0, 1, 97):\n"
         "                session.exitstatus = exit_codes.REACH_REFUSED\n",
         tests=(FIRST_HOUR + "test_a_ctrl_c_after_a_reach_exits_98_as_the_summary_says",),
-        reason="exit 2, the summary says (exit status 98",
+        check="a-ctrl-c-after-a-reach-exits-98",
     ),
     Mutation(
         name="a seal that drops nothing prints a bare dropped=",
@@ -102,7 +101,7 @@ MUTATIONS = [
         original=" or NOTHING_DROPPED\n",
         broken="\n",
         tests=("tests/guard/test_run.py::test_a_seal_that_drops_nothing_says_so_in_its_one_line",),
-        reason="dropped=(none)",
+        check="the-seal-line-says-nothing-was-dropped",
     ),
     Mutation(
         name="SARIF results lose the test's line",
@@ -110,7 +109,7 @@ MUTATIONS = [
         original="                    **region,\n",
         broken="",
         tests=(REPORTS + "test_run_writes_each_format_with_the_test_file_and_line",),
-        reason="a SARIF result is not at the test's file and line",
+        check="a-sarif-result-is-at-the-tests-line",
     ),
     Mutation(
         name="SARIF messages are not defanged",
@@ -120,7 +119,7 @@ MUTATIONS = [
         tests=(
             REPORTS + "test_values_from_the_records_make_no_link_where_github_renders_them[sarif]",
         ),
-        reason="a value became a link in the sarif report",
+        check="a-value-makes-no-link",
     ),
     Mutation(
         name="a test failed by a class setup's refusal is left out of the report",
@@ -129,7 +128,7 @@ MUTATIONS = [
         "(REFUSED_PROPERTY, refusal.record)]\n",
         broken="",
         tests=(PLUGIN_REPORT + "[serial]", PLUGIN_REPORT + "[xdist]"),
-        reason=("the report does not name these at their line", "ReraisedTest::test_b"),
+        check="a-test-failed-again-is-in-the-report",
     ),
     Mutation(
         name="a session stopped at configure leaves its early seal behind",
@@ -140,7 +139,7 @@ MUTATIONS = [
             "tests/pytest_plugin/test_plugin_reports.py::"
             "test_a_report_whose_directory_does_not_exist_stops_the_session_before_any_test",
         ),
-        reason="the seal made before the stop was left behind",
+        check="a-stopped-session-removes-its-early-seal",
     ),
     Mutation(
         name="a closed pipe is an error",
@@ -148,7 +147,7 @@ MUTATIONS = [
         original="    reader_may_leave()\n",
         broken="    pass\n",
         tests=(ODD + "test_a_reader_that_closed_the_pipe_changes_no_exit_code[check-red]",),
-        reason="assert 1 == 98",
+        check="a-closed-pipe-changes-no-exit-code",
     ),
     Mutation(
         name="a relative --log is handed on as it was typed",
@@ -156,7 +155,7 @@ MUTATIONS = [
         original="    return os.path.abspath(log)\n",
         broken="    return log\n",
         tests=(ODD + "test_a_relative_log_is_recorded_once_and_handed_on_absolute",),
-        reason="the log was not handed on absolute",
+        check="the-log-is-handed-on-absolute",
     ),
     Mutation(
         name="an offset past the end of the log is clean",
@@ -164,7 +163,7 @@ MUTATIONS = [
         original="    if start > offset:  # fail closed",
         broken="    if False:  # fail closed",
         tests=(ODD_ROW + "[check: --since past the end]",),
-        reason="exit 2, said",
+        check="an-odd-input-gets-its-line-and-exit-code",
     ),
     Mutation(
         name="an option before -- is run as the command",
@@ -172,7 +171,7 @@ MUTATIONS = [
         original='    if command[0].startswith("-"):',
         broken="    if False:",
         tests=(ODD_ROW + "[run: an unknown option before --]",),
-        reason="exit 127, said",
+        check="an-odd-input-gets-its-line-and-exit-code",
     ),
     Mutation(
         name="doctor takes any required_plugins",
@@ -180,7 +179,7 @@ MUTATIONS = [
         original="    if DISTRIBUTION in required:\n",
         broken="    if True:\n",
         tests=(DOCTOR + "[enabled, not required]",),
-        reason="assert (0, False) == (97, True)",
+        check="doctor-says-whether-pytest-would-seal",
     ),
     Mutation(
         name="doctor sees no -p no:cloudguard",
@@ -188,17 +187,13 @@ MUTATIONS = [
         original="    disabled = _disables(options)\n",
         broken='    disabled = ""\n',
         tests=(DOCTOR + "[turned off in addopts]", DOCTOR + "[turned off in PYTEST_ADDOPTS]"),
-        reason="assert (0, False) == (97, True)",
+        check="doctor-says-whether-pytest-would-seal",
     ),
 ]
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
 def test_breaking_a_first_hour_promise_turns_its_tests_red(
-    tmp_path: Path, mutation: Mutation
+    tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
 ) -> None:
-    assert_turns_red(tmp_path, mutation)
-
-
-def test_the_named_tests_pass_without_a_mutation(tmp_path: Path) -> None:
-    assert_green_unmutated(tmp_path, MUTATIONS)
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from guard_helpers import cloudguard, minimal_env, reaches
+from named_checks import broken
 
 from cloudguard.guard import alarm, reach
 
@@ -205,8 +206,8 @@ def test_each_odd_input_gets_one_line_and_its_exit_code(tmp_path: Path, odd: Odd
     assert "Traceback" not in done.stderr, done.stderr
     # The option parser's own box wraps at the terminal's width, wherever tmp_path ends.
     words = " ".join(done.stderr.replace("│", " ").split())
-    assert (done.returncode, odd.says in words) == (odd.code, True), (
-        f"exit {done.returncode}, said:\n{done.stderr}"
+    assert (done.returncode, odd.says in words) == (odd.code, True), broken(
+        "an-odd-input-gets-its-line-and-exit-code", f"exit {done.returncode}, said:\n{done.stderr}"
     )
     if odd.ours:
         # Besides the lines every run of the command prints (the seal, doctor's hard seal).
@@ -229,7 +230,9 @@ def test_a_relative_log_is_recorded_once_and_handed_on_absolute(tmp_path: Path) 
     # The check the command ran in sub/ found the run's log by its absolute path: the run's
     # own verdict and the inner check's each name it, once.
     named = f"1 cloud reach(es) refused and recorded in {tmp_path / 'rel.jsonl'}:"
-    assert done.stderr.count(named) == 2, f"the log was not handed on absolute:\n{done.stderr}"
+    assert done.stderr.count(named) == 2, broken(
+        "the-log-is-handed-on-absolute", f"the log was not handed on absolute:\n{done.stderr}"
+    )
 
 
 def closed_pipe() -> int:
@@ -269,7 +272,9 @@ def test_a_reader_that_closed_the_pipe_changes_no_exit_code(
     finally:
         os.close(stderr)
 
-    assert done.returncode == code
+    assert done.returncode == code, broken(
+        "a-closed-pipe-changes-no-exit-code", f"exit {done.returncode}, not {code}"
+    )
     if args[0] == "run":
         assert (tmp_path / "ran").exists(), "the command did not run once stderr was closed"
 

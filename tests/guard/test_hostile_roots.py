@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from guard_helpers import cloudguard, git, minimal_env
+from named_checks import broken
 
 APP = '''
 import json
@@ -131,9 +132,16 @@ def test_a_hostile_environment_run_is_green_and_leaves_the_hostile_roots_byte_id
 
     result = cloudguard("run", "--", *PYTEST, "tests", env=env, cwd=repo, timeout=120)
 
+    after = digest(roots)
+    changed = sorted(
+        path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
+    )
+    assert not changed, broken(
+        "the-hostile-roots-are-left-byte-identical",
+        f"the run changed the hostile roots: {changed}\n{result.stdout}{result.stderr}",
+    )
     assert result.returncode == 0, f"the hostile run was not green:\n{result.stdout}{result.stderr}"
     assert "2 passed" in result.stdout, result.stdout
-    assert digest(roots) == before, "the hostile roots are not byte-identical after the run"
     assert not (tmp_path / "credential-process-ran").exists()
 
 

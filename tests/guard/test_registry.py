@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from guard_helpers import cloudguard, minimal_env
+from named_checks import broken
 from trusted_config import write_trusted
 
 from cloudguard.guard.registry import RegistryError, load_registry
@@ -159,7 +160,10 @@ def test_a_discovered_file_declares_outputs_in_its_checkout_only(tmp_path: Path)
     write_trusted(project, text)
     trusted = load_registry(search_from=tmp_path)
 
-    assert untrusted.outputs == ("build",)
+    assert untrusted.outputs == ("build",), broken(
+        "untrusted-outputs-outside-the-checkout-are-ignored",
+        f"an untrusted file declared outputs {untrusted.outputs}",
+    )
     (ignored,) = untrusted.ignored_outputs
     assert "ignored [outputs] ~/.aws: not trusted" in ignored
     assert f"cloudguard trust {project}" in ignored

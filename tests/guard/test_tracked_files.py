@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from guard_helpers import cloudguard, git, minimal_env
+from named_checks import broken
 
 
 def checkout(tmp_path: Path) -> Path:
@@ -35,8 +36,10 @@ def test_a_checkout_dirty_before_the_run_is_not_blamed_on_it(tmp_path: Path) -> 
 
     code, stderr = run_python(repo, tmp_path, "open('src/c.txt').read()")
 
+    assert "tracked-write" not in stderr, broken(
+        "a-dirty-checkout-is-not-blamed-on-the-run", f"the developer's edits were named:\n{stderr}"
+    )
     assert code == 0, stderr
-    assert "tracked-write" not in stderr
 
 
 def test_a_dirty_file_changed_further_and_a_deletion_are_named(tmp_path: Path) -> None:
@@ -48,9 +51,11 @@ def test_a_dirty_file_changed_further_and_a_deletion_are_named(tmp_path: Path) -
         "import os; open('src/a.txt', 'a').write('and by the run\\n'); os.remove('src/c.txt')",
     )  # fmt: skip
 
+    for named in ("src/a.txt modified", "src/c.txt deleted"):
+        assert f"tracked-write: {named} (checkout {repo})" in stderr, broken(
+            "a-further-change-and-a-deletion-are-named", f"{named} was not named:\n{stderr}"
+        )
     assert code == 98, stderr
-    assert f"tracked-write: src/a.txt modified (checkout {repo})" in stderr
-    assert f"tracked-write: src/c.txt deleted (checkout {repo})" in stderr
     assert "b.txt" not in stderr
 
 
@@ -77,8 +82,9 @@ def test_a_hook_written_into_the_checkouts_git_directory_is_an_ambient_write(
     )
 
     hook = repo / ".git" / "hooks" / "pre-commit"
+    shown = f"ambient-write: {hook} created (ambient root {repo / '.git' / 'hooks'})"
+    assert shown in stderr, broken("a-hook-written-is-named", f"not named: {shown}\n{stderr}")
     assert code == 98, stderr
-    assert f"ambient-write: {hook} created (ambient root {repo / '.git' / 'hooks'})" in stderr
 
 
 def test_outside_a_checkout_nothing_asks_git(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from guard_helpers import cloudguard, git, minimal_env, reaches
+from named_checks import broken
 
 SUITE = """
 import os
@@ -137,9 +138,11 @@ def assert_each_ambient_write_named_in_its_test(
 ) -> None:
     for test, (path, change, root) in AMBIENT.items():
         failure = failures[test]
-        assert failure is not None, f"{test} passed: its write was not named in its test"
+        assert failure is not None, broken(
+            "a-write-is-named-in-its-test", f"{test} passed: its write was not named in its test"
+        )
         assert f"ambient-write: {tmp_path / path} {change} (ambient root {root})" in failure, (
-            f"{test}'s write not named in its test:\n{failure}"
+            broken("a-write-is-named-in-its-test", f"{test}'s write not named in it:\n{failure}")
         )
     for test in (*TRACKED, "test_writes_nothing"):
         assert failures[test] is None, f"{test} failed: {failures[test]}"
@@ -159,10 +162,14 @@ def test_a_command_that_writes_into_each_kind_of_root_is_red_naming_each(tmp_pat
         shown = (
             f"ambient-write: {tmp_path / path} {change} (ambient root {root}), found after the run"
         )
-        assert shown in result.stderr, f"write not named: {shown}\n{result.stderr}"
+        assert shown in result.stderr, broken(
+            "ambient-writes-are-found-after-the-run", f"not named: {shown}\n{result.stderr}"
+        )
     for named in TRACKED.values():
         shown = f"tracked-write: {named} (checkout {box.repo}), found after the run"
-        assert shown in result.stderr, f"tracked write not named: {shown}\n{result.stderr}"
+        assert shown in result.stderr, broken(
+            "tracked-writes-are-found-after-the-run", f"not named: {shown}\n{result.stderr}"
+        )
     records = [r for r in reaches(log) if r["via"] in ("ambient-write", "tracked-write")]
     assert {Path(str(r["target"])).name for r in records} == {
         "0123abcd.json", "cache", "cli", "state.json", "known.json", "scaffolded.json"
@@ -217,7 +224,9 @@ def test_the_plugin_alone_names_each_write_serially_and_every_write_under_xdist(
     assert xdist.returncode == 98, xdist.stdout + xdist.stderr
     for path, change, root in AMBIENT.values():
         shown = f"ambient-write: {tmp_path / path} {change} (ambient root {root}), found after"
-        assert shown in xdist.stdout, xdist.stdout
+        assert shown in xdist.stdout, broken(
+            "ambient-writes-are-found-after-the-run", f"not named: {shown}\n{xdist.stdout}"
+        )
     for named in TRACKED.values():
         assert f"tracked-write: {named} (checkout {box.repo}), found after the run" in xdist.stdout
 
@@ -236,10 +245,13 @@ def test_the_same_suite_with_its_writes_declared_as_outputs_is_green(tmp_path: P
         env=box.env, cwd=box.repo,
     )  # fmt: skip
 
+    said = result.stderr + command.stderr
+    assert "write(s)" not in said, broken(
+        "declared-outputs-are-not-writes", f"a declared output counted as a write:\n{said}"
+    )
     assert result.returncode == 0, result.stderr
     assert set(verdicts(junit).values()) == {None}
     assert command.returncode == 0, command.stderr
-    assert "write(s)" not in result.stderr + command.stderr
 
 
 def test_a_discovered_file_declares_outputs_outside_its_checkout_only_once_trusted(
@@ -258,13 +270,18 @@ def test_a_discovered_file_declares_outputs_outside_its_checkout_only_once_trust
         cwd=box.repo, env=box.env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
 
-    assert result.returncode == 98, (
-        f"a discovered file's outputs outside the checkout were honoured:\n{result.stdout}"
+    failures = verdicts(junit)
+    exempted = [test for test in AMBIENT if failures[test] is None]
+    assert not exempted, broken(
+        "untrusted-outputs-outside-the-checkout-are-ignored",
+        f"a discovered file's outputs outside the checkout were honoured: {exempted} passed\n"
+        f"{result.stdout}",
     )
+    assert result.returncode == 98, result.stdout
     assert "ignored [outputs] ~/.aws/cli/cache, $MYAPP_DATA_DIR/state.json: not trusted" in (
         result.stderr
     )
-    assert_each_ambient_write_named_in_its_test(verdicts(junit), tmp_path)
+    assert_each_ambient_write_named_in_its_test(failures, tmp_path)
     assert "tracked-write" not in result.stdout, "the checkout's outputs count"
 
     reset(box)

@@ -4,12 +4,11 @@ Each control breaks one part in a copy of the package: the fingerprint of the
 ambient roots sees nothing, git's comparison sees nothing, the per-test watch
 sees nothing, a dirty checkout is blamed on the run, declared outputs do not
 count, a discovered file's outputs count in HOME, the seal keeps the
-outranking variable. The named tests must go red, each for its own reason.
+outranking variable; under --hard, the gate, the read-only mounts and the refusal. The named
+tests must go red, each at its named check, and pass on the unbroken code.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 from cloudguard_mutants import Mutation, assert_turns_red
@@ -44,10 +43,10 @@ MUTATIONS = [
         original="for change in _explained(self.snapshot.changes(self.snapshot.again()))",
         broken="for change in []",
         tests=(COMMAND, HOOK, ALONE),
-        reason={
-            COMMAND: "write not named: ambient-write",
-            HOOK: "assert 0 == 98",
-            ALONE: "ambient-write: ",  # under xdist only the comparison after names them
+        check={
+            COMMAND: "ambient-writes-are-found-after-the-run",
+            HOOK: "a-hook-written-is-named",
+            ALONE: "ambient-writes-are-found-after-the-run",  # under xdist only it names them
         },
     ),
     Mutation(
@@ -56,7 +55,10 @@ MUTATIONS = [
         original="        found.append(Change(path, change, checkout.root))\n",
         broken="        pass\n",
         tests=(COMMAND, FURTHER),
-        reason={COMMAND: "tracked write not named: tracked-write", FURTHER: "assert 0 == 98"},
+        check={
+            COMMAND: "tracked-writes-are-found-after-the-run",
+            FURTHER: "a-further-change-and-a-deletion-are-named",
+        },
     ),
     Mutation(
         name="the per-test watch sees nothing",
@@ -64,7 +66,7 @@ MUTATIONS = [
         original="                    seen.setdefault(path, (change, entry))\n",
         broken="                    pass\n",
         tests=(UNDER_RUN, ALONE),
-        reason="its write was not named in its test",
+        check="a-write-is-named-in-its-test",
     ),
     Mutation(
         name="a dirty checkout is blamed on the run",
@@ -72,7 +74,7 @@ MUTATIONS = [
         original="        if was == now:\n",
         broken="        if False:\n",
         tests=(DIRTY,),
-        reason="assert 98 == 0",
+        check="a-dirty-checkout-is-not-blamed-on-the-run",
     ),
     Mutation(
         name="declared outputs do not count",
@@ -80,7 +82,7 @@ MUTATIONS = [
         original="        if _left_out(os.path.join(checkout.root, path), path, outputs, skip):\n",
         broken="        if False:\n",
         tests=(OUTPUTS,),
-        reason="tracked-write: tests/fixtures/known.json modified",
+        check="declared-outputs-are-not-writes",
     ),
     Mutation(
         name="an untrusted file's outputs count outside its checkout",
@@ -88,10 +90,7 @@ MUTATIONS = [
         original="        if (declared.forward_ports or outside) and not document.trusted:\n",
         broken="        if declared.forward_ports and not document.trusted:\n",
         tests=(REGISTRY, DISCOVERED),
-        reason={
-            REGISTRY: "assert ('build', '~/.aws') == ('build',)",
-            DISCOVERED: "a discovered file's outputs outside the checkout were honoured",
-        },
+        check="untrusted-outputs-outside-the-checkout-are-ignored",
     ),
     Mutation(
         name="the seal keeps the variable that outranks the suite's data root",
@@ -99,7 +98,7 @@ MUTATIONS = [
         original="return name in self.names or name.startswith(self.prefixes)",
         broken="return name.startswith(self.prefixes)",
         tests=(HOSTILE,),
-        reason="the hostile run was not green",
+        check="the-hostile-roots-are-left-byte-identical",
     ),
 ]
 
@@ -111,7 +110,7 @@ MUTATIONS += [
         original="seccomp_filter.native(write_calls=bool(roots))",
         broken="seccomp_filter.native()",
         tests=(HARD_WRITES,),
-        reason="a write was not recorded at the attempt",
+        check="a-write-is-recorded-at-the-attempt",
     ),
     Mutation(
         name="the ambient roots are not read-only inside",
@@ -119,7 +118,7 @@ MUTATIONS += [
         original="[Entry(path, READ_ONLY, AMBIENT_ROOT) for path in ambient_roots]",
         broken="[]",
         tests=(HARD_MOUNTS,),
-        reason="the data root is not read-only inside",
+        check="an-existing-root-is-read-only-inside",
     ),
     Mutation(
         name="the gate lets a write into a root go on",
@@ -127,11 +126,13 @@ MUTATIONS += [
         original="                    answer(call, error=errno.EROFS)\n",
         broken="                    answer(call, go_on=True)\n",
         tests=(HARD_WRITES,),
-        reason="the write azd was not refused",  # no mount where there is no root yet
+        check="a-write-into-a-root-is-refused",  # no mount where there is no root yet
     ),
 ]
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
-def test_breaking_a_write_guard_turns_its_tests_red(tmp_path: Path, mutation: Mutation) -> None:
-    assert_turns_red(tmp_path, mutation)
+def test_breaking_a_write_guard_turns_its_tests_red(
+    tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)

@@ -19,6 +19,9 @@ from cloudguard.documents import reach_log
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 IP_TOOL = shutil.which("ip", path=SYSTEM_PATH) or "ip"
+# What a run says when the lookup it makes inside before the command got no answer of the
+# sink's: it stops (75), as lookups inside would go unrecorded.
+LOOKUP_UNANSWERED = "a lookup made inside did not reach the sink"
 
 
 @dataclass(frozen=True)

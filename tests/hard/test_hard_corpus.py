@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hard_helpers import connect, hard_env, hard_run, python_child
+from hard_helpers import LOOKUP_UNANSWERED, connect, hard_env, hard_run, python_child
 from host_lacks import require
 from named_checks import broken
 
@@ -146,6 +146,11 @@ def test_every_technique_is_recorded_and_red_under_the_hard_seal(
 def test_a_connection_is_attributed_to_the_name_it_was_resolved_from(tmp_path: Path) -> None:
     run = hard_run(tmp_path, *python_child("-I", code=connect("vault.azure.net", 443)))
 
+    # The run's own lookup, before the command, must get the sink's address too, or it stops.
+    assert LOOKUP_UNANSWERED not in run.stderr, broken(
+        "lookups-are-answered-with-an-address",
+        f"the run stopped: a lookup made inside got no address from the sink:\n{run.output}",
+    )
     (lookup, *_) = [r for r in run.reaches() if r["via"] == "hard-dns"] or [None]
     tcp = [r for r in run.reaches() if r["via"] == "hard-tcp"]
     assert lookup is not None and lookup["name"] == "vault.azure.net", run.output

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hard_helpers import hard_run
+from hard_helpers import LOOKUP_UNANSWERED, hard_run
 from named_checks import broken
 
 # (layout, shell that makes it in the outer namespace, the words its 75 line would name)
@@ -69,6 +69,11 @@ def test_every_lookup_is_recorded_under_every_resolver_layout(tmp_path: Path, la
     setup, named = LAYOUTS[layout]
     run = hard_run(tmp_path, "sh", "-c", LOOKUPS, host_setup=setup + READ_ONLY_ETC, mounts=True)
 
+    assert LOOKUP_UNANSWERED not in run.stderr, broken(
+        "lookups-reach-the-sink-under-every-layout",
+        f"the run stopped: a lookup under the {named} layout would not reach the sink:\n"
+        f"{run.output}",
+    )
     assert run.returncode == 98, (
         f"lookups under the {named} layout were not recorded:\n{run.output}"
     )
@@ -144,6 +149,6 @@ def test_a_layout_whose_lookups_cannot_reach_the_sink_stops_the_run_naming_it(
         "an-unreachable-layout-stops-the-run",
         f"the run did not stop before the command:\n{run.output}",
     )
-    assert "a lookup made inside did not reach the sink" in run.stderr, run.output
+    assert LOOKUP_UNANSWERED in run.stderr, run.output
     assert "nsswitch hosts: files" in run.stderr, f"the layout was not named:\n{run.output}"
     assert not (tmp_path / "RAN").exists(), "the command ran"

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from hard_helpers import hard_env, hard_run
+from named_checks import broken
 
 WRITER = """
 import errno, os, subprocess, sys
@@ -86,14 +87,18 @@ def test_a_write_into_each_root_is_refused_inside_and_recorded_at_the_attempt(
         str(data / "dir"): "mkdir, refused",
     }
     missing = sorted(set(refused) - set(records))
-    assert not missing, f"a write was not recorded at the attempt: {missing}\n{run.output}"
+    assert not missing, broken(
+        "a-write-is-recorded-at-the-attempt", f"not recorded: {missing}\n{run.output}"
+    )
     for path, change in refused.items():
         record = records[path]
         assert (record["change"], record["found"]) == (change, "at the attempt"), record
         assert record["argv"] and record["pid"], record  # the program that tried, named
     lines = run.stdout.splitlines()
     for name in ("aws", "state", "rename", "azd"):
-        assert f"REFUSED {name} EROFS" in lines, f"the write {name} was not refused:\n{run.output}"
+        assert f"REFUSED {name} EROFS" in lines, broken(
+            "a-write-into-a-root-is-refused", f"the write {name} was not refused:\n{run.output}"
+        )
     assert set(records) == set(refused), run.output
     assert run.returncode == 98, run.output
     assert {"WROTE output", "WROTE free", "SHELL 1"} <= set(lines), run.output
@@ -122,7 +127,9 @@ def test_each_existing_root_is_a_read_only_mount_inside_and_an_output_writable(
     )  # fmt: skip
 
     mounts = dict(line.split()[1:] for line in run.stdout.splitlines() if line.startswith("MOUNT"))
-    assert mounts.get(str(data)) == "ro", f"the data root is not read-only inside:\n{run.output}"
+    assert mounts.get(str(data)) == "ro", broken(
+        "an-existing-root-is-read-only-inside", f"the data root is not:\n{run.output}"
+    )
     assert mounts.get(str(home / ".aws")) == "ro", run.output  # the masked home's tmpfs
     assert mounts.get(str(data / "cache")) == "rw", run.output
     assert run.returncode == 0, run.output

@@ -19,6 +19,7 @@ import re
 
 import pytest
 from inner_runs import run_inner
+from named_checks import broken
 
 from cloudguard import exit_codes
 
@@ -68,13 +69,19 @@ def test_five_failing_tests_read_as_five_short_blocks(fenced, monkeypatch, style
     assert run.result.ret == exit_codes.REACH_REFUSED, run.output[-2000:]
     red = {name for name, verdict in run.verdicts.items() if verdict.outcome != "passed"}
     assert red == FAILING, run.output[-3000:]
-    assert not own_frames(run.output), f"cloudguard's own frames shown: {own_frames(run.output)}"
+    assert not own_frames(run.output), broken(
+        "no-cloudguard-frame-is-shown", f"cloudguard's own frames shown: {own_frames(run.output)}"
+    )
     failures = blocks(run.result.stdout.str())
     assert set(failures) == FAILING, failures.keys()
     for name, block in failures.items():
         text = "\n".join(block)
-        assert text.count("To make the test hermetic:") == 1, f"{name} said the fix twice:\n{text}"
-        assert len(block) <= LONGEST_BLOCK, f"{name}'s failure is {len(block)} lines:\n{text}"
+        assert text.count("To make the test hermetic:") == 1, broken(
+            "a-failure-is-one-short-block", f"{name} said the fix twice:\n{text}"
+        )
+        assert len(block) <= LONGEST_BLOCK, broken(
+            "a-failure-is-one-short-block", f"{name}'s failure is {len(block)} lines:\n{text}"
+        )
     # Where a test raised, one line says where in its code, and what (not a traceback).
     assert "The refusal (CloudReachRefused) was raised at test_first_hour.py:" in "\n".join(
         failures["test_boto3_unmocked"]
@@ -102,7 +109,9 @@ def test_an_explicit_traceback_style_keeps_the_traceback_without_cloudguards_fra
     assert run.verdicts["test_boto3_unmocked"].outcome == "failed"
     output = run.result.stdout.str()
     assert "botocore/endpoint.py" in output, "pytest's own traceback was replaced"
-    assert not own_frames(output), f"cloudguard's own frames shown: {own_frames(output)}"
+    assert not own_frames(output), broken(
+        "no-cloudguard-frame-is-shown", f"cloudguard's own frames shown: {own_frames(output)}"
+    )
     assert output.count("cloudguard: this test reached a real cloud") == 2, output[-3000:]
 
 
@@ -112,6 +121,7 @@ def test_a_ctrl_c_after_a_reach_exits_98_as_the_summary_says(fenced):
     assert "KeyboardInterrupt" in run.output
     said = re.search(r"\(exit status (\d+); pytest's own: (\d+)\)", run.output)
     assert said is not None, run.output[-2000:]
-    assert (run.result.ret, said.groups()) == (exit_codes.REACH_REFUSED, ("98", "2")), (
-        f"exit {run.result.ret}, the summary says {said.group(0)}"
+    assert (run.result.ret, said.groups()) == (exit_codes.REACH_REFUSED, ("98", "2")), broken(
+        "a-ctrl-c-after-a-reach-exits-98",
+        f"exit {run.result.ret}, the summary says {said.group(0)}",
     )

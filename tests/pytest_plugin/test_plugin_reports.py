@@ -15,6 +15,7 @@ import json
 import pytest
 from cloudguard_schemas import validate
 from inner_runs import run_inner
+from named_checks import broken
 from test_plugin_whereabouts import INI, SUITE, at
 
 from cloudguard import exit_codes
@@ -51,7 +52,12 @@ def test_the_report_names_each_test_at_its_line_with_the_class_and_the_phase(fen
         facts = result["properties"]
         found[facts["test"], place] = (facts["phase"], facts["fixture"], facts["again"])
     missing = {k: v for k, v in AT_CLASS_SETUP.items() if found.get(k) != v}
-    assert not missing, f"the report does not name these at their line: {missing}\n{found}"
+    failed_again = {k: v for k, v in missing.items() if v[2]}  # by a refusal raised again
+    assert missing == failed_again, f"the report does not name these at their line: {missing}"
+    assert not failed_again, broken(
+        "a-test-failed-again-is-in-the-report",
+        f"the report does not name these at their line: {failed_again}\n{found}",
+    )
     # The reach at import sits at the file being collected.
     assert found["", SUITE] == ("collection", "", False), found
     reaches = validate("reach-report", json.loads(document.read_text()))["reaches"]
@@ -82,4 +88,6 @@ def test_a_report_whose_directory_does_not_exist_stops_the_session_before_any_te
     assert result.ret == exit_codes.DID_NOT_RUN, result.stdout.str()[-2000:]
     assert "is not a directory" in result.stdout.str() + result.stderr.str()
     assert "1 passed" not in result.stdout.str()
-    assert list(temporary.iterdir()) == [], "the seal made before the stop was left behind"
+    assert list(temporary.iterdir()) == [], broken(
+        "a-stopped-session-removes-its-early-seal", "the seal made before the stop was left"
+    )

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from inner_runs import INNER, run_inner
+from named_checks import broken
 
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
@@ -55,6 +56,21 @@ def whereabouts(record: dict[str, object]) -> tuple[object, ...]:
     return tuple(record.get(key) for key in ("test", "phase", "fixture", "location"))
 
 
+def differences(
+    said: dict[str, tuple[object, ...]], expected: dict[str, tuple[object, ...]], *fields: int
+) -> dict[str, dict[str, object]]:
+    """Each host whose record and expectation differ in `fields` (indexes of `whereabouts`)."""
+
+    def picked(where: tuple[object, ...] | None) -> tuple[object, ...] | None:
+        return None if where is None else tuple(where[field] for field in fields)
+
+    return {
+        host: {"said": said.get(host), "expected": expected.get(host)}
+        for host in expected.keys() | said.keys()
+        if picked(said.get(host)) != picked(expected.get(host))
+    }
+
+
 def test_each_record_names_its_phase_its_fixture_and_its_tests_line(fenced):
     fenced.makeini(INI)
     log = fenced.path / "reach.jsonl"
@@ -93,12 +109,12 @@ def test_each_record_names_its_phase_its_fixture_and_its_tests_line(fenced):
         ),
     }  # fmt: skip
     said = {host: whereabouts(record) for host, record in records.items()}
-    wrong = {
-        host: {"said": said.get(host), "expected": expected.get(host)}
-        for host in expected.keys() | said.keys()
-        if said.get(host) != expected.get(host)
-    }
-    assert not wrong, f"a record does not say where it was made: {wrong}"
+    wrong = differences(said, expected, 0, 1, 3)  # its test, phase and line
+    assert not wrong, broken(
+        "a-record-says-where-it-was-made", f"a record does not say where it was made: {wrong}"
+    )
+    wrong = differences(said, expected, 2)  # the fixture or class setup that made it
+    assert not wrong, broken("a-record-names-its-fixture", f"a record names no fixture: {wrong}")
     # The fixture's own subprocess (the refusing `az` shim) says the fixture too.
     clis = [whereabouts(r) for r in reach_log.read(str(log)).reaches if r["via"] == "az-shim"]
     assert clis == [
@@ -129,6 +145,13 @@ def test_identity_variables_are_what_leaked_not_the_suites_own_fakes(fenced):
     )  # fmt: skip
 
     named = {str(r["via"]): r["identity_vars"] for r in reach_log.read(str(log)).reaches}
+    listed = {name for names in named.values() for name in names}
+    assert "AZURE_SUBSCRIPTION_ID" not in listed, broken(
+        "the-suites-own-fakes-are-no-identity", f"the suite's own fake was listed: {named}"
+    )
+    assert "AZURE_CORE_NO_COLOR" not in listed, broken(
+        "azs-colour-switch-is-no-identity", f"az's colour switch was listed: {named}"
+    )
     assert named == {
         # The test set AZURE_CLIENT_SECRET after the seal: it leaked. AZURE_SUBSCRIPTION_ID is
         # the suite's (kept), AZURE_CORE_NO_COLOR az's colour switch, the AWS sentinels

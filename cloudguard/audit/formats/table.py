@@ -192,7 +192,7 @@ def card_lines(report: AuditReport, finding: Finding) -> list[str]:
     """One finding as a block of lines, its verdict first: for a terminal too narrow for the
     table, and for plain text wider than its width."""
     cells = _terminal_cells(report, finding)
-    (verdict, name, kind, where, size, power, _, _, source, age_, task, generation,
+    (verdict, name, kind, where, size, power, _, _, _, age_, task, generation,
      reasons) = cells[:13]  # fmt: skip
     billable, hourly, accrued = cost_cells(
         finding.cost, report.prices.currency, finding.resource.kind
@@ -200,8 +200,8 @@ def card_lines(report: AuditReport, finding: Finding) -> list[str]:
     cost = f"billable {billable}, per hour {hourly}, accrued {accrued}"
     if finding.cost.billable is not True or finding.cost.hourly is None:
         cost += f" ({finding.cost.note})"
-    elif source != "-":
-        cost += f" (prices: {source})"
+    elif finding.cost.source:  # whole: the card wraps, where the table's cell is cut
+        cost += f" (prices: {one_line(finding.cost.source)})"
     pad = " " * _INDENT
     return [
         f"{verdict:<{_INDENT}}{name}  ({kind}, {where}, {size}, {power}, age {age_})",

@@ -59,10 +59,13 @@ def sts():
     )
 
 
+# No retries: without the plugin a twin's call fails at the fence, and azure-core's default
+# backoff would wait ~5 s each for nothing. The SDKs' default retries under the guard have
+# their own suite (tests/pytest_plugin/test_plugin_default_retries.py).
 def vm_names():
     from azure.mgmt.compute import ComputeManagementClient
 
-    client = ComputeManagementClient(FakeCredential(), SUBSCRIPTION)
+    client = ComputeManagementClient(FakeCredential(), SUBSCRIPTION, retry_total=0)
     return [vm.name for vm in client.virtual_machines.list_all()]
 
 
@@ -70,7 +73,9 @@ def vm_names_async():
     from azure.mgmt.compute.aio import ComputeManagementClient
 
     async def names():
-        async with ComputeManagementClient(AsyncFakeCredential(), SUBSCRIPTION) as client:
+        async with ComputeManagementClient(
+            AsyncFakeCredential(), SUBSCRIPTION, retry_total=0
+        ) as client:
             return [vm.name async for vm in client.virtual_machines.list_all()]
 
     return asyncio.run(names())
