@@ -6,7 +6,8 @@ stands in several places: `also`), and runs the named tests with the copy first 
 PYTHONPATH (shims a mutant seal writes import the mutant too). It passes only when
 
 - every named test passes on the unbroken code, in the same session (one shared run
-  of every test a control module names, on an unmutated copy: `unbroken`), and
+  of every test a control module names, on an unmutated copy: `unbroken`; a worker
+  that would wait for another's making it runs its own control's tests), and
 - on the mutant every named test fails AT ITS NAMED CHECK: the exception that ended
   the test carries that check's marker (tests/named_checks.py), which only the
   failing check can format. A test that goes red at another check, or for a reason
@@ -194,11 +195,15 @@ def _own_session_env(root: Path) -> dict[str, str]:
 _unbroken: dict[str, Verdicts] = {}
 
 
-def unbroken(factory: pytest.TempPathFactory, mutations: Sequence[Mutation]) -> Verdicts:
+def unbroken(
+    factory: pytest.TempPathFactory, mutations: Sequence[Mutation], needed: Sequence[str] = ()
+) -> Verdicts:
     """Every named test of `mutations`, run once on unmutated copies of their packages.
 
     Once per session: a module's controls share the run, and so do xdist's workers (the
     file lives in the directory their base temporary directories share, under a lock).
+    A worker that finds another making it runs only the tests it `needed` instead of
+    waiting: its core is not left idle for as long as the whole run takes.
     """
     tests = sorted({test for m in mutations for test in m.tests})
     packages = sorted({m.package for m in mutations})
@@ -209,16 +214,23 @@ def unbroken(factory: pytest.TempPathFactory, mutations: Sequence[Mutation]) -> 
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     saved = shared / f"unbroken-{key[:16]}.json"
     with open(shared / f"unbroken-{key[:16]}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (fcntl.LOCK_NB if needed else 0))
+        except BlockingIOError:
+            return run_tests(_unmutated(factory, packages), needed)
         if not saved.exists():
-            root = factory.mktemp("unbroken")
-            for package in packages:
-                copy_package(root, package)
-            verdicts = run_tests(root, tests)
+            verdicts = run_tests(_unmutated(factory, packages), tests)
             saved.write_text(json.dumps({t: v.__dict__ for t, v in verdicts.items()}))
     loaded = {t: Verdict.from_json(v) for t, v in json.loads(saved.read_text()).items()}
     _unbroken[key] = loaded
     return loaded
+
+
+def _unmutated(factory: pytest.TempPathFactory, packages: Sequence[Path]) -> Path:
+    root = factory.mktemp("unbroken")
+    for package in packages:
+        copy_package(root, package)
+    return root
 
 
 def assert_turns_red(
@@ -237,7 +249,7 @@ def assert_turns_red(
         judge(mutation, run_tests(mutant(factory, mutation), mutation.tests))
         return
     red = run_tests(mutant(factory.mktemp("control"), mutation), mutation.tests)
-    green = unbroken(factory, siblings)
+    green = unbroken(factory, siblings, mutation.tests)
     for test in mutation.tests:
         assert test in green, f"{test} was not in the unbroken run"
         assert green[test].outcome == "passed", (

@@ -19,6 +19,7 @@ from audit_helpers import (
     run_audit_cli,
     write_json,
 )
+from named_checks import broken
 
 
 @pytest.fixture
@@ -78,11 +79,16 @@ def test_evidence_not_supplied_is_reported_as_not_checked(one_orphan):
 def test_an_audit_without_evidence_fails_unless_unverified_is_accepted_by_name(one_orphan):
     # A scheduled job that lost its evidence line must not go green.
     unjudged = run_audit_cli("--inventory", str(one_orphan))
-    assert unjudged.exit_code == 1, "an unjudged fleet resource passed the audit"
+    assert unjudged.exit_code == 1, broken(
+        "an-unjudged-resource-fails-the-audit", f"exit {unjudged.exit_code} with no evidence"
+    )
     assert "1 fleet resource unverified: no evidence source could judge them" in unjudged.stderr
     assert "--allow-unverified" in unjudged.stderr
     explicit = run_audit_cli("--inventory", str(one_orphan), "--fail-on", "unverified")
-    assert explicit.exit_code == 1, "an unjudged fleet resource passed the audit"
+    assert explicit.exit_code == 1, broken(
+        "an-unjudged-resource-fails-the-audit",
+        f"exit {explicit.exit_code} with no evidence and --fail-on unverified",
+    )
     # The control: accepted by name, the same audit passes, and the report says so.
     accepted = run_audit_cli("--inventory", str(one_orphan), "--allow-unverified", "-f", "json")
     assert accepted.exit_code == 0, accepted.stderr

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from audit_helpers import azure_vm, cli_app, controller_home, run_audit_cli, write_json
+from named_checks import broken
 from typer.testing import CliRunner
 
 from cloudguard.audit.formats.text import money
@@ -106,7 +107,9 @@ def _cells(rows: dict[str, list[str]], name: str) -> tuple[str, str, str]:
 def test_the_table_says_what_the_json_says(written: dict[str, Any]) -> None:
     rows = _table_rows(written["table"], "│")
     for name, cells in expected(written).items():
-        assert _cells(rows, name) == cells, f"table row of {name}"
+        assert _cells(rows, name) == cells, broken(
+            "the-table-says-what-the-json-says", f"table row of {name}: {_cells(rows, name)}"
+        )
 
 
 def test_markdown_says_what_the_json_says(written: dict[str, Any]) -> None:
@@ -144,7 +147,9 @@ def test_junit_says_what_the_json_says(written: dict[str, Any]) -> None:
         match = _SPEND.search(text)
         assert match, f"no figures in the JUnit case of {case.get('name')}: {text!r}"
         found[case.get("name")] = match.groups()
-    assert found == expected(written), "the JUnit figures differ from the JSON's"
+    assert found == expected(written), broken(
+        "the-junit-says-what-the-json-says", f"the JUnit figures differ from the JSON's: {found}"
+    )
 
 
 def test_sarif_says_what_the_json_says(written: dict[str, Any]) -> None:
@@ -231,12 +236,12 @@ def test_the_html_charts_never_count_an_unknown_cost_as_zero(written: dict[str, 
         )
         shown = bars[verdict]
         if unknown and not known:
-            assert shown == f"unknown ({unknown})", (
-                f"the {verdict} bar shows {shown!r}: an unknown cost counted as zero"
+            assert shown == f"unknown ({unknown})", broken(
+                "an-unknown-cost-is-not-zero", f"the {verdict} bar shows {shown!r}"
             )
         elif unknown:
-            assert shown == f"{money(sum(known), currency)} + {unknown} unknown", (
-                f"the {verdict} bar shows {shown!r}: an unknown cost counted as zero"
+            assert shown == f"{money(sum(known), currency)} + {unknown} unknown", broken(
+                "an-unknown-cost-is-not-zero", f"the {verdict} bar shows {shown!r}"
             )
         else:
             assert shown == money(sum(known), currency), f"the {verdict} bar shows {shown!r}"

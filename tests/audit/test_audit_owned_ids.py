@@ -232,14 +232,23 @@ def test_a_command_that_cannot_be_started_is_an_evidence_error(tmp_path):
 
 
 def test_a_command_that_times_out_is_killed_with_its_children(tmp_path):
-    """The leader and its child die together. The child keeps the output pipe open, so a
-    timeout that killed only the leader would wait on the pipe as long as the child lives:
-    the call runs in a thread, and a child that outlives its leader is ended here, by the
-    test, which then fails at once instead of waiting out the child's sleep."""
-    pids = tmp_path / "pids"
+    """The leader and its child die together. The child watches its parent: once the leader
+    is dead it writes a file, which it can do only if the timeout's kill missed it (a
+    group's SIGKILL is queued to every member before the leader can finish exiting, and a
+    process with SIGKILL queued runs no more of its own code). So the child's survival is
+    seen as soon as the leader is gone, never by waiting out the child's sleep."""
+    pids, survived = tmp_path / "pids", tmp_path / "survived"
+    watcher = (
+        "import os, sys, time\n"
+        "leader = int(sys.argv[1])\n"
+        "while os.getppid() == leader:\n"
+        "    time.sleep(0.01)\n"
+        f"open({str(survived)!r}, 'w').close()\n"
+        "time.sleep(300)\n"
+    )
     code = (
         "import os, subprocess, sys, time\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {watcher!r}, str(os.getpid())])\n"
         f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
         "print('\"i-0aaa\"', flush=True)\n"
         "time.sleep(300)\n"
@@ -256,17 +265,19 @@ def test_a_command_that_times_out_is_killed_with_its_children(tmp_path):
     caller.start()
     leader, child = _written_pids(pids)
     leader_ended = wait_until(lambda: not _alive(leader))
-    # The group's SIGKILL reached both at once; its delivery to the child is a moment away.
-    child_ended = leader_ended and wait_until(lambda: not _alive(child))
+    # Killed with its leader, the child dies (its SIGKILL is a moment from delivery); missed,
+    # it says so the moment it sees its leader gone.
+    child_settled = leader_ended and wait_until(lambda: survived.exists() or not _alive(child))
     for pid in (leader, child):  # whatever the code left alive ends here, so the call ends
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
     caller.join(30)
 
     assert leader_ended, broken("the-leader-is-killed", f"{leader} outlived its timeout")
-    assert child_ended, broken(
+    assert not survived.exists(), broken(
         "the-whole-group-is-killed", f"the command's child {child} survived its leader's timeout"
     )
+    assert child_settled, f"the command's child {child} neither died nor outlived its leader"
     assert [type(e) for e in raised] == [EvidenceError], raised
     assert re.search(r"timed out after 1 s \(killed\)", str(raised[0])), raised
 

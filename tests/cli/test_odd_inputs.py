@@ -25,6 +25,7 @@ from cli_helpers import cloudguard
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "audit"))
 from audit_helpers import aws_instance, aws_instances, azure_vm
+from named_checks import broken
 
 CLOUDGUARD = Path(sys.executable).parent / "cloudguard"
 
@@ -444,9 +445,11 @@ def test_an_odd_input_gets_one_line_and_its_exit_code(
         (tmp_path / file).write_bytes(data)
     done = cloudguard(*case.argv)
     raised = done.exception if not isinstance(done.exception, SystemExit) else None
-    assert raised is None, f"{name}: a traceback: {raised!r}"
-    assert "Traceback" not in done.output
-    assert done.exit_code == case.code, f"{name}: exit {done.exit_code}\n{done.stderr}"
+    assert raised is None, broken("no-traceback", f"{name}: a traceback: {raised!r}")
+    assert "Traceback" not in done.output, broken("no-traceback", f"{name}: {done.output}")
+    assert done.exit_code == case.code, broken(
+        "its-exit-code", f"{name}: exit {done.exit_code}, not {case.code}\n{done.stderr}"
+    )
     lines = done.stderr.splitlines()
     assert any(case.says in line for line in lines), f"{name}: {case.says!r} not in\n{lines}"
 
@@ -475,7 +478,9 @@ def test_a_reader_that_leaves_is_not_an_error(tmp_path: Path, allow: bool, code:
     args = ["audit", "-i", "vms.json", "-f", "json", *(["--allow-unverified"] if allow else [])]
     done = _slow_reader(*args, cwd=tmp_path)
     # The audit's own code (1 only for findings), whatever became of its output.
-    assert done.returncode == code, f"exit {done.returncode}, not the audit's own {code}"
+    assert done.returncode == code, broken(
+        "the-audits-own-code", f"exit {done.returncode}, not the audit's own {code}"
+    )
     assert "Traceback" not in done.stderr and "Broken pipe" not in done.stderr
     assert "Exception ignored" not in done.stderr
 
@@ -507,4 +512,6 @@ def test_help_at_80_columns_keeps_option_names_whole() -> None:
 )
 def test_help_keeps_brackets_literal(command: tuple[str, ...], literal: str) -> None:
     shown = " ".join(_help(*command).replace("│", " ").split())
-    assert literal in shown, f"a literal {literal!r} was swallowed as markup"
+    assert literal in shown, broken(
+        "brackets-kept-literal", f"a literal {literal!r} was swallowed as markup: {shown}"
+    )

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import cloudguard
+from named_checks import broken
 
 from cloudguard.cloud import registry
 
@@ -97,7 +98,9 @@ def test_init_never_replaces_a_file_without_force(project: Path) -> None:
     (project / "cloudguard.toml").write_text("# mine\n")
     done = cloudguard("init", "--no-input")
     kept = (project / "cloudguard.toml").read_text()
-    assert kept == "# mine\n", "an existing cloudguard.toml was replaced"
+    assert kept == "# mine\n", broken(
+        "an-existing-file-is-kept", f"an existing cloudguard.toml was replaced: {kept!r}"
+    )
     assert done.exit_code == 2
     assert "cloudguard.toml exists: not replaced" in done.stderr
     # Nor through a link planted where it would go.

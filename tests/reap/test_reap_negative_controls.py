@@ -221,7 +221,7 @@ MUTATIONS = [
         ),
         broken="            (\n                Skip(\n                    GROUP_CHANGED,",
         tests=(f"{AZURE_GROUPS}[raced-a-resource-in]",),
-        reason="the group was deleted (raced-a-resource-in)",
+        check="the-group-is-left-whole",
     ),
     Mutation(
         name="a group's members not re-derived",
@@ -239,7 +239,7 @@ MUTATIONS = [
                 "member-retagged",
             )
         ),
-        reason="the group was deleted",
+        check="the-group-is-left-whole",
     ),
     # -- the engine: dry run, locks, exit codes ----------------------------------------------
     Mutation(
@@ -409,7 +409,7 @@ MUTATIONS = [
         original="    if named == dict(plan.evidence):\n",
         broken="    if True:\n",
         tests=(f"{AZURE}::test_apply_naming_other_evidence_than_the_plan_binds_is_refused",),
-        reason="the suspect was acted on",
+        check="other-evidence-is-refused",
     ),
     Mutation(
         name="apply does not take the retry budget",
@@ -425,7 +425,7 @@ MUTATIONS = [
             f"{AZURE}::test_apply_takes_the_sweeps_retry_budget",
             f"{AWS}::test_apply_takes_the_sweeps_retry_budget",
         ),
-        reason="the retry budget was not applied",
+        check="the-retry-budget-is-applied",
     ),
     # -- the adapters' reapers ---------------------------------------------------------------
     Mutation(
@@ -435,7 +435,7 @@ MUTATIONS = [
         original="        settings = self._retry or RetrySettings(total=request.retries)\n",
         broken="        settings = self._retry or RetrySettings()\n",
         tests=(f"{AZURE}::test_apply_takes_the_sweeps_retry_budget",),
-        reason="the retry budget was not applied",
+        check="the-retry-budget-is-applied",
     ),
     Mutation(
         name="azure: no time budget per item",
@@ -444,7 +444,7 @@ MUTATIONS = [
         original="        if request.item_budget is not None:  # reaping: the budget is per item\n",
         broken="        if False:\n",
         tests=(f"{AZURE}::test_an_item_past_its_time_budget_is_unreadable_and_named",),
-        reason="the budget did not stop the retries",
+        check="the-item-budget-stops-its-reads",
     ),
     Mutation(
         name="azure: a NIC's attachment to a VM not read",
@@ -523,7 +523,7 @@ MUTATIONS = [
         original="resource_groups.begin_delete(group, retry_total=0)",
         broken="resource_groups.begin_delete(group)",
         tests=(f"{AZURE_KINDS}::test_a_group_delete_whose_answer_is_lost_is_not_sent_again",),
-        reason="the group's DELETE was sent",
+        check="sent-once",
     ),
     Mutation(
         name="azure: a resource deleted by id with an api-version its provider does not list",
@@ -532,7 +532,7 @@ MUTATIONS = [
         original="            self._versions[key] = max(stable or versions)\n",
         broken='            self._versions[key] = "2021-04-01"\n',
         tests=(f"{AZURE_KINDS}::test_by_kind_deletes_each_resource_by_id_then_the_group",),
-        reason="NoRegisteredProviderFound",
+        check="deleted-with-its-providers-api-version",
     ),
     Mutation(
         name="azure: management locks not read",
@@ -572,7 +572,7 @@ MUTATIONS = [
         original="            self._deadline = time.monotonic() + self.seconds\n",
         broken="            pass\n",
         tests=(f"{AWS}::test_an_item_past_its_time_budget_is_unreadable_and_named",),
-        reason="the budget did not stop it",
+        check="the-item-budget-stops-its-reads",
     ),
     Mutation(
         name="aws: an Elastic IP's association not read",
@@ -581,7 +581,7 @@ MUTATIONS = [
         original='    holder = address.get("AssociationId") or address.get("NetworkInterfaceId")\n',
         broken="    holder = None\n",
         tests=(f"{AWS_CHANGED}[address-associated]",),
-        reason="the address was deleted",
+        check="left-alone",
     ),
     Mutation(
         name="aws: the images a snapshot serves not read",
@@ -590,7 +590,7 @@ MUTATIONS = [
         original='            (m.get("Ebs") or {}).get("SnapshotId") == sid\n',
         broken="            False\n",
         tests=(f"{AWS_KINDS}::test_a_snapshot_an_image_uses_is_not_deleted",),
-        reason="the snapshot an image uses was deleted",
+        check="a-snapshot-an-image-uses-is-kept",
     ),
     Mutation(
         name="aws: a load balancer's deletion protection not read",
@@ -599,7 +599,7 @@ MUTATIONS = [
         original="    protected = any(\n",
         broken="    protected = False and any(\n",
         tests=(f"{AWS_CHANGED}[balancer-deletion-protection]",),
-        reason="the balancer was deleted",
+        check="left-alone",
     ),
     Mutation(
         name="aws: the acting client retries",

@@ -1,7 +1,7 @@
 """Negative controls for the endpoints of AWS's other services (Resource Explorer, the Price
 List Query API): skip the endpoint rule for one of them in a copy of cloudguard_aws; the
-attack test, whose real listener records what it is sent, must go red because the
-operator's keys reached it (legacy controls, matched by message: tests/cloudguard_mutants.py)."""
+attack test, whose real listener records what it is sent, must fail at its named check: the
+operator's keys reached it (harness: tests/cloudguard_mutants.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ TEST = (
     "adapters/aws/tests/test_aws_loopback_trust.py"
     "::test_the_operators_keys_never_reach_a_loopback_price_list_or_explorer"
 )
-REASON = "the operator's AWS key reached the loopback listener"
+CHECK = "no-operator-key-at-a-loopback-endpoint"
 
 MUTATIONS = [
     Mutation(
@@ -25,7 +25,7 @@ MUTATIONS = [
         original="    credential_for(ENDPOINTS, endpoint, request.credential)\n",
         broken="",
         tests=(TEST,),
-        reason=REASON,
+        check=CHECK,
         package=AWS,
     ),
     Mutation(
@@ -34,7 +34,7 @@ MUTATIONS = [
         original="            session = open_session(self.request, self.session_factory)\n",
         broken="            session = self.session_factory(self.request)\n",
         tests=(TEST,),
-        reason=REASON,
+        check=CHECK,
         package=AWS,
     ),
 ]

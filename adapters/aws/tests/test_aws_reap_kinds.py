@@ -13,6 +13,7 @@ import boto3
 import pytest
 from aws_helpers import AMI, FAKE_KEYS, ec2, reap_workspace
 from aws_leaked_run import RUN, AwsLeakedRun, leaked_run
+from named_checks import broken
 from test_aws_reaper import cli, digest
 
 ACCOUNT = "123456789012"
@@ -116,7 +117,9 @@ def test_a_snapshot_an_image_uses_is_not_deleted(
     code, out, log = apply(endpoint, tmp_path, path)
 
     sent = [e for e in log if e["event"] == "intent" and e["id"] == used]
-    assert not sent, f"the snapshot an image uses was deleted (a DeleteSnapshot was sent): {out}"
+    assert not sent, broken(
+        "a-snapshot-an-image-uses-is-kept", f"a DeleteSnapshot was sent for {used}: {out}"
+    )
     snapshots = {s["SnapshotId"] for s in client.describe_snapshots(OwnerIds=["self"])["Snapshots"]}
     assert used in snapshots, out
     (skipped,) = [e for e in log if e["event"] == "skipped" and e["id"] == used]
@@ -160,7 +163,9 @@ def test_a_resource_that_changed_since_the_plan_is_left_alone(
 
     code, out, log = apply(endpoint, tmp_path, path)
 
-    assert exists(endpoint, run)[which], f"the {which} was deleted ({attack}): {out}"
+    assert exists(endpoint, run)[which], broken(
+        "left-alone", f"the {which} was deleted ({attack}): {out}"
+    )
     skips = [s["code"] for e in log if e["event"] == "skipped" for s in e["skips"]]
     assert code_ in skips, f"expected skip {code_!r} ({attack}): {log}"
     assert code == 0, out

@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,6 +35,9 @@ class Throttling:
     action: str  # e.g. DescribeInstances
     share: float = 0.0  # of its requests, at random (seeded)
     first: int = 0  # and the first N of them, always
+    # Seconds each throttled answer is held before it is sent: time a caller's deadline
+    # passes in, by the proxy's sleep (at least this long), never by a test's clock.
+    hold: float = 0.0
     seed: int = 0
     counts: Counter[str] = field(default_factory=Counter)  # "throttled", "forwarded"
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -64,6 +68,7 @@ def throttling_proxy(moto_endpoint: str, throttling: Throttling) -> Iterator[str
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             action = (parse_qs(body.decode("utf-8", "replace")).get("Action") or [""])[0]
             if throttling.throttle(action):
+                time.sleep(throttling.hold)
                 self._answer(503, {"Content-Type": "text/xml"}, REQUEST_LIMIT_EXCEEDED)
                 return
             upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=30)

@@ -15,6 +15,7 @@ from azure.mgmt.resource.resources import ResourceManagementClient
 from azure.mgmt.resource.subscriptions import SubscriptionClient
 from azure_helpers import SUB_A, SUB_B, sdk_options
 from cloudguard_azure.fake_arm import FakeArm
+from named_checks import broken
 
 
 def compute(arm: FakeArm, sub: str = SUB_A) -> ComputeManagementClient:
@@ -168,16 +169,26 @@ def test_faults_reach_the_sdk(arm: FakeArm) -> None:
 
 
 def test_request_counter_and_latency(arm: FakeArm) -> None:
-    arm.state.add_vm(SUB_A, "pilot", "vm-1")
-    arm.faults.latency = 0.05
-    client = compute(arm)
-    started = datetime.now(UTC)
-    list(client.virtual_machines.list_all(status_only="true"))
-    elapsed = (datetime.now(UTC) - started).total_seconds()
-    assert elapsed >= 0.05
-    assert arm.faults.total_requests == 1
+    """The latency is proven by the fake's own log of when each request arrived: two pages
+    are two requests, the second sent only once the first was answered, so it arrives at
+    least the latency after the first (the server's clock, not the test's). The latency is
+    several times the gap the SDK leaves between pages without one (about 0.05 s)."""
+    for name in ("vm-1", "vm-2"):
+        arm.state.add_vm(SUB_A, "pilot", name)
+    arm.faults.page_size = 1
+    arm.faults.latency = 0.3
+
+    listed = list(compute(arm).virtual_machines.list_all(status_only="true"))
+
+    assert sorted(vm.name for vm in listed) == ["vm-1", "vm-2"]
+    assert arm.faults.total_requests == 2
+    first, second = arm.faults.arrivals
+    assert second - first >= 0.3, broken(
+        "latency-before-each-answer",
+        f"the second page arrived {second - first:.3f} s after the first",
+    )
     arm.faults.reset_counts()
-    assert arm.faults.total_requests == 0
+    assert arm.faults.total_requests == 0 and arm.faults.arrivals == []
 
 
 def test_server_cleans_up_its_ca_files() -> None:

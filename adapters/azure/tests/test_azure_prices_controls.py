@@ -1,6 +1,6 @@
 """Negative controls for prices from the clouds' lists: break a rule in a copy of the package
-(the adapter's or the core's); the named tests must go red for that reason (legacy controls,
-matched by message: tests/cloudguard_mutants.py)."""
+(the adapter's or the core's); the named tests must fail at their named checks (harness:
+tests/cloudguard_mutants.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ ADAPTER = [
         original='not any(word in names for word in ("Windows", "Spot", "Low Priority"))',
         broken="True",
         tests=(f"{TESTS}::test_a_live_audit_prices_from_the_retail_list_with_its_date",),
-        reason="priced at another meter",
+        check="the-pay-as-you-go-linux-meter",
         package=AZURE,
     ),
     Mutation(
@@ -31,7 +31,7 @@ ADAPTER = [
         tests=(
             f"{TESTS}::test_a_faked_management_endpoint_never_sends_its_questions_to_the_public_list",
         ),
-        reason="prices.azure.com",  # the guard's own record of the reach it refused
+        check="no-question-to-the-public-list",
         package=AZURE,
     ),
 ]
@@ -45,7 +45,7 @@ CORE = [
         ),
         broken="            return True\n",
         tests=(f"{TESTS}::test_prices_are_kept_in_a_dated_private_cache_and_not_asked_again",),
-        reason="a fresh cache was asked again",
+        check="a-fresh-cache-is-not-asked",
     ),
 ]
 

@@ -14,6 +14,7 @@ import pytest
 from cloudguard_azure import demo
 from cloudguard_azure.fake_arm.authorization.models import add_lock
 from leaked_run import RUN, LeakedRun, leaked_run
+from named_checks import broken
 from test_azure_reaper import (
     Incident,
     digest,
@@ -90,6 +91,11 @@ def test_by_kind_deletes_each_resource_by_id_then_the_group(
 
     code, out, _ = apply(incident, plan)
 
+    deleted = [line for line in incident.arm.faults.log if line.startswith("DELETE ")]
+    assert any("storageAccounts/stci77leaked?api-version=2024-01-01" in d for d in deleted), broken(
+        "deleted-with-its-providers-api-version",
+        f"not deleted with its provider's newest stable api-version: {deleted}",
+    )
     assert code == 0, out
     # Each once: the VM (its NIC goes with it), its two disks, its public IP, the storage
     # account and the cluster by id, then the group, empty.
@@ -100,10 +106,6 @@ def test_by_kind_deletes_each_resource_by_id_then_the_group(
         "DELETE resource_delete_by_id": 2,
         "DELETE resource_group_delete": 1,
     }
-    deleted = [line for line in incident.arm.faults.log if line.startswith("DELETE ")]
-    assert any("storageAccounts/stci77leaked?api-version=2024-01-01" in d for d in deleted), (
-        f"not deleted with its provider's newest stable api-version: {deleted}"
-    )
     assert group_gone(incident, run)
 
 
@@ -153,7 +155,9 @@ def test_a_group_whose_members_changed_since_the_plan_is_left_whole(
 
     code, out, log = apply(incident, plan)
 
-    assert writes(incident.arm) == {}, f"the group was deleted ({attack}): {out}"
+    assert writes(incident.arm) == {}, broken(
+        "the-group-is-left-whole", f"the group was acted on ({attack}): {out}"
+    )
     assert not group_gone(incident, run), f"the group was deleted ({attack})"
     assert expected in skip_codes(log), f"expected skip {expected!r} ({attack}): {log}"
     assert code == 0, out
@@ -186,7 +190,9 @@ def test_a_group_delete_whose_answer_is_lost_is_not_sent_again(
     code, out, log = apply(incident, plan)
 
     deletes = [line for line in incident.arm.faults.log if line.startswith("DELETE ")]
-    assert len(deletes) == 1, f"the group's DELETE was sent {len(deletes)} times: {deletes}"
+    assert len(deletes) == 1, broken(
+        "sent-once", f"the group's DELETE was sent {len(deletes)} times: {deletes}"
+    )
     assert [e["event"] for e in log] == ["start", "intent", "failed", "end"]
     assert code == 1, out
 
