@@ -16,14 +16,6 @@ PYTHONPATH (shims a mutant seal writes import the mutant too). It passes only wh
 
 A promise whose tests stay green when it is broken, or go red for another reason, is
 not tested.
-
-LEGACY MODE (controls written for the earlier harness, not yet converted): a mutation
-given `reason=` instead of `check=` is judged as that harness judged it: every named
-test fails and its own failure (pytest's `E` lines, never the echoed source) contains
-each reason text. It shares the unbroken run. The old entry points stay as thin
-wrappers: `assert_turns_red(tmp_path, mutation)` (no unbroken run of its own) and
-`assert_green_unmutated(tmp_path, mutations)`. docs/proof.md lists each legacy control
-as "matched by message; to convert to a named check".
 """
 
 from __future__ import annotations
@@ -61,41 +53,20 @@ class Mutation:
     tests: tuple[str, ...]  # node ids that must fail
     # The named check (tests/named_checks.py) each named test must fail at (a tuple: every one
     # of them, a test that reports several at once); a mapping gives each test its own.
-    check: Expected | None = None
+    check: Expected
     package: Path = PACKAGE  # the package mutated: the core, or an adapter's
     # Further edits of the same mutation, (module, original, broken) each: one promise whose
     # code stands in more than one place (a pid namespace is entered here, its /proc there).
     also: tuple[tuple[str, str, str], ...] = ()
-    # LEGACY, instead of `check`: text (every text) each named test's own failure message
-    # must contain, as the earlier harness judged. To convert to a named check.
-    reason: Expected | None = None
 
     def __post_init__(self) -> None:
-        assert (self.check is None) != (self.reason is None), (
-            f"mutation {self.name!r}: give check= (or, legacy, reason=), one of them"
+        assert not isinstance(self.check, Mapping) or set(self.check) == set(self.tests), (
+            f"mutation {self.name!r}: its mapping does not name exactly its tests"
         )
-        for expected in (self.check, self.reason):  # a mapping names each test, no other
-            assert not isinstance(expected, Mapping) or set(expected) == set(self.tests), (
-                f"mutation {self.name!r}: its mapping does not name exactly its tests"
-            )
-
-    @property
-    def legacy(self) -> bool:
-        """Judged by message (`reason=`), not yet at a named check."""
-        return self.reason is not None
 
     def checks_of(self, test: str) -> tuple[str, ...]:
-        return _for_test(self.check, test)
-
-    def reasons_for(self, test: str) -> tuple[str, ...]:
-        return _for_test(self.reason, test)
-
-
-def _for_test(expected: Expected | None, test: str) -> tuple[str, ...]:
-    if expected is None:
-        return ()
-    one = expected[test] if isinstance(expected, Mapping) else expected
-    return (one,) if isinstance(one, str) else tuple(one)
+        one = self.check[test] if isinstance(self.check, Mapping) else self.check
+        return (one,) if isinstance(one, str) else tuple(one)
 
 
 @dataclass(frozen=True)
@@ -103,14 +74,12 @@ class Verdict:
     outcome: str  # passed, failed, skipped (the worst of the test's phases)
     checks: tuple[str, ...]  # the named checks its failure carries
     message: str
-    raised: str = ""  # its failures' `E` lines, as pytest reports them (legacy judging only)
 
     @classmethod
     def from_json(cls, saved: Mapping[str, object]) -> Verdict:
         checks = saved["checks"]
         assert isinstance(checks, list)
-        return cls(str(saved["outcome"]), tuple(checks), str(saved["message"]),
-                   str(saved.get("raised", "")))  # fmt: skip
+        return cls(str(saved["outcome"]), tuple(checks), str(saved["message"]))
 
 
 Verdicts = Mapping[str, Verdict]
@@ -234,20 +203,13 @@ def _unmutated(factory: pytest.TempPathFactory, packages: Sequence[Path]) -> Pat
 
 
 def assert_turns_red(
-    factory: pytest.TempPathFactory | Path,
-    mutation: Mutation,
-    siblings: Sequence[Mutation] = (),
+    factory: pytest.TempPathFactory, mutation: Mutation, siblings: Sequence[Mutation]
 ) -> None:
     """Each named test passes unbroken, and fails at its named check with `mutation`.
 
     `siblings`: the controls of the same module, whose named tests the unbroken run holds.
     The mutant runs first: meanwhile another worker may be making the unbroken run.
-    LEGACY call, `assert_turns_red(tmp_path, mutation)`: the mutant's run alone (its
-    module's `assert_green_unmutated` runs the unbroken code).
     """
-    if isinstance(factory, Path):
-        judge(mutation, run_tests(mutant(factory, mutation), mutation.tests))
-        return
     red = run_tests(mutant(factory.mktemp("control"), mutation), mutation.tests)
     green = unbroken(factory, siblings, mutation.tests)
     for test in mutation.tests:
@@ -256,14 +218,7 @@ def assert_turns_red(
             f"{test} does not pass on the unbroken code ({green[test].outcome}):\n"
             f"{green[test].message}"
         )
-    judge(mutation, red)
-
-
-def judge(mutation: Mutation, verdicts: Verdicts) -> None:
-    if mutation.legacy:
-        assert_each_red_for_its_reason(mutation, verdicts)
-    else:
-        assert_each_red_at_its_check(mutation, verdicts)
+    assert_each_red_at_its_check(mutation, red)
 
 
 def assert_each_red_at_its_check(mutation: Mutation, verdicts: Verdicts) -> None:
@@ -277,31 +232,3 @@ def assert_each_red_at_its_check(mutation: Mutation, verdicts: Verdicts) -> None
             f"{test} went red at another check with {mutation.name!r}: not {missing} but "
             f"{list(verdict.checks) or 'no named check'}:\n{verdict.message}"
         )
-
-
-# -- LEGACY: the earlier harness's judging and entry point, until each control is converted ------
-
-
-def assert_each_red_for_its_reason(mutation: Mutation, verdicts: Verdicts) -> None:
-    """Every named test failed, each reason text in its own failure (its `E` lines)."""
-    for test in mutation.tests:
-        verdict = verdicts[test]
-        assert verdict.outcome == "failed", (
-            f"{test} stayed green with {mutation.name!r} ({verdict.outcome})"
-        )
-        for reason in mutation.reasons_for(test):
-            assert reason in verdict.raised, (
-                f"{test} went red for another reason with {mutation.name!r} "
-                f"(its own message lacks {reason!r}):\n{verdict.raised}"
-            )
-
-
-def assert_green_unmutated(tmp_path: Path, mutations: Sequence[Mutation]) -> None:
-    """The old control's control: the same tests, on unmutated copies, pass."""
-    root = tmp_path / "copy"
-    for package in sorted({m.package for m in mutations}):
-        copy_package(root, package)
-    tests = sorted({test for m in mutations for test in m.tests})
-    verdicts = run_tests(root, tests)
-    red = {t: v.message for t, v in verdicts.items() if v.outcome != "passed"}
-    assert not red, f"named tests do not pass on the unbroken code: {red}"

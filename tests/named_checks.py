@@ -72,7 +72,6 @@ class Verdict:
     outcome: str = "passed"  # the worst of the test's phases: passed, skipped, failed
     checks: list[str] = field(default_factory=list)  # the named checks its failure carries
     message: str = ""  # what ended each failed phase, for the harness's own message
-    raised: str = ""  # each failed phase's `E` lines (the harness's legacy mode matches them)
 
 
 _verdicts: dict[str, Verdict] = {}
@@ -111,17 +110,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     verdict = _verdicts.setdefault(report.nodeid, Verdict())
     if _WORSE[report.outcome] > _WORSE[verdict.outcome]:
         verdict.outcome = report.outcome
-    if report.failed:
-        verdict.raised += raised_lines(report.longreprtext) + "\n"
-        if f"{report.when}: " not in verdict.message:
-            verdict.message += f"{report.when}: {report.longreprtext[-4000:]}\n"
-
-
-def raised_lines(longrepr: str) -> str:
-    """A failure's own lines: pytest's `E` lines, never the echoed source around them (it
-    names what the test looks for); all of it when there are none (pytrace=False)."""
-    raised = [line[1:].strip() for line in longrepr.splitlines() if line.startswith("E ")]
-    return "\n".join(raised) if raised else longrepr
+    if report.failed and f"{report.when}: " not in verdict.message:
+        verdict.message += f"{report.when}: {report.longreprtext[-4000:]}\n"
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -119,22 +119,7 @@ tests share one run on the unbroken code):
 `package=` mutates an adapter's package instead of the core, and `also=` adds
 further edits of the same promise. A mutant that does not compile is refused
 before it runs. List the module in `tests/docs/proof_page.py` and make this
-page again. A control written for the earlier harness converts so:
-`reason="words"` becomes `check="name"`, with `broken("name", ...)` at the
-assertion those words came from; `assert_turns_red(tmp_path, mutation)` becomes
-`assert_turns_red(tmp_path_factory, mutation, MUTATIONS)`; and
-`assert_green_unmutated` goes (the harness runs the unbroken code itself).
-
-## Not yet converted: controls matched by message
-
-Controls written for the earlier harness still run, in a legacy mode:
-`Mutation(..., reason="words")` passes when each named test fails and its own
-failure (pytest's `E` lines, not the echoed source) contains the words, as
-that harness judged; `assert_turns_red(tmp_path, mutation)` and
-`assert_green_unmutated(tmp_path, MUTATIONS)` still work. That is weaker than a
-named check: a test red for another reason whose message happens to hold the
-words passes its control. Each such row below says so in its *check* column
-("matched by message; to convert to a named check"), with the words matched.
+page again.
 
 {counts}
 
@@ -165,27 +150,17 @@ def controls(module: str) -> list[Mutation]:
 
 
 def row(mutation: Mutation) -> str:
-    """One control: its tests, each with its checks (or a legacy control's words), one per
-    line of the cell."""
+    """One control: its tests, each with its checks, one per line of the cell."""
     tests = "<br>".join(f"`{_cell(test.replace('::', ' :: '))}`" for test in mutation.tests)
     checks = "<br>".join(
-        LEGACY + ", ".join(f"`{_cell(reason)}`" for reason in mutation.reasons_for(test))
-        if mutation.legacy
-        else ", ".join(f"`{_cell(check)}`" for check in mutation.checks_of(test))
+        ", ".join(f"`{_cell(check)}`" for check in mutation.checks_of(test))
         for test in mutation.tests
     )
     return f"| {_cell(mutation.name)} | {tests} | {checks} |"
 
 
-LEGACY = "*matched by message; to convert to a named check:* "
-
-
 def counts(every: list[Mutation]) -> str:
-    legacy = sum(m.legacy for m in every)
-    return (
-        f"Of the {len(every)} controls on this page, {len(every) - legacy} are judged at a "
-        f"named check and {legacy} are still matched by message."
-    )
+    return f"This page lists {len(every)} controls, each judged at a named check."
 
 
 def _cell(text: str) -> str:
