@@ -121,9 +121,11 @@ def main(argv: list[str]) -> int:
         ):
             if code := run(*check):
                 return code
-        # worksteal: a worker that runs out takes tests queued for the other, so one long
-        # negative control does not leave a core idle at the end.
-        return run(tool("python"), "-m", "pytest", "-n", "auto", "--dist", "worksteal", *rest)
+        # One worker more than cores: many tests wait on a child process or a server, and
+        # a core idle meanwhile is time lost. worksteal: a worker that runs out takes tests
+        # queued for another, so one long negative control never leaves a core idle at the end.
+        workers = str((os.cpu_count() or 1) + 1)
+        return run(tool("python"), "-m", "pytest", "-n", workers, "--dist", "worksteal", *rest)
     if command == "bench":
         return run(tool("python"), "benchmarks/run.py", *rest)
     return run(tool("mkdocs"), "build", "--strict", *rest)
