@@ -239,25 +239,17 @@ def plan_steady(
             same = as_it_was(stored, observation)
             (steady if same else moved).append(resource)
     findings, told, ids = write.findings, write.told, write.steady
-    accrued = leaked = 0.0
-    leaking = 0
     for stored, observation in steady:
         if stored.id in told:  # the same resource twice in one audit counts once
             findings[observation.key] = told[stored.id]
             continue
-        hours = (at - stored.last_seen) / 3600 if stored.billable else 0.0
-        price = stored.hourly
-        cost = hours * price if price is not None else 0.0
-        accrued += cost
-        if stored.verdict in LEAKING_VERDICTS:
-            leaking += 1
-            leaked += cost
+        hours, cost = _interval(stored.billable, stored.hourly, stored.last_seen, at)
+        write.charge(stored.verdict, cost, stored.verdict in LEAKING_VERDICTS)
         ids.append(stored.id)
         told[stored.id] = findings[observation.key] = FindingHistory(
             STILL, moment(stored.first_seen), stored.verdict, stored.observed_hours + hours,
             stored.accrued + cost, stored.returns,
         )  # fmt: skip
-    write.leaking, write.accrued, write.leaked_accrued = leaking, accrued, leaked
     return write, others + [observation for _, observation in moved]
 
 
@@ -389,10 +381,8 @@ def _observe(
         stored.returns += 1
     else:
         change = STILL
-        if stored.billable:
-            hours = (at - stored.last_seen) / 3600
-            cost = hours * stored.hourly if stored.hourly is not None else 0.0
-            interval_leaking = stored.verdict in LEAKING_VERDICTS
+        hours, cost = _interval(stored.billable, stored.hourly, stored.last_seen, at)
+        interval_leaking = bool(stored.billable) and stored.verdict in LEAKING_VERDICTS
     stored.observed_hours += hours
     stored.accrued += cost
     stored.leaked_accrued += cost if interval_leaking else 0.0
@@ -408,6 +398,17 @@ def _observe(
     stored.verdict, stored.reasons = observation.verdict, " ".join(observation.reasons)
     stored.billable, stored.hourly = _flag(observation.billable), observation.hourly
     return change, hours, cost, interval_leaking
+
+
+def _interval(
+    billable: int | None, hourly: float | None, last_seen: float, at: float
+) -> tuple[float, float]:
+    """The hours a present resource billed since it was last seen, and their cost at the
+    price it had then (the price of the day; an unknown price charges nothing)."""
+    if not billable:
+        return 0.0, 0.0
+    hours = (at - last_seen) / 3600
+    return hours, hours * hourly if hourly is not None else 0.0
 
 
 def _flag(value: bool | None) -> int | None:

@@ -62,8 +62,9 @@ MUTATIONS = [
     Mutation(
         name="an interval priced at the next audit's price, not its own day's",
         module="history/recording.py",
-        original="cost = hours * stored.hourly if stored.hourly is not None else 0.0",
-        broken="cost = hours * observation.hourly if observation.hourly is not None else 0.0",
+        # (in the moved resource's interval, _observe's: a steady one's price is unchanged)
+        original="stored.hourly, stored.last_seen, at)\n        interval_leaking",
+        broken="observation.hourly, stored.last_seen, at)\n        interval_leaking",
         tests=both(f"{STORE}::test_cost_accrues_between_audits_at_the_price_of_the_day"),
         check="priced-at-the-days-price",
     ),
