@@ -24,7 +24,10 @@ Flags are labelled by their metavar only, never by their Python type.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
+from importlib.machinery import ModuleSpec
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,13 +35,45 @@ if TYPE_CHECKING:
 
 
 def apply() -> None:
-    """Change typer's presentation for this process (idempotent)."""
-    import typer.rich_utils as rich_utils
+    """Change typer's presentation for this process (idempotent): now if typer has drawn
+    with rich already, else the moment it imports `typer.rich_utils` to draw help or a
+    usage error. Importing rich costs a command about 60 ms it mostly never uses."""
+    rich_utils = sys.modules.get(_RICH_UTILS)
+    if rich_utils is not None:
+        _present(rich_utils)
+    elif not any(isinstance(finder, _WhenRichIsImported) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _WhenRichIsImported())
+
+
+_RICH_UTILS = "typer.rich_utils"
+
+
+class _WhenRichIsImported:
+    """An import finder that finds nothing itself: it lets the import system find
+    `typer.rich_utils`, and changes the module as soon as it has run."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+        if name != _RICH_UTILS:
+            return None
+        sys.meta_path.remove(self)  # once, and out of the way of the real search
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            loader, run = spec.loader, spec.loader.exec_module
+
+            def run_and_present(module: ModuleType) -> None:
+                run(module)
+                _present(module)
+
+            loader.exec_module = run_and_present  # type: ignore[method-assign]
+        return spec
+
+
+def _present(rich_utils: Any) -> None:
     from rich.text import Text
 
     if getattr(rich_utils, "_cloudguard_presentation", False):
         return
-    rich_utils._cloudguard_presentation = True  # type: ignore[attr-defined]
+    rich_utils._cloudguard_presentation = True
     _no_type_labels_where_they_mislead()
 
     def plain_text(*, text: str, style: str = "", markup_mode: Any) -> Any:
@@ -48,8 +83,8 @@ def apply() -> None:
         return rich_utils.highlighter(Text(inspect.cleandoc(text), style=style, overflow="fold"))
 
     rich_utils._make_rich_text = plain_text
-    rich_utils.Table = _whole_names_table()  # type: ignore[misc]
-    rich_utils.rich_format_error = one_line_usage_error  # type: ignore[assignment]
+    rich_utils.Table = _whole_names_table()
+    rich_utils.rich_format_error = one_line_usage_error
 
 
 def one_line_usage_error(error: Any) -> None:
