@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from cloudguard import exit_codes
 from cloudguard.acknowledgements import AckState
@@ -62,7 +62,9 @@ NEW_ONLY = "new"
 NOT_CHECKED = "not-checked"
 
 
-# Slotted records: a report holds one finding (with its checks and cost) per fleet VM.
+# A report holds one finding (with its checks and cost) per fleet resource: slotted records,
+# and the two made per resource are named tuples (made in C, a third of a frozen dataclass's
+# time).
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +75,7 @@ class Checks:
     generation_detail: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Cost:
+class Cost(NamedTuple):
     billable: bool | None  # None: the power state is unknown, so whether compute bills is too
     note: str  # why (not) billable, e.g. "deallocated: compute not billed; disks still are"
     hourly: float | None  # None: size not in the price table
@@ -85,8 +86,7 @@ class Cost:
     source: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(NamedTuple):
     resource: Resource
     task_id: str | None
     generation: str | None
