@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -177,7 +176,7 @@ def test_unknown_sizes_say_unknown():
 
 
 def test_a_disk_bills_storage_and_says_it_is_not_priced():
-    disk = replace(vm(tags={}, power="unknown"), kind="disk", size="Premium_LRS 128 GiB")
+    disk = vm(tags={}, power="unknown")._replace(kind="disk", size="Premium_LRS 128 GiB")
 
     cost = estimate(disk, bundled_prices(), NOW)
 
@@ -198,7 +197,7 @@ def test_a_disk_bills_storage_and_says_it_is_not_priced():
 def test_each_kind_bills_as_its_cloud_says_and_an_unknown_kind_is_unknown_not_zero(
     kind: str, billable: bool | None, note: str
 ) -> None:
-    resource = replace(vm(tags={}, power="unknown"), kind=kind, size="")
+    resource = vm(tags={}, power="unknown")._replace(kind=kind, size="")
 
     cost = estimate(resource, bundled_prices(), NOW)
 

@@ -12,7 +12,6 @@ with the Azure adapter's rules (tag-name case, verbs, ids), as `aws`
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from cloudguard_aws.adapter import AwsAdapter
@@ -79,7 +78,7 @@ class FakeReaper:
         if state is None:
             WORLD.pop(item.id, None)
         else:
-            WORLD[item.id] = replace(WORLD[item.id], power_state=state)
+            WORLD[item.id] = WORLD[item.id]._replace(power_state=state)
 
     def close(self) -> None:
         CLOSED.append("fake")

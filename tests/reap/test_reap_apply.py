@@ -348,7 +348,7 @@ def test_a_vm_deallocated_since_the_plan_is_skipped_as_already_done(
 ) -> None:
     plan = load_plan(setup["plan"])
     orphan = next(i for i in plan.items if i.name == "vm-orphan")
-    cloud.WORLD[orphan.id] = replace(cloud.WORLD[orphan.id], power_state="deallocated")
+    cloud.WORLD[orphan.id] = cloud.WORLD[orphan.id]._replace(power_state="deallocated")
     document = plan_document(replace(plan, items=(replace(orphan, action="deallocate"),)))
     document["requested_action"] = "deallocate"
     write_json(setup["plan"], document)

@@ -56,7 +56,7 @@ def codes(item: PlanItem, live: Resource | None, tasks: frozenset[str] = frozens
 
 def retagged(live: Resource, **tags: str | None) -> Resource:
     new = {**live.tags, **tags}
-    return replace(live, tags={k: v for k, v in new.items() if v is not None})
+    return live._replace(tags={k: v for k, v in new.items() if v is not None})
 
 
 def test_an_unchanged_orphan_may_be_acted_on() -> None:
@@ -90,11 +90,11 @@ def test_a_generation_that_appeared_is_a_change_too() -> None:
 def test_azure_tag_names_are_case_insensitive_aws_task_tags_exact() -> None:
     azure = resource("vm-1", TAGS)
     assert (
-        codes(item_for(azure), replace(azure, tags={k.upper(): v for k, v in TAGS.items()})) == []
+        codes(item_for(azure), azure._replace(tags={k.upper(): v for k, v in TAGS.items()})) == []
     )
     aws = resource("i-1", TAGS, provider="aws")
-    renamed = replace(
-        aws, tags={"Task-Id": TAGS["task-id"], **{"repository-generation": "c7" * 20}}
+    renamed = aws._replace(
+        tags={"Task-Id": TAGS["task-id"], **{"repository-generation": "c7" * 20}}
     )
     assert {"task-tag-changed", "no-task-tag"} <= set(codes(item_for(aws), renamed))
     # Protection, though, is matched case-insensitively everywhere.
@@ -104,12 +104,12 @@ def test_azure_tag_names_are_case_insensitive_aws_task_tags_exact() -> None:
 def test_gone_and_terminated_are_gone() -> None:
     live = resource("i-1", TAGS, provider="aws")
     assert codes(item_for(live, action="stop"), None) == ["gone"]
-    assert codes(item_for(live, action="stop"), replace(live, power_state="terminated")) == ["gone"]
+    assert codes(item_for(live, action="stop"), live._replace(power_state="terminated")) == ["gone"]
 
 
 def test_no_tags_at_all_is_unreadable_not_unprotected() -> None:
     live = resource("vm-1", TAGS)
-    assert codes(item_for(live), replace(live, tags={})) == ["tags-unreadable"]
+    assert codes(item_for(live), live._replace(tags={})) == ["tags-unreadable"]
 
 
 def test_a_controller_record_that_appeared_is_a_skip() -> None:
@@ -139,13 +139,13 @@ def test_a_leaked_item_needs_its_leaked_by_tag_still() -> None:
 def test_an_action_already_done_is_a_skip(action: str, power: str, expected: list[str]) -> None:
     provider = "aws" if action == "stop" else "azure"
     live = resource("vm-1", TAGS, provider=provider)
-    assert codes(item_for(live, action=action), replace(live, power_state=power)) == expected
+    assert codes(item_for(live, action=action), live._replace(power_state=power)) == expected
 
 
 def test_another_resource_answering_is_a_skip() -> None:
     live = resource("vm-1", TAGS)
-    assert codes(item_for(live), replace(live, id=live.id + "-2")) == ["not-the-planned-resource"]
-    assert codes(item_for(live), replace(live, kind="disk")) == ["not-the-planned-resource"]
+    assert codes(item_for(live), live._replace(id=live.id + "-2")) == ["not-the-planned-resource"]
+    assert codes(item_for(live), live._replace(kind="disk")) == ["not-the-planned-resource"]
 
 
 def test_a_leaked_vm_stays_leaked_whatever_the_controller_says() -> None:
@@ -171,7 +171,7 @@ def test_the_plan_cannot_say_what_the_classifier_did_not() -> None:
 
 def test_a_vm_re_created_under_its_name_is_not_the_planned_one() -> None:
     live = resource("vm-1", TAGS)
-    again = replace(live, uid="uid-new", created=NOW)
+    again = live._replace(uid="uid-new", created=NOW)
     assert codes(item_for(live), again) == ["not-the-planned-resource"]
     # Each identity the plan names must match: a unique id alone, a creation time alone.
     assert codes(replace(item_for(live), created=None), again) == ["not-the-planned-resource"]
@@ -180,12 +180,12 @@ def test_a_vm_re_created_under_its_name_is_not_the_planned_one() -> None:
     # A plan naming neither does not say which resource it reviewed.
     assert codes(replace(item_for(live), uid="", created=None), live) == ["identity-unknown"]
     # A live resource without the identity the plan names cannot be compared.
-    assert codes(item_for(live), replace(live, uid="")) == ["identity-unknown"]
+    assert codes(item_for(live), live._replace(uid="")) == ["identity-unknown"]
 
 
 def _dependent_nic(live_uid: str, seen_uid: str) -> tuple[PlanItem, Resource]:
     """A NIC its VM's read named (with `seen_uid`), read again now (with `live_uid`)."""
-    live = replace(resource("vm-1-nic", TAGS), kind="nic", created=None, uid=live_uid)
+    live = resource("vm-1-nic", TAGS)._replace(kind="nic", created=None, uid=live_uid)
     item = replace(item_for(live, action="delete"), uid=seen_uid, created=None, dependent_of="vm-1")
     return item, live
 

@@ -163,13 +163,11 @@ def _balancer(clients: Callable[[str], Any], arn: str, region: str, account: str
 
 
 def _with(resource: Resource, **changes: Any) -> Resource:
-    from dataclasses import replace
-
     from cloudguard.cloud.exports import parse_time
 
     if "created" in changes:
         changes["created"] = parse_time(changes["created"])
-    return replace(resource, **changes)
+    return resource._replace(**changes)
 
 
 _READERS: dict[str, Callable[[Callable[[str], Any], str, str, str], Live | None]] = {

@@ -11,7 +11,6 @@ resource, so both engines and an export give the same verdicts. Stdlib only.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -107,12 +106,11 @@ def row_resource(row: Mapping[str, Any], subscription: str, source: str = "") ->
         return disk_resource(row, subscription, source)
     source = source or f"azure:{subscription}"
     if generic.is_group(arm_type):
-        return replace(generic.group_from_arm(row, source), account=subscription)
+        return generic.group_from_arm(row, source)._replace(account=subscription)
     found = generic.resource_from_arm(
         {**row, "sku": {"name": row.get("sku"), "tier": row.get("skuTier")}}, source
     )
-    return replace(
-        found,
+    return found._replace(
         account=subscription,
         created=_created(row.get("timeCreated")),
         uid=str(row.get("uniqueId") or ""),

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from cloudguard.cloud import kinds
@@ -162,7 +162,7 @@ class AzureReaper:
             # planned NIC or public IP is bound to it. A dependent is bound to its parent's
             # read of its resourceGuid instead.
             listed = self._listed(sub, group).get(resource.id.casefold(), {})
-            resource = replace(resource, created=parse_time(listed.get("createdTime")))
+            resource = resource._replace(created=parse_time(listed.get("createdTime")))
         protections = self._protections(sub, group, resource.id, source)
         return Live(
             resource,
