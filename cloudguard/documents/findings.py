@@ -63,8 +63,7 @@ NOT_CHECKED = "not-checked"
 
 
 # A report holds one finding (with its checks and cost) per fleet resource: slotted records,
-# and the two made per resource are named tuples (made in C, a third of a frozen dataclass's
-# time).
+# and the two made per resource are named tuples (a third of a frozen dataclass's time to make).
 
 
 @dataclass(frozen=True, slots=True)
