@@ -13,7 +13,8 @@ come from one cheap pass first), never as one in-memory tree: a tree of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import TextIO
 from xml.sax.saxutils import escape, quoteattr
 
@@ -53,11 +54,14 @@ class JunitFormat(StreamedFormat):
             reason = _attributes(message=inert(failure.reason, 300))
             out.write(f"    <testcase{source}>\n      <error{reason} />\n    </testcase>\n")
         currency = report.prices.currency
+        # What repeats down a fleet's test cases (a class name, a kind, a task id) is made
+        # inert once: defanging it took a third of a 100,000-case report's time.
+        repeated = lru_cache(maxsize=1 << 16)(inert)
         for f in report_order(report.findings):
             r = f.resource
-            classname = inert(".".join(p for p in (r.provider, r.account, r.group) if p))
+            classname = repeated(".".join(p for p in (r.provider, r.account, r.group) if p))
             out.write(f"    <testcase{_attributes(classname=classname, name=inert(r.name))}>\n")
-            detail = _detail(f, currency)
+            detail = _detail(f, currency, repeated)
             if shows_changes(report):
                 detail += f"; since the last audit: {defang(change_text(report, f))}"
             if id(f) in fails:
@@ -74,12 +78,12 @@ class JunitFormat(StreamedFormat):
         out.write("  </testsuite>\n</testsuites>\n")
 
 
-def _detail(f: Finding, currency: str) -> str:
+def _detail(f: Finding, currency: str, made_inert: Callable[..., str]) -> str:
     r = f.resource
     billable, hourly, accrued = cost_cells(f.cost, currency, r.kind)
     return (
-        f"{f.verdict}: {', '.join(f.reasons) or 'no reasons'}; {inert(r.kind, 40)}; task id "
-        f"{inert(f.task_id)}; generation {inert(f.generation, 40)}; "
+        f"{f.verdict}: {', '.join(f.reasons) or 'no reasons'}; {made_inert(r.kind, 40)}; "
+        f"task id {made_inert(f.task_id)}; generation {made_inert(f.generation, 40)}; "
         f"{f'{r.power_state}, ' if r.kind == VM else ''}billable {billable}, "
         f"per hour {hourly}, accrued {accrued}"
     )

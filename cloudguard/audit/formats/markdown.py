@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TextIO
 
 from cloudguard.audit.formats import StreamedFormat
@@ -37,8 +38,11 @@ class MarkdownFormat(StreamedFormat):
             headers = columns(report)
             out.write("| " + " | ".join(headers) + " |\n")
             out.write("|" + "---|" * len(headers) + "\n")
+            # Most cells repeat down a fleet's rows (a kind, a region, a price, the reasons):
+            # each is escaped once. Half the time of a 100,000-row table was escaping.
+            escaped = lru_cache(maxsize=1 << 16)(cell)
             for f in report_order(report.findings):
-                row = [cell(c) for c in report_cells(report, f)]
+                row = [escaped(c) for c in report_cells(report, f)]
                 if f.verdict in {"orphan", "leaked"}:
                     row[0] = f"**{row[0]}**"
                 out.write("| " + " | ".join(row) + " |\n")
