@@ -56,11 +56,12 @@ class JunitFormat(StreamedFormat):
         currency = report.prices.currency
         # What repeats down a fleet's test cases (a class name, a kind, a task id) is made
         # inert once: defanging it took a third of a 100,000-case report's time.
-        repeated = lru_cache(maxsize=1 << 16)(inert)
+        repeated, quoted = lru_cache(maxsize=1 << 16)(inert), lru_cache(maxsize=1 << 16)(quoteattr)
         for f in report_order(report.findings):
             r = f.resource
             classname = repeated(".".join(p for p in (r.provider, r.account, r.group) if p))
-            out.write(f"    <testcase{_attributes(classname=classname, name=inert(r.name))}>\n")
+            name = quoteattr(inert(r.name))
+            out.write(f"    <testcase classname={quoted(classname)} name={name}>\n")
             detail = _detail(f, currency, repeated)
             if shows_changes(report):
                 detail += f"; since the last audit: {defang(change_text(report, f))}"
