@@ -24,7 +24,7 @@ def both(test: str) -> tuple[str, ...]:
 
 MUTATIONS = [
     Mutation(
-        name="a row's indexed columns are never rewritten",
+        name="a resource seen changed is moved on as if seen as it was",
         module="history/recording.py",
         original="            (steady if same else moved).append(resource)\n",
         broken="            steady.append(resource)\n",
