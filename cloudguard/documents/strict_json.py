@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cloudguard import json_input
+from cloudguard.cloud.exports import type_name
 from cloudguard.cloud.options import OptionValueError
 
 
@@ -62,8 +63,7 @@ def not_an_object(value: Any, expected: str) -> str:
     if isinstance(value, list):
         entries = f"{len(value)} entr{'y' if len(value) == 1 else 'ies'}"
         return f"not a {expected}: a JSON list of {entries} (an inventory export?), not an object"
-    kind = "a string" if isinstance(value, str) else "null" if value is None else "a value"
-    return f"not a {expected}: {kind}, not a JSON object"
+    return f"not a {expected}: {type_name(value)}, not a JSON object"
 
 
 def aware_time(text: str) -> datetime:

@@ -332,7 +332,7 @@ ROWS: dict[str, Row] = {
     "plan from 100,000 deep": row("reap", "plan", "d.json", code=97, says="nested too deeply",
                                   d__json=DEEP),
     "plan from a string": row("reap", "plan", "d.json", code=97,
-                              says="a string, not a JSON object", d__json=b'"x"'),
+                              says="text, not a JSON object", d__json=b'"x"'),
     "plan from binary": row("reap", "plan", "d.json", code=97, says="cannot read audit report",
                             d__json=bytes(range(256))),
     "plan from an empty file": row("reap", "plan", "d.json", code=97, says="not valid JSON",
