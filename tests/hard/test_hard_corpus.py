@@ -182,6 +182,33 @@ def test_a_record_names_the_program_and_the_test_that_was_running(tmp_path: Path
     assert record["port"] == 8080 and record["address"] == "198.51.100.7"
 
 
+def test_a_blocking_connect_is_named_by_the_gate_that_made_it(tmp_path: Path) -> None:
+    """A caller that waits for its connection is named to the sink by the gate making it (by
+    its socket), not found by a search of every process's descriptors: still the sender."""
+    env = hard_env(tmp_path, CLOUDGUARD_TEST="tests/test_x.py::test_waits_for_its_connection")
+    code = (
+        "import os, socket, sys\n"
+        "print('ids', os.getpid(), os.getppid(), file=sys.stderr, flush=True)\n"
+        "s = socket.socket()\n"
+        "assert s.getblocking()\n"
+        "try:\n"
+        "    s.connect(('198.51.100.9', 8443))\n"
+        "except OSError as error:\n"
+        "    print('refused', error.errno, file=sys.stderr)\n"
+    )
+    run = hard_run(tmp_path, *python_child("-I", code=code), env=env)
+
+    (record,) = [r for r in run.reaches() if r["via"] == "hard-tcp"]
+    pid, ppid = (int(n) for n in run.stderr.split("ids ", 1)[1].split()[:2])
+    assert (record["pid"], record["ppid"]) == (pid, ppid), broken(
+        "the-record-names-the-sender",
+        f"the record names pid {record['pid']} (parent {record['ppid']}), the sender was "
+        f"{pid} (parent {ppid}):\n{run.output}",
+    )
+    assert record["test"] == "tests/test_x.py::test_waits_for_its_connection", run.output
+    assert record["port"] == 8443 and record["address"] == "198.51.100.9", record
+
+
 def test_loopback_servers_inside_keep_working_and_the_run_stays_clean(tmp_path: Path) -> None:
     code = (
         "import socket, threading\n"

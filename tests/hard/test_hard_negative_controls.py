@@ -27,6 +27,9 @@ PROJECT_HOME = (
 NAMES_THE_SENDER = (
     "tests/hard/test_hard_corpus.py::test_a_record_names_the_program_and_the_test_that_was_running"
 )
+BLOCKING_SENDER = (
+    "tests/hard/test_hard_corpus.py::test_a_blocking_connect_is_named_by_the_gate_that_made_it"
+)
 XDIST_RUNNING_TEST = (
     "tests/hard/test_hard_corpus.py::test_under_xdist_each_record_names_its_own_workers_test"
 )
@@ -350,6 +353,14 @@ SEAL_MUTATIONS = [
             check="the-record-names-the-sender",
         )
         for whose, pid in (("no pid", "None"), ("the parent's pid", "inner_parent"))
+    ),
+    Mutation(
+        name="the gate names itself as the process a connection is made for",
+        module="guard/hard/gate.py",
+        original="                self.flows.connecting(inode, job.process)\n",
+        broken="                self.flows.connecting(inode, os.getpid())\n",
+        tests=(BLOCKING_SENDER,),
+        check="the-record-names-the-sender",
     ),
     Mutation(
         name="the host check ignores disabled user namespaces",

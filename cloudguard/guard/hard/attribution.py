@@ -72,12 +72,27 @@ def flow_address(address: str) -> str:
 
 
 class Flows:
-    """Senders the gate described, by (protocol, local port, remote address, remote port)."""
+    """Senders the gate described, by (protocol, local port, remote address, remote port); and
+    the process the gate is connecting each socket for, by the socket's inode, while it does."""
 
     def __init__(self) -> None:
         self._senders: dict[tuple[int, int, str, int], Sender] = {}
+        self._connecting: dict[int, int] = {}
         self._lock = threading.Lock()  # the gate's threads remember; the sink only looks up
         self.described = False  # whether a gate describes senders at all (else: NO_GATE)
+
+    def connecting(self, inode: int, process: int) -> None:
+        """`process` (the caller the gate is answering) is connecting the socket `inode`: its
+        SYN names its sender without a search of every process's descriptors."""
+        with self._lock:
+            self._connecting[inode] = process
+
+    def connected(self, inode: int) -> None:
+        with self._lock:
+            self._connecting.pop(inode, None)
+
+    def connector(self, inode: int) -> int | None:
+        return self._connecting.get(inode)
 
     def remember(self, protocol: int, port: int, remote: tuple[str, int], sender: Sender) -> None:
         key = (protocol, port, flow_address(remote[0]), remote[1])
@@ -215,7 +230,7 @@ class Snapshot:
     def sender(self, protocol: int, local: tuple[str, int], remote: tuple[str, int]) -> Sender:
         """The process that owns the socket local -> remote, if it still lives."""
         inode = self.table.inode(protocol, local, remote)
-        pid = self._holder(str(inode)) if inode else None
+        pid = (self.flows.connector(inode) or self._holder(str(inode))) if inode else None
         if pid is None:
             return self.flows.find(protocol, local, remote)
         if pid not in self._senders:

@@ -198,7 +198,7 @@ class _Workers:
 class _Connection:
     """A connect the gate makes for its caller: the caller's socket, the checked address."""
 
-    __slots__ = ("address", "call", "destination", "pin", "sender", "view")
+    __slots__ = ("address", "call", "destination", "pin", "process", "sender", "view")
 
     def __init__(
         self,
@@ -208,9 +208,10 @@ class _Connection:
         address: bytes,
         destination: tuple[str, int] | None,
         sender: attribution.Sender | None,
+        process: int,
     ) -> None:
         self.call, self.view, self.pin, self.address = call, view, pin, address
-        self.destination, self.sender = destination, sender
+        self.destination, self.sender, self.process = destination, sender, process
 
     def close(self) -> None:
         self.view.close()
@@ -361,7 +362,7 @@ class Gate:
             sender = None
             if destination and gone_by_then:
                 sender = attribution.describe(target.process, self.seal_root)
-            job = _Connection(call, view, pin, address, destination, sender)
+            job = _Connection(call, view, pin, address, destination, sender, target.process)
             view, pin = None, -1  # the connection owns them now
             if waits:  # the caller waits for the connection: so does a worker, not the gate
                 self._workers.put(job)
@@ -377,7 +378,12 @@ class Gate:
         """Connect for the caller and answer it, whatever else fails (an unanswered caller would
         wait for ever)."""
         error = errno.EACCES
+        # A caller that waits is connecting while the sink reads its SYN: named to the sink by
+        # its socket, so the sink need not search every process's descriptors for it.
+        inode = os.fstat(job.view.fileno()).st_ino if job.destination and not job.sender else 0
         try:
+            if inode:
+                self.flows.connecting(inode, job.process)
             error = linux.connect(job.view.fileno(), job.address)
             if job.destination and job.sender is not None:
                 port = job.view.getsockname()[1]
@@ -385,6 +391,8 @@ class Gate:
         except Exception as failure:  # the record of who sent is best effort; the answer is not
             self.relay.tamper(f"the hard seal's gate failed after a connect ({failure!r})")
         finally:
+            if inode:
+                self.flows.connected(inode)
             self._answer(job.call, error=error)
             job.close()
 

@@ -35,6 +35,7 @@ import marshal
 import os
 import signal
 import socket
+import sys
 import time
 from collections.abc import Mapping, Sequence
 
@@ -121,6 +122,10 @@ def run_forked(setup: Setup, pipes: Pipes) -> None:
 
 def main(setup: Setup, pipes: Pipes) -> int:
     linux.set_name("cg-supervisor")
+    # The sink, the gate and its workers answer callers that wait, and share one interpreter
+    # lock: a thread that has an answer ready gets the lock within 0.5 ms, not the default
+    # 5 ms (16 processes refused at once: p50 6.0 -> 5.4 ms, p99 10.4 -> 9.4 ms, CPU +6%).
+    sys.setswitchinterval(0.0005)
     relay = Relay(pipes.records, pipes.answers)
     flows = attribution.Flows()
     try:
