@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hard_helpers import LOOKUP_UNANSWERED, connect, hard_env, hard_run, python_child
@@ -170,13 +171,7 @@ def test_a_record_names_the_program_and_the_test_that_was_running(tmp_path: Path
     script = 'echo "ids $$ $PPID" >&2; exec curl -sS -m 5 http://198.51.100.7:8080/'
     run = hard_run(tmp_path, "sh", "-c", script, env=env)
 
-    (record,) = [r for r in run.reaches() if r["via"] == "hard-tcp"]
-    pid, ppid = (int(n) for n in run.stderr.split("ids ", 1)[1].split()[:2])
-    assert (record["pid"], record["ppid"]) == (pid, ppid), broken(
-        "the-record-names-the-sender",
-        f"the record names pid {record['pid']} (parent {record['ppid']}), the sender was "
-        f"{pid} (parent {ppid}):\n{run.output}",
-    )
+    record = _names_its_sender(run)
     assert record["test"] == "tests/test_x.py::test_swallows_the_error", run.output
     assert record["argv"][:1] == ["curl"] and record["protocol"] == "tcp", record
     assert record["port"] == 8080 and record["address"] == "198.51.100.7"
@@ -198,6 +193,14 @@ def test_a_blocking_connect_is_named_by_the_gate_that_made_it(tmp_path: Path) ->
     )
     run = hard_run(tmp_path, *python_child("-I", code=code), env=env)
 
+    record = _names_its_sender(run)
+    assert record["test"] == "tests/test_x.py::test_waits_for_its_connection", run.output
+    assert record["port"] == 8443 and record["address"] == "198.51.100.9", record
+
+
+def _names_its_sender(run: Any) -> dict[str, Any]:
+    """The run's one hard-tcp record, which must name the pid and parent the sender printed
+    ("ids PID PPID" on stderr, as the command sees them)."""
     (record,) = [r for r in run.reaches() if r["via"] == "hard-tcp"]
     pid, ppid = (int(n) for n in run.stderr.split("ids ", 1)[1].split()[:2])
     assert (record["pid"], record["ppid"]) == (pid, ppid), broken(
@@ -205,8 +208,7 @@ def test_a_blocking_connect_is_named_by_the_gate_that_made_it(tmp_path: Path) ->
         f"the record names pid {record['pid']} (parent {record['ppid']}), the sender was "
         f"{pid} (parent {ppid}):\n{run.output}",
     )
-    assert record["test"] == "tests/test_x.py::test_waits_for_its_connection", run.output
-    assert record["port"] == 8443 and record["address"] == "198.51.100.9", record
+    return dict(record)
 
 
 def test_loopback_servers_inside_keep_working_and_the_run_stays_clean(tmp_path: Path) -> None:
