@@ -377,12 +377,12 @@ class Gate:
     def _make(self, job: _Connection) -> None:
         """Connect for the caller and answer it, whatever else fails (an unanswered caller would
         wait for ever)."""
-        error = errno.EACCES
-        # A caller that waits is connecting while the sink reads its SYN: named to the sink by
-        # its socket, so the sink need not search every process's descriptors for it.
-        inode = os.fstat(job.view.fileno()).st_ino if job.destination and not job.sender else 0
+        error, inode = errno.EACCES, 0
         try:
-            if inode:
+            if job.destination and job.sender is None:
+                # A caller that waits is connecting while the sink reads its SYN: named to the
+                # sink by its socket, so the sink need not search every process's descriptors.
+                inode = os.fstat(job.view.fileno()).st_ino
                 self.flows.connecting(inode, job.process)
             error = linux.connect(job.view.fileno(), job.address)
             if job.destination and job.sender is not None:
