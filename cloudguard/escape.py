@@ -10,7 +10,9 @@ escaping is lossless).
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing costs the refusers' start-up; mypy reads this by name
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_LIMIT = 80
 

@@ -297,6 +297,18 @@ MUTATIONS += [
         },
     ),
     Mutation(
+        name="the refusers' escaping imports typing (and re, enum, collections with it)",
+        module="escape.py",
+        original="TYPE_CHECKING = False  # typing costs",
+        broken="import typing  # noqa: F401\nTYPE_CHECKING = False  # typing costs",
+        tests=(
+            "tests/guard/test_refusers.py::test_a_refuser_imports_only_the_lean_set[az]",
+            "tests/guard/test_refusers.py::"
+            "test_a_refuser_imports_only_the_lean_set[cloudguard-refusing-provider]",
+        ),
+        check="refusers-import-only-the-lean-set",
+    ),
+    Mutation(
         name="markdown cells keep link syntax",
         module="escape.py",
         original='_ACTIVE = "\\\\`*_~|[]()!<>&:."',

@@ -47,6 +47,39 @@ def test_every_shipped_shim_records_then_refuses_with_98(seal: Seal, armed_log: 
     )
 
 
+# What a refuser may import beyond what a bare `python -I -S` loads: the fast path's promise
+# (docs/guard.md: start in about a bare interpreter's time). `typing` alone, with the `re`,
+# `enum` and `collections` it loads, cost a shim 8 ms, more than the bare interpreter's start.
+LEAN = {
+    "__future__", "_stat", "stat", "_collections_abc", "genericpath", "posixpath", "os",
+    "fcntl", "time", "_json", "_socket", "cloudguard", "cloudguard.guard",
+    "cloudguard.guard.refuse", "cloudguard.guard.reach", "cloudguard.guard.redaction",
+    "cloudguard.guard.hints", "cloudguard.escape",
+}  # fmt: skip
+
+
+def _imported(*argv: str) -> set[str]:
+    """The modules a Python process loads, from its own `-X importtime` lines."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-X", "importtime", *argv],
+        env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    lines = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
+    return {line.rsplit("|", 1)[1].strip() for line in lines[1:]}  # the first is the header
+
+
+@pytest.mark.parametrize("tool", ["az", "cloudguard-refusing-provider"])
+def test_a_refuser_imports_only_the_lean_set(seal: Seal, tool: str) -> None:
+    bare = _imported("-c", "pass")
+    refuser = _imported(str(seal.bin_dir / tool), "list")
+
+    assert "cloudguard.guard.refuse" in refuser, refuser  # it ran, and its imports were seen
+    assert refuser - bare <= LEAN, broken(
+        "refusers-import-only-the-lean-set",
+        f"{tool} imports {sorted(refuser - bare - LEAN)} beyond the lean set",
+    )
+
+
 def test_non_utf8_argv_is_recorded_as_escaped_text(seal: Seal, armed_log: Path) -> None:
     result = refuse(seal, "az", b"group", b"caf\xe9-\xff", log=str(armed_log))
 
