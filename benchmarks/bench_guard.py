@@ -78,6 +78,9 @@ def startup(rounds: int, baseline: str) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as old:
         made = subprocess.run(
             [sys.executable, "-c", BASELINE_SEAL],
+            # Not the checkout: `python -c` puts the working directory first on sys.path, and
+            # run from the repository the "baseline" was this checkout's own package.
+            cwd=old,
             env={
                 **env,
                 "PYTHONPATH": str(baseline_package(baseline, Path(old))),

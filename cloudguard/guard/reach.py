@@ -35,8 +35,10 @@ stay what the schema says.
 
 from __future__ import annotations
 
-import fcntl
-import os
+# `posix`, not `os`: the same system calls, without the ~1 ms of modules `os` loads (its
+# path and mapping machinery) that the refusers' start-up would pay for nothing.
+import posix
+import sys
 import time
 
 try:  # the C string encoder alone: `import json` would also load re (a third of our start-up)
@@ -91,9 +93,9 @@ def reach_record(
     **extra: object,
 ) -> dict[str, object]:
     """One reach: who (test, pid, cwd), through what (`via`), to what, argv redacted."""
-    env = os.environ if environ is None else environ
+    env = environment() if environ is None else environ
     try:
-        cwd = os.getcwd()
+        cwd = posix.getcwd()
     except OSError:  # the working directory was deleted under us
         cwd = "<unknown>"
     record: dict[str, object] = {
@@ -104,14 +106,28 @@ def reach_record(
         "argv": redact_argv(argv),
         "target": target,
         "test": env.get(TEST_VARIABLE) or env.get(PYTEST_TEST_VARIABLE) or "",
-        "pid": os.getpid(),
-        "ppid": os.getppid(),
+        "pid": posix.getpid(),
+        "ppid": posix.getppid(),
         "cwd": cwd,
         "identity_vars": sorted(identity_vars),
     }
     record.update(whereabouts(env))
     record.update(extra)
     return record
+
+
+def environment() -> Mapping[str, str]:
+    """The process's environment: `os.environ` once something imported `os` (the process may
+    have changed it since it started), else what it started with, decoded as `os` does."""
+    os_module = sys.modules.get("os")
+    if os_module is not None:
+        environ: Mapping[str, str] = os_module.environ
+        return environ
+    encoding, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+    return {
+        name.decode(encoding, errors): value.decode(encoding, errors)
+        for name, value in posix.environ.items()
+    }
 
 
 def whereabouts(environ: Mapping[str, str]) -> dict[str, str]:
@@ -167,10 +183,10 @@ def write_header(fd: int, by: str) -> int:
             "kind": "armed",
             "at": now(),
             "by": by,
-            "pid": os.getpid(),
+            "pid": posix.getpid(),
         }
     )
-    written = os.write(fd, line)
+    written = posix.write(fd, line)
     if written != len(line):
         raise OSError(f"short write of the reach log header ({written} of {len(line)} bytes)")
     return len(line)
@@ -186,21 +202,23 @@ def append(path: str, record: Mapping[str, object]) -> None:
     and `check` must see that (97) rather than a fresh, quiet file. A symlink
     is never followed, and a file of another user's is not written.
     """
+    import fcntl  # here: a refuser that hands its record to a keeper never appends
+
     line = record_line(record)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    fd = posix.open(path, posix.O_RDWR | posix.O_APPEND | posix.O_NOFOLLOW | posix.O_CLOEXEC)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        status = os.fstat(fd)
-        if status.st_uid != os.geteuid():
+        status = posix.fstat(fd)
+        if status.st_uid != posix.geteuid():
             raise OSError(f"reach log {path} is owned by uid {status.st_uid}, not ours")
         size = status.st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+        if size and posix.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line  # a writer died mid-line: keep our record whole
-        written = os.write(fd, line)
+        written = posix.write(fd, line)
         if written != len(line):
             raise OSError(f"short write to reach log ({written} of {len(line)} bytes)")
     finally:
-        os.close(fd)  # closing releases the lock
+        posix.close(fd)  # closing releases the lock
 
 
 # -- delivery to the record keeper ---------------------------------------------------------
@@ -220,18 +238,18 @@ def keeper_name(pid_to_signal: int) -> str:
     A refuser that cannot deliver signals PID (0: never) when it runs in the keeper's
     own pid namespace (PIDNS): inside the hard seal the same number names another process.
     """
-    return f"cloudguard-keeper-{_pid_namespace()}-{pid_to_signal}-{os.urandom(12).hex()}"
+    return f"cloudguard-keeper-{_pid_namespace()}-{pid_to_signal}-{posix.urandom(12).hex()}"
 
 
 def _pid_namespace() -> str:
     try:
-        return os.readlink("/proc/self/ns/pid").removeprefix("pid:[").removesuffix("]")
+        return posix.readlink("/proc/self/ns/pid").removeprefix("pid:[").removesuffix("]")
     except OSError:
         return "0"
 
 
 def register_local(address: str, keep: Callable[[Mapping[str, object]], None]) -> None:
-    _local[address] = (os.getpid(), keep)
+    _local[address] = (posix.getpid(), keep)
 
 
 def unregister_local(address: str) -> None:
@@ -246,7 +264,7 @@ def deliver(address: str, record: Mapping[str, object]) -> str | None:
     cheap to import and is not the class the in-process socket guard wraps.
     """
     local = _local.get(address)
-    if local is not None and local[0] == os.getpid():
+    if local is not None and local[0] == posix.getpid():
         local[1](record)
         return None
     import _socket
@@ -276,7 +294,7 @@ def _report_undelivered(address: str) -> None:
         import _signal
 
         try:
-            os.kill(int(pid), _signal.SIGUSR1)
+            posix.kill(int(pid), _signal.SIGUSR1)
         except OSError:
             return  # the keeper is gone: so is the run, and its exit status says how
 

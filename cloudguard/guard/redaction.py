@@ -23,7 +23,7 @@ result (cloudguard.guard.reach).
 
 from __future__ import annotations
 
-import os
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -157,7 +157,9 @@ def _redact_url(text: str) -> str:
 
 def printable(arg: str | bytes) -> str:
     """An argv element as text; bytes that are not UTF-8 become backslash escapes."""
-    raw = arg if isinstance(arg, bytes) else os.fsencode(arg)
+    # os.fsencode, without importing `os` on the refusers' path.
+    encoding, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+    raw = arg if isinstance(arg, bytes) else arg.encode(encoding, errors)
     text = raw.decode("utf-8", "backslashreplace")
     if len(text) > MAX_ARG_CHARS:
         text = text[:MAX_ARG_CHARS] + f"...<{len(text) - MAX_ARG_CHARS} more chars>"

@@ -11,7 +11,7 @@ stdin that never closes cannot hang the refusal.
 
 from __future__ import annotations
 
-import os
+import posix
 import sys
 
 from cloudguard.guard import reach, redaction
@@ -77,7 +77,7 @@ class Policy:
 
 def _is_refuser(command: str) -> bool:
     words = command.split()
-    return bool(words) and os.path.basename(words[0]) == "cloudguard-refusing-provider"
+    return bool(words) and words[0].rpartition("/")[2] == "cloudguard-refusing-provider"
 
 
 def _target(tool: str, args: Sequence[str]) -> str:
@@ -119,7 +119,7 @@ def main(
     keepers: Sequence[str] = (),
 ) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
-    environ = os.environ
+    environ = reach.environment()
     record = reach.reach_record(
         via=via,
         argv=[tool, *args],
@@ -142,5 +142,5 @@ def main(
         )
         sys.stderr.flush()
     except OSError:  # nobody reads our stderr (a closed pipe): the refusal stands all the same
-        os._exit(REACH_REFUSED)
+        posix._exit(REACH_REFUSED)
     sys.exit(REACH_REFUSED)
