@@ -243,7 +243,7 @@ def plan_steady(
         if stored.id in told:  # the same resource twice in one audit counts once
             findings[observation.key] = told[stored.id]
             continue
-        hours, cost = _interval(stored.billable, stored.hourly, stored.last_seen, at)
+        hours, cost = billed_interval(stored.billable, stored.hourly, stored.last_seen, at)
         write.charge(stored.verdict, cost, stored.verdict in LEAKING_VERDICTS)
         ids.append(stored.id)
         told[stored.id] = findings[observation.key] = FindingHistory(
@@ -381,7 +381,7 @@ def _observe(
         stored.returns += 1
     else:
         change = STILL
-        hours, cost = _interval(stored.billable, stored.hourly, stored.last_seen, at)
+        hours, cost = billed_interval(stored.billable, stored.hourly, stored.last_seen, at)
         interval_leaking = bool(stored.billable) and stored.verdict in LEAKING_VERDICTS
     stored.observed_hours += hours
     stored.accrued += cost
@@ -400,7 +400,7 @@ def _observe(
     return change, hours, cost, interval_leaking
 
 
-def _interval(
+def billed_interval(
     billable: int | None, hourly: float | None, last_seen: float, at: float
 ) -> tuple[float, float]:
     """The hours a present resource billed since it was last seen, and their cost at the

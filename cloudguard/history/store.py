@@ -28,6 +28,7 @@ from cloudguard.history.recording import (
     Identity,
     PresentResource,
     StoredResource,
+    billed_interval,
     epoch,
     gone_row,
     moment,
@@ -462,8 +463,7 @@ class HistoryStore:
         )
         entries = []
         for run_id, seen_at in found:
-            hours = (seen_at - at) / HOUR if entry.billable else 0.0
-            cost = hours * entry.hourly if entry.hourly is not None else 0.0
+            hours, cost = billed_interval(entry.billable, entry.hourly, at, seen_at)
             entries.append(replace(entry, at=moment(seen_at), run_id=run_id, change=STILL,
                                    hours=hours, accrued=cost))  # fmt: skip
             at = seen_at
