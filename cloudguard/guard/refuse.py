@@ -125,6 +125,7 @@ def main(
         argv=[tool, *args],
         target=_target(tool, args),
         identity_vars=policy.identity_vars(environ),
+        environ=environ,
     )
     from cloudguard.escape import one_line  # argv and the test name come from outside
 
