@@ -176,8 +176,7 @@ def remember(report: AuditReport, store: HistoryStore, scope: str, clouds: Cloud
         currency=report.prices.currency,
         host=socket.gethostname(),
     )
-    live = sum(1 for state in report.acknowledged.values() if not state.expired)
-    recorded = store.record_audit(run, seen, acknowledged=live)
+    recorded = store.record_audit(run, seen, acknowledged=report.acknowledgements())
     history = ReportHistory(
         store=store.location,
         scope=scope,

@@ -168,6 +168,10 @@ class AuditReport:
         # Every format asks for every verdict's count: one pass, not one per question.
         return Counter(f.verdict for f in self.findings)
 
+    def acknowledgements(self, *, expired: bool = False) -> int:
+        """How many findings an acknowledgement covers, live ones (or those expired)."""
+        return sum(1 for state in self.acknowledged.values() if state.expired == expired)
+
     def history_of(self, finding: Finding) -> FindingHistory | None:
         return None if self.history is None else self.history.findings.get(finding_key(finding))
 

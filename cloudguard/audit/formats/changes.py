@@ -73,8 +73,7 @@ def history_lines(report: AuditReport) -> list[str]:
     counts: dict[str, int] = {}
     for found in history.findings.values():
         counts[found.change] = counts.get(found.change, 0) + 1
-    acknowledged = sum(1 for s in report.acknowledged.values() if not s.expired)
-    expired = len(report.acknowledged) - acknowledged
+    acknowledged, expired = report.acknowledgements(), report.acknowledgements(expired=True)
     previous = (
         f"the previous audit of this scope was {history.previous_at:%Y-%m-%d %H:%M} UTC"
         if history.previous_at is not None
