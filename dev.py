@@ -89,13 +89,16 @@ def system_requirements() -> None:
 
 def peer_wheels() -> None:
     """The coexistence test (tests/packaging/test_peer_install.py) installs a peer suite's
-    locked wheels offline, as no test may reach the network: fetch them into uv's cache
-    now, before the suite runs."""
+    locked wheels, and the extras its controls add, offline, as no test may reach the
+    network: fetch every one of them into uv's cache now, before the suite runs (`uv sync`
+    caches a wheel it installs, but not the index page an offline `uv pip install` resolves
+    a pin from)."""
     with tempfile.TemporaryDirectory() as scratch:
         must(uv(), "venv", "--quiet", "--python", sys.executable, scratch)
         python = Path(scratch) / "bin" / "python"
-        pins = ROOT / "tests" / "packaging" / "peer-pins.txt"
-        must(uv(), "pip", "install", "--quiet", "--no-deps", "--python", python, "-r", pins)
+        for pins in ("peer-pins.txt", "offline-extras.txt"):
+            listed = ROOT / "tests" / "packaging" / pins
+            must(uv(), "pip", "install", "--quiet", "--no-deps", "--python", python, "-r", listed)
 
 
 def tool(name: str) -> Path:

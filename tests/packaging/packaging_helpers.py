@@ -17,8 +17,11 @@ SESSION_CACHE_HOME = os.environ.get("XDG_CACHE_HOME")
 def run_offline(
     *argv: str | Path, cwd: Path = ROOT, timeout: int = 300
 ) -> subprocess.CompletedProcess[str]:
-    """No index, no user or site uv/pip configuration: local files and uv's cache only."""
+    """No index, no user or site uv/pip configuration: local files and uv's cache only (the
+    cache dev.py filled: a UV_CACHE_DIR it was given is kept)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
+    if "UV_CACHE_DIR" in os.environ:
+        env["UV_CACHE_DIR"] = os.environ["UV_CACHE_DIR"]
     env |= {"PIP_CONFIG_FILE": os.devnull, "UV_OFFLINE": "1", "UV_NO_CONFIG": "1"}
     env.pop("XDG_CACHE_HOME", None)
     if SESSION_CACHE_HOME is not None:

@@ -38,6 +38,8 @@ pytestmark = pytest.mark.slow
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     env = {k: v for k, v in os.environ.items() if not k.startswith("UV_")} | {"UV_OFFLINE": "1"}
+    if "UV_CACHE_DIR" in os.environ:  # the cache dev.py filled
+        env["UV_CACHE_DIR"] = os.environ["UV_CACHE_DIR"]
     for project, _ in PUBLISHED.values():
         done = subprocess.run(
             [UV, "build", "--out-dir", out, project],

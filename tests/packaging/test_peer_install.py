@@ -31,6 +31,12 @@ ROOT = Path(__file__).resolve().parents[2]
 UV = ROOT / ".venv-tools" / "bin" / "uv"
 
 PINS = Path(__file__).with_name("peer-pins.txt")
+# The split package the adapter once pulled in: dev.py fetches it with the pins.
+SPLIT_PACKAGE = next(
+    line.strip()
+    for line in Path(__file__).with_name("offline-extras.txt").read_text().splitlines()
+    if line.startswith("azure-mgmt-resource-subscriptions==")
+)
 
 pytestmark = pytest.mark.slow
 
@@ -131,7 +137,7 @@ def test_control_the_adapter_as_it_was_fails_pip_check(
 def test_control_the_split_package_overwrites_the_peers_files(tmp_path: Path) -> None:
     # What the adapter used to pull in: installed beside the pins, it writes into the
     # directories azure-mgmt-resource 23 owns, and the check above names those files.
-    python = _peer(tmp_path / "peer", "azure-mgmt-resource-subscriptions==1.0.0")
+    python = _peer(tmp_path / "peer", SPLIT_PACKAGE)
     shared = _facts(python)["shared"]
     assert shared, "a split package beside azure-mgmt-resource 23 was expected to share files"
     assert all(
