@@ -31,8 +31,13 @@ def observed(
     task_id: str | None = "cloud-noenv-c7",
     provider: str = "azure",
     account: str = ACCOUNT,
+    reasons: tuple[str, ...] | None = None,
 ) -> Observation:
+    """A VM seen with `verdict`; its reasons, unless given, those an orphan or an ok VM has
+    (a test of a verdict that changes while its reasons stay names them itself)."""
     display = vm_id(name, account)
+    if reasons is None:
+        reasons = ("no-controller-record",) if verdict == "orphan" else ()
     return Observation(
         key=ResourceKey(provider, account, display.casefold(), uid),
         display_id=display,
@@ -40,7 +45,7 @@ def observed(
         kind="vm",
         task_id=task_id,
         verdict=verdict,
-        reasons=("no-controller-record",) if verdict == "orphan" else (),
+        reasons=reasons,
         billable=billable,
         hourly=hourly,
     )

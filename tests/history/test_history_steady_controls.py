@@ -42,6 +42,16 @@ MUTATIONS = [
         check="a-steady-night-stores-no-row",
     ),
     Mutation(
+        name="a verdict that changed while its reasons stayed moved on as steady",
+        module="history/recording.py",
+        original="        seen.display_id, seen.name, seen.kind, seen.task_id, seen.verdict,\n",
+        broken="        seen.display_id, seen.name, seen.kind, seen.task_id, stored.verdict,\n",
+        tests=both(
+            f"{STORE}::test_a_verdict_that_changes_while_its_reasons_stay_is_stored_as_changed"
+        ),
+        check="a-verdict-change-is-stored",
+    ),
+    Mutation(
         name="a night seen as it was charged its hours at no price in the store",
         module="history/store.py",
         original='f"accrued = accrued + {priced} THEN {hours} * hourly ELSE 0 END, "',

@@ -299,6 +299,29 @@ def test_a_night_that_sees_its_fleet_as_it_was_stores_no_row_for_it(
     assert [runs[n].leaked_accrued for n in (2, 3)] == [6.0, 6.0], "vm-b was ok on its day 1"
 
 
+def test_a_verdict_that_changes_while_its_reasons_stay_is_stored_as_changed(
+    store: HistoryStore, location: str
+) -> None:
+    """Pending one night, orphan the next once its grace lapsed: `no-controller-record` both
+    nights, so only the verdict tells the nights apart. The store must keep the orphan, and
+    the timeline must say when the verdict moved."""
+    reasons = ("no-controller-record",)
+    pending = observed("vm-p", "pending", reasons=reasons)
+    orphan = observed("vm-p", "orphan", reasons=reasons)
+    audit(store, 0, [pending])
+    second = audit(store, 1, [orphan])
+    stored = raw_rows(location, "SELECT verdict FROM cloudguard_resources")
+    assert stored == [("orphan",)], broken(
+        "a-verdict-change-is-stored",
+        f"the resource left {stored} after a night that saw it orphan (moved on as steady)",
+    )
+    assert second.findings[orphan.key].previous_verdict == "pending"
+    (timeline,) = store.timeline(vm_id("vm-p"))
+    assert [e.what for e in timeline.entries] == ["pending", "orphan"]
+    third = audit(store, 2, [orphan])
+    assert third.findings[orphan.key].previous_verdict == "orphan", "steady from then on"
+
+
 def test_a_timeline_lists_every_audit_that_saw_the_resource_and_only_those(
     store: HistoryStore,
 ) -> None:
