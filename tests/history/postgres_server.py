@@ -6,7 +6,8 @@ random password: the tests' URLs carry a real secret that messages must not
 show. PostgreSQL refuses to run as root, so as root (CI, these machines) the
 cluster belongs to, and the server runs as, the unprivileged uid 65534
 through `setpriv`. The server is stopped (fast shutdown) and its directory
-removed at the end. Debian installs the server's programs outside PATH
+removed at the end, and stops by itself when the test process that started it
+dies without getting there. Debian installs the server's programs outside PATH
 (`/usr/lib/postgresql/<version>/bin`); `python3 dev.py test` installs them.
 """
 
@@ -45,11 +46,16 @@ def programs() -> Path:
     return Path(versions[-1]).parent
 
 
-def _as_owner(argv: list[str]) -> list[str]:
-    if os.geteuid() != 0:
-        return argv
-    return ["setpriv", f"--reuid={UNPRIVILEGED}", f"--regid={UNPRIVILEGED}", "--clear-groups",
-            "--", *argv]  # fmt: skip
+def _as_owner(argv: list[str], *, dies_with_parent: bool = False) -> list[str]:
+    """`argv` as the cluster's owner; with `dies_with_parent`, a server the kernel stops
+    (SIGINT: fast shutdown) the moment the test process that started it dies, however it
+    dies (a CI time-out's SIGKILL, an xdist worker lost): no test run leaves one behind. The
+    parent-death signal is set by setpriv after it changes user (a change of user clears it)."""
+    owner = ["--reuid", str(UNPRIVILEGED), "--regid", str(UNPRIVILEGED), "--clear-groups"]
+    wrapper = ["setpriv", *(owner if os.geteuid() == 0 else [])]
+    if dies_with_parent:
+        wrapper += ["--pdeathsig", "SIGINT"]
+    return [*wrapper, "--", *argv] if len(wrapper) > 1 else argv
 
 
 def _free_port() -> int:
@@ -93,7 +99,8 @@ class PostgresServer:
                 _as_owner([str(self.bin / "postgres"), "-D", str(self.data),
                            "-p", str(self.port), "-c", "listen_addresses=127.0.0.1",
                            "-c", f"unix_socket_directories={self.root}",
-                           "-c", "fsync=off", "-c", "max_connections=40"]),
+                           "-c", "fsync=off", "-c", "max_connections=40"],
+                          dies_with_parent=True),
                 stdout=log, stderr=log, start_new_session=True,
             )  # fmt: skip
         deadline = time.monotonic() + READY_WITHIN

@@ -6,6 +6,7 @@ needs it, and without it the message says what to install.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -94,3 +95,63 @@ def test_a_writer_held_up_past_the_lock_timeout_says_its_run_was_not_recorded(
     with open_store(location) as store:
         audit(store, 0, [observed("vm-a")])
         assert len(store.runs()) == 1, "once the lock is free the same record goes in"
+
+
+# A test process that starts a server and is then killed (a CI time-out, Ctrl-C on xdist).
+KILLED_WITH_ITS_SERVER = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import postgres_server
+if sys.argv[2] == "without-the-parent-death-signal":
+    owner = postgres_server._as_owner
+    postgres_server._as_owner = lambda argv, dies_with_parent=False: owner(argv)
+server = postgres_server.PostgresServer().start()
+print(server.process.pid, server.root, flush=True)
+os.kill(os.getpid(), 9)
+"""
+
+
+def _server_left_by_a_killed_test(how: str) -> tuple[int, Path]:
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_WITH_ITS_SERVER, str(Path(__file__).parent), how],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == -9, done.stderr
+    pid, root = done.stdout.split()
+    return int(pid), Path(root)
+
+
+def _stops_within(pid: int, seconds: float) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state == "Z":  # stopped; only its (dead) parent's reaping is left
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_killed_test_process_takes_its_server_with_it() -> None:
+    """No test run leaves a PostgreSQL server behind, however it is stopped; the control is a
+    server started as before (in a session of its own, no parent-death signal): it outlives
+    the test that started it, so the check above it could fail."""
+    import shutil
+    import signal
+
+    pid, root = _server_left_by_a_killed_test("as-the-fixture-starts-it")
+    try:
+        assert _stops_within(pid, 30), f"postgres {pid} still runs after its test process died"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    pid, root = _server_left_by_a_killed_test("without-the-parent-death-signal")
+    try:
+        assert not _stops_within(pid, 2), "the control's server stopped: the test proves nothing"
+    finally:
+        os.kill(pid, signal.SIGINT)
+        _stops_within(pid, 30)
+        shutil.rmtree(root, ignore_errors=True)
