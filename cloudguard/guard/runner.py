@@ -101,6 +101,8 @@ def _run(
         return exit_codes.REFUSED_ADMISSION
     # Inside another run, its keeper is written into this seal's refusers too: both see it.
     session = GuardSession.start(registry, armed, signalled=True, checkout=Path.cwd())
+    if hard_seal is not None and session.witness is not None:
+        session.witness.read_only_inside()  # its roots are read-only mounts inside
     keeper = session.keeper
     assert keeper is not None  # a session that starts keeps its own records
     stragglers.keep_out_of_reach()
