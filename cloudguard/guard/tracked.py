@@ -66,7 +66,8 @@ HERMETIC = {
     "LC_ALL": "C",
     "PATH": "/usr/bin:/bin",
 }
-_OPERATOR = ("PATH", "HOME", "XDG_CONFIG_HOME")  # only to find git and the global excludes file
+# The operator's, before the run: only to find git and read two settings of their own.
+_OPERATOR = ("PATH", "HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")
 _FIXED = (
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
     "-c", "core.untrackedCache=false",
@@ -111,9 +112,10 @@ class Checkout:
     environ: Mapping[str, str]  # what git runs with: fixed, none of the operator's
     excludes: str = "/dev/null"  # the global excludes file, resolved before the run
     oid_size: int = 20
+    trusted: tuple[str, ...] = ()  # the operator's safe.directory entries (system, global)
 
-    def git(self, *args: str, where: str | None = None) -> bytes:
-        return _git(self.program, where or self.root, self.environ, [*_FIXED, *args])
+    def git(self, *args: str) -> bytes:
+        return _git(self.program, self.root, self.environ, [*_fixed(self.trusted), *args])
 
     def state(self) -> State:
         """What the checkout holds now: asked of git, then read here. Before the run only."""
@@ -151,8 +153,12 @@ class Checkout:
             found += _read_rules(os.path.join(self.root, path), os.path.dirname(path))
         return found
 
-    def metadata(self) -> dict[str, tuple[str, object]]:
-        """The `.git` metadata that decides what git reports, read as bytes (no git run)."""
+    def metadata(
+        self, known: Mapping[str, tuple[str, object]] | None = None
+    ) -> dict[str, tuple[str, object]]:
+        """The `.git` metadata that decides what git reports, read as bytes (no git run);
+        the index as (its bytes' digest, its entries'), its entries read again only when its
+        bytes changed since `known`."""
         dot_git = os.path.join(self.root, ".git")
         head_path = os.path.join(self.git_dir, "HEAD")
         head = _read(head_path)
@@ -167,10 +173,15 @@ class Checkout:
             found[self.shown(loose)] = ("ref", (_read(loose), packed))
         index_path = os.path.join(self.git_dir, "index")
         data = _read(index_path)
-        entries = None if data is None else git_index.digest(data, self.oid_size)
-        if entries is None and data is not None:
-            entries = "bytes " + hashlib.blake2b(data, digest_size=16).hexdigest()
-        found[self.shown(index_path)] = ("index", entries)
+        raw = None if data is None else hashlib.blake2b(data, digest_size=16).hexdigest()
+        was = (known or {}).get(self.shown(index_path), ("index", (None, None)))[1]
+        if isinstance(was, tuple) and raw is not None and was[0] == raw:
+            entries = was[1]  # the same bytes: the same entries
+        else:
+            entries = None if data is None else git_index.digest(data, self.oid_size)
+            if entries is None and data is not None:
+                entries = f"bytes {raw}"  # a form not read here: its bytes decide
+        found[self.shown(index_path)] = ("index", (raw, entries))
         return found
 
     def shown(self, path: str) -> str:
@@ -218,16 +229,46 @@ def find_checkout(where: Path, environ: Mapping[str, str]) -> Checkout | None:
         raise TrackedError("git is not on PATH")
     program = os.path.realpath(found)
     env = dict(HERMETIC)
-    said = _git(program, str(where), env, [*_FIXED, "rev-parse", "--show-toplevel",
-                "--absolute-git-dir", "--git-common-dir", "--show-object-format"])  # fmt: skip
+    excludes = _global_excludes(program, str(where), environ)
+    trusted = tuple(
+        entry
+        for scope in ("--system", "--global")
+        for entry in _operator_setting(program, str(where), environ, scope, "safe.directory")
+    )
+    fixed = _fixed(trusted)
+    asked = [*fixed, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
+    try:
+        said = _git(program, str(where), env, [*asked, "--show-object-format"])
+    except TrackedError:  # git before 2.25 knows only sha1, and not the question
+        said = _git(program, str(where), env, asked) + b"sha1\n"
     lines = os.fsdecode(said).splitlines()
     if len(lines) != 4:
         raise TrackedError(f"git rev-parse said {lines!r}, not the checkout's top directory")
     top, git_dir, common, object_format = lines
     common = os.path.normpath(os.path.join(os.path.abspath(where), common))
     oid_size = 32 if object_format == "sha256" else 20
-    excludes = _global_excludes(program, str(where), environ)
-    return Checkout(top, git_dir, common, program, env, excludes, oid_size)
+    return Checkout(top, git_dir, common, program, env, excludes, oid_size, trusted)
+
+
+def _fixed(trusted: Sequence[str]) -> list[str]:
+    """The settings every git run here has, whatever any config says: no monitor, hook or
+    untracked cache; and the operator's own safe.directory entries (a checkout of another
+    owner they trust, as in a CI container), which git takes only from protected config."""
+    return [*_FIXED, *(part for entry in trusted for part in ("-c", f"safe.directory={entry}"))]
+
+
+def _operator_setting(
+    program: str, where: str, environ: Mapping[str, str], scope: str, key: str
+) -> list[str]:
+    """Every value of `key` in the operator's `scope` config, before the run (`git config`
+    reads configuration and runs nothing)."""
+    env = {name: environ[name] for name in _OPERATOR if name in environ}
+    env.update(GIT_OPTIONAL_LOCKS="0", LANG="C", LC_ALL="C")
+    try:
+        said = _git(program, where, env, ["config", scope, "--get-all", key])
+    except TrackedError:
+        return []  # unset (git exits 1)
+    return [line for line in os.fsdecode(said).splitlines() if line]
 
 
 def changes(
@@ -255,11 +296,17 @@ def changes(
         else:
             change = "modified"
         found.append(Change(path, change, checkout.root))
-    now_metadata = checkout.metadata()
+    now_metadata = checkout.metadata(before.metadata)
     for path, (meaning, held) in before.metadata.items():
-        if now_metadata.get(path, (meaning, None))[1] != held:
+        if not _held_same(meaning, held, now_metadata.get(path, (meaning, None))[1]):
             found.append(Change(path, f"modified ({MEANINGS[meaning]})", checkout.root))
     return found
+
+
+def _held_same(meaning: str, was: object, now: object) -> bool:
+    if meaning == "index" and isinstance(was, tuple) and isinstance(now, tuple):
+        return bool(was[1] == now[1])  # the entries, not the cached stat fields
+    return was == now
 
 
 def _same(was: Print | None, now: Print | None) -> bool:
@@ -316,11 +363,12 @@ def _digest(path: str) -> str:
         return "unreadable"
     summary = hashlib.blake2b(digest_size=16)
     try:
-        with open(fd, "rb") as handle:
-            while chunk := handle.read(1024 * 1024):
-                summary.update(chunk)
+        while chunk := os.read(fd, 1024 * 1024):
+            summary.update(chunk)
     except OSError:
         return "unreadable"
+    finally:
+        os.close(fd)
     return summary.hexdigest()
 
 

@@ -8,7 +8,14 @@ record keeper, exit 98):
   `[ambient.roots]`, every masked credential home, the checkout's git
   metadata) created, deleted or modified (`roots.Snapshot`);
 - `tracked-write`: a file of the checkout's working tree modified, deleted or
-  added, outside `.gitignore` and the declared outputs (`tracked`).
+  added, outside what git ignored before the run and the declared outputs, or
+  the checkout's `.git` metadata changed (`tracked`: git is asked before the
+  run only).
+
+Never a finding: cloudguard's own history store (in the trust store's root),
+the files this process's stdout and stderr write to (`> test.log`), and,
+under `--hard`, a change inside a root the seal keeps read-only (the command
+cannot have made it; a write it aims there is recorded at the attempt).
 
 `Witness.before` looks when the run or session starts (before the command,
 before any conftest is imported); `after` looks again and returns a record
