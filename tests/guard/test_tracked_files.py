@@ -254,3 +254,61 @@ def test_a_git_status_the_suite_runs_is_no_finding(tmp_path: Path) -> None:
         "subprocess.run(['git', 'status'], check=True, capture_output=True)",
     )  # fmt: skip
     assert code == 0, stderr
+
+
+# --- The rules from before, as git reads them ----------------------------------------------
+
+RULES = "build/\n*.log\n!keep.log\n/top\ndoc/**/x\n**/cache\na/**\n\\#hash\nsp\\ \n*.[oa]\n?.tmp\n"
+PATHS = [
+    ("build", True), ("build", False), ("src/build", True), ("run.log", False),
+    ("src/deep/run.log", False), ("keep.log", False), ("top", False), ("src/top", False),
+    ("doc/x", False), ("doc/a/b/x", False), ("src/cache", True), ("cache", False),
+    ("a/q", False), ("a", True), ("ab", False), ("#hash", False), ("sp ", False),
+    ("m.o", False), ("m.a", False), ("m.c", False), ("x.tmp", False), ("xy.tmp", False),
+]  # fmt: skip
+
+
+def test_the_ignore_rules_read_before_the_run_decide_as_git_does(tmp_path: Path) -> None:
+    from cloudguard.guard import ignore_rules
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / ".gitignore").write_text(RULES)
+    (repo / "src").mkdir()
+    (repo / "src" / ".gitignore").write_text("*.c\n!m.c\n")
+    for path, is_directory in PATHS:
+        target = repo / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if is_directory:
+            target.mkdir(exist_ok=True)
+        elif not target.exists():
+            target.write_text("")
+    rules = ignore_rules.parse(RULES) + ignore_rules.parse("*.c\n!m.c\n", "src")
+    asked = [p for p, d in PATHS if (repo / p).is_dir() == d]
+    said = subprocess.run(
+        ["git", "-C", str(repo), "check-ignore", "--no-index", "--stdin", "-z"],
+        input="\0".join(asked).encode(), capture_output=True, check=False,
+    ).stdout.decode().split("\0")  # fmt: skip
+
+    for path in asked:
+        ours = ignore_rules.ignored(rules, path, is_directory=(repo / path).is_dir())
+        assert ours == (path in said), f"{path!r}: git says {path in said}, the rules {ours}"
+
+
+def test_the_index_is_read_in_each_format_and_a_refresh_is_no_change(tmp_path: Path) -> None:
+    from cloudguard.guard import git_index
+
+    repo = checkout(tmp_path)
+    index = repo / ".git" / "index"
+    digests = {}
+    for version in ("2", "3", "4"):
+        git(repo, "update-index", "--index-version", version)
+        digests[version] = git_index.digest(index.read_bytes())
+    assert None not in digests.values() and len(set(digests.values())) == 1, digests
+
+    (repo / "src" / "a.txt").touch()
+    git(repo, "update-index", "--refresh")  # the cached stat fields change
+    assert git_index.digest(index.read_bytes()) == digests["4"]
+    git(repo, "update-index", "--skip-worktree", "src/a.txt")
+    assert git_index.digest(index.read_bytes()) != digests["4"]
