@@ -184,3 +184,24 @@ def test_a_link_unchanged_and_its_target_unchanged_are_no_change(tmp_path: Path)
     (tmp_path / ".azure" / "dangling").symlink_to(tmp_path / "nowhere")
     before = Snapshot.take(roots.resolve(["~/.azure"], {"HOME": str(tmp_path)}))
     assert before.changes(before.again()) == []
+
+
+def test_the_watch_names_a_write_through_a_link_inside_a_root(tmp_path: Path) -> None:
+    tree(tmp_path, {"dotfiles/config": "a", "dotfiles/profiles/p1": "p"})
+    (tmp_path / ".azure").mkdir()
+    (tmp_path / ".azure" / "config").symlink_to(tmp_path / "dotfiles" / "config")
+    (tmp_path / ".azure" / "profiles").symlink_to(tmp_path / "dotfiles" / "profiles")
+    (tmp_path / ".azure" / "loop").symlink_to(tmp_path / ".azure")
+    watcher = Watcher(roots.resolve(["~/.azure"], {"HOME": str(tmp_path)}))
+    try:
+        (tmp_path / "dotfiles" / "config").write_text("b")
+        (tmp_path / "dotfiles" / "profiles" / "p2").write_text("n")
+        seen = {(path, change) for path, change, _ in watcher.poll()}
+    finally:
+        watcher.close()
+
+    azure = tmp_path / ".azure"
+    expected = {(str(azure / "config"), "modified"), (str(azure / "profiles" / "p2"), "created")}
+    assert expected <= seen, broken(
+        "the-watch-names-a-write-through-a-link", f"not seen: {expected - seen} in {seen}"
+    )

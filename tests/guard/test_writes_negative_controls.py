@@ -43,6 +43,9 @@ LINK = (
     "tests/guard/test_ambient_roots.py::"
     "test_a_write_through_a_link_inside_a_root_is_judged_where_it_points"
 )
+WATCH_LINK = (
+    "tests/guard/test_ambient_roots.py::test_the_watch_names_a_write_through_a_link_inside_a_root"
+)
 NOT_THE_COMMANDS = "tests/guard/test_writes_not_the_commands.py::"
 HISTORY = NOT_THE_COMMANDS + "test_the_history_store_written_by_another_process_is_no_finding"
 OWN_OUTPUT = NOT_THE_COMMANDS + "test_the_runs_own_output_file_in_the_checkout_is_no_finding"
@@ -171,6 +174,21 @@ MUTATIONS += [
         broken="                target = None\n",
         tests=(LINK,),
         check="a-write-through-a-link-in-a-root-is-named",
+    ),
+    Mutation(
+        name="the per-test watch does not follow a link inside a root",
+        module="guard/watch.py",
+        original="                            self._watch_link(entry.path, root)\n",
+        broken="                            pass\n",
+        also=(
+            (
+                "guard/watch.py",
+                "                        if entry.is_dir():  # a link to a directory too\n",
+                "                        if entry.is_dir(follow_symlinks=False):\n",
+            ),
+        ),
+        tests=(WATCH_LINK,),
+        check="the-watch-names-a-write-through-a-link",
     ),
     Mutation(
         name="the history store is watched as part of the state root",
