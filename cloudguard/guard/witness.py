@@ -79,7 +79,7 @@ class Witness:
     checkout: tracked.Checkout | None = None
     tracked_before: tracked.State | None = None
     notes: list[str] = field(default_factory=list)  # for the operator, at the start
-    own_output: frozenset[tuple[int, int]] = frozenset()  # (device, inode) of our fd 1 and 2
+    own_output: frozenset[tuple[str, int, int]] = frozenset()  # our fd 1 and 2's files
     sealed: list[Root] = field(default_factory=list)  # read-only inside the hard seal
 
     @classmethod
@@ -156,7 +156,7 @@ class Witness:
             status = os.lstat(path)
         except OSError:
             return False
-        return (status.st_dev, status.st_ino) in self.own_output
+        return (os.path.realpath(path), status.st_dev, status.st_ino) in self.own_output
 
     def watched(self) -> tuple[list[Root], list[str]]:
         """The roots to watch per test, and the paths under them that are not watched."""
@@ -193,17 +193,22 @@ def history_store(environ: Mapping[str, str]) -> list[str]:
     return [] if path is None else [path + suffix for suffix in SQLITE_COMPANIONS]
 
 
-def own_output() -> frozenset[tuple[int, int]]:
-    """(device, inode) of the regular files this process's stdout and stderr write to, as
-    they are before the run: cloudguard's own output, never a finding."""
+def own_output() -> frozenset[tuple[str, int, int]]:
+    """(path, device, inode) of the regular files this process's stdout and stderr write to,
+    as they are before the run: cloudguard's own output, never a finding. The path too: a
+    link the command makes to the same file elsewhere (`ln test.log conftest.py`) is not
+    cloudguard's output, but a file of the command's."""
     found = set()
     for fd in (1, 2):
         try:
             status = os.fstat(fd)
+            path = os.path.realpath(os.readlink(f"/proc/self/fd/{fd}"))
+            named = os.lstat(path)
         except OSError:
-            continue
-        if stat.S_ISREG(status.st_mode):
-            found.add((status.st_dev, status.st_ino))
+            continue  # not a file, or not one we can name: nothing is left out
+        same = (named.st_dev, named.st_ino) == (status.st_dev, status.st_ino)
+        if stat.S_ISREG(status.st_mode) and same:
+            found.add((path, status.st_dev, status.st_ino))
     return frozenset(found)
 
 

@@ -114,7 +114,11 @@ def test_the_runs_own_output_file_in_the_checkout_is_no_finding(tmp_path: Path) 
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "the checkout")
     log = repo / "test.log"
-    code = "print('testing...'); open('other.txt', 'w').write('the command wrote this')"
+    code = (
+        "import os; print('testing...', flush=True); "
+        "open('other.txt', 'w').write('the command wrote this'); "
+        "os.link('test.log', 'conftest.py')"  # the same file, under a name of the command's
+    )
 
     with log.open("w") as output:  # the shell's `> test.log`: made before cloudguard starts
         done = subprocess.run(
@@ -128,6 +132,8 @@ def test_the_runs_own_output_file_in_the_checkout_is_no_finding(tmp_path: Path) 
     assert "test.log" not in said, broken(
         "the-runs-own-output-file-is-no-finding", f"cloudguard's own output was named:\n{said}"
     )
-    # The control: the same run's write beside it is named.
+    # The controls: the same run's write beside it is named, and so is a second name the
+    # command gave cloudguard's output file.
     assert f"tracked-write: other.txt added (checkout {repo})" in said, said
+    assert f"tracked-write: conftest.py added (checkout {repo})" in said, said
     assert done.returncode == 98, said
