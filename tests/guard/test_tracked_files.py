@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -312,3 +313,34 @@ def test_the_index_is_read_in_each_format_and_a_refresh_is_no_change(tmp_path: P
     assert git_index.digest(index.read_bytes()) == digests["4"]
     git(repo, "update-index", "--skip-worktree", "src/a.txt")
     assert git_index.digest(index.read_bytes()) != digests["4"]
+
+
+def test_git_runs_before_the_run_with_a_fixed_environment_of_its_own(tmp_path: Path) -> None:
+    """None of the operator's GIT_* variables: a GIT_DIR would point git elsewhere, and
+    GIT_CONFIG_PARAMETERS would set a monitor; the program is the absolute one found then."""
+    from cloudguard.guard import tracked
+
+    repo = checkout(tmp_path)
+    marker = tmp_path / "marker"
+    monitor = tmp_path / "monitor.sh"
+    monitor.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    monitor.chmod(0o755)
+    environ = {
+        **minimal_env(tmp_path),
+        "GIT_DIR": str(tmp_path / "elsewhere"),
+        "GIT_CONFIG_PARAMETERS": f"'core.fsmonitor'='{monitor}'",
+    }
+
+    found = tracked.find_checkout(repo, environ)
+    assert found is not None
+    before = found.state()
+
+    assert os.path.isabs(found.program)
+    assert {k for k in found.environ if k.startswith("GIT_")} == {
+        "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_OPTIONAL_LOCKS"
+    }  # fmt: skip
+    assert "src/a.txt" in before.files and not marker.exists()
+    # The control: git with the operator's GIT_CONFIG_PARAMETERS runs the monitor.
+    operator = {**minimal_env(tmp_path), "GIT_CONFIG_PARAMETERS": environ["GIT_CONFIG_PARAMETERS"]}
+    subprocess.run(["git", "status"], cwd=repo, env=operator, capture_output=True, check=False)
+    assert marker.exists()
