@@ -29,19 +29,50 @@ KEPT_EXTENDED = 0x4000 | 0x2000
 def digest(data: bytes, oid_size: int = 20) -> str | None:
     """A digest of the entries `data` (an index file's bytes) holds, stat fields left out;
     None when the index is not one read here (split, sparse, another format, truncated)."""
+    return read(data, oid_size)[0]
+
+
+def read(
+    data: bytes, oid_size: int = 20
+) -> tuple[str | None, dict[bytes, tuple[bytes, tuple[int, ...]]]]:
+    """`digest` and `clean` of one index, read once."""
+    cached: list[tuple[int, ...]] = []
     try:
-        entries = _entries(data, oid_size)
+        entries = _entries(data, oid_size, cached)
     except (ValueError, struct.error, IndexError):
-        return None
+        return None, {}
     if entries is None:
-        return None
+        return None, {}
+    return _summary(entries), _clean(entries, cached)
+
+
+def _summary(entries: list[tuple[bytes, int, bytes, int, int]]) -> str:
     summary = hashlib.blake2b(digest_size=16)
     for path, mode, oid, flags, extended in entries:
         summary.update(path + b"\0" + struct.pack(">IHH", mode, flags, extended) + oid)
     return summary.hexdigest()
 
 
-def _entries(data: bytes, oid_size: int) -> list[tuple[bytes, int, bytes, int, int]] | None:
+def clean(data: bytes, oid_size: int = 20) -> dict[bytes, tuple[bytes, tuple[int, ...]]]:
+    """Each stage-0 entry's object and cached stat fields (ctime s, mtime s, inode, size,
+    each as git keeps them: 32 bits): a file whose stat matches them, older than the index,
+    is what git itself calls clean without reading it. Empty when the index is not read."""
+    return read(data, oid_size)[1]
+
+
+def _clean(
+    entries: list[tuple[bytes, int, bytes, int, int]], cached: list[tuple[int, ...]]
+) -> dict[bytes, tuple[bytes, tuple[int, ...]]]:
+    return {
+        path: (oid, fields)
+        for (path, _mode, oid, flags, extended), fields in zip(entries, cached, strict=True)
+        if not flags & STAGE and not extended and not flags & ASSUME_VALID
+    }
+
+
+def _entries(
+    data: bytes, oid_size: int, cached: list[tuple[int, ...]] | None = None
+) -> list[tuple[bytes, int, bytes, int, int]] | None:
     signature, version, count = _HEADER.unpack_from(data, 0)
     if signature != b"DIRC" or version not in (2, 3, 4):
         return None
@@ -51,6 +82,9 @@ def _entries(data: bytes, oid_size: int) -> list[tuple[bytes, int, bytes, int, i
     for _ in range(count):
         start = offset
         (mode,) = struct.unpack_from(">I", data, start + 24)
+        if cached is not None:
+            ctime, _, mtime, _, _, ino, _, _, _, size = struct.unpack_from(">10I", data, start)
+            cached.append((ctime, mtime, ino, size))
         offset = start + _STAT_BYTES
         oid = data[offset : offset + oid_size]
         offset += oid_size

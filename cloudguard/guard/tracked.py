@@ -126,11 +126,17 @@ class Checkout:
         ignored = _paths(self.git(*excludes, "ls-files", "-z", "--others", "--ignored",
                                   "--exclude-standard", "--directory"))  # fmt: skip
         budget = [HASH_BUDGET]
+        index = self._index()
+        known, index_mtime = index[2], index[3]
         files: dict[str, Print | None] = {}
         opaque = set()
         for path in listed:
             name = path.rstrip("/")
-            files[name] = _print(os.path.join(self.root, name), budget=budget)
+            files[name] = _print(
+                os.path.join(self.root, name), budget=budget,
+                blob=known.get(os.fsencode(name)), index_mtime=index_mtime,
+                oid_size=self.oid_size,
+            )  # fmt: skip
             if path.endswith("/") or (files[name] or (0,))[0] == stat.S_IFDIR:
                 opaque.add(name)
         holding = {p for name in files for p in _parents(name)}
@@ -138,11 +144,28 @@ class Checkout:
             files=files,
             ignored=frozenset(p.rstrip("/") for p in ignored),
             rules=self._rules(files),
-            metadata=self.metadata(),
+            metadata=self.metadata(read=index[:2]),
             recent_ns=recent,
             opaque=frozenset(opaque),
             holding=frozenset(holding),
         )
+
+    def _index(
+        self,
+    ) -> tuple[str | None, str | None, dict[bytes, tuple[bytes, tuple[int, ...]]], int]:
+        """The index read once: its bytes' digest, its entries' (`git_index`), its clean
+        entries, and its mtime in seconds (0: no index)."""
+        path = os.path.join(self.git_dir, "index")
+        try:
+            mtime = int(os.lstat(path).st_mtime)
+        except OSError:
+            mtime = 0
+        data = _read(path)
+        if data is None:
+            return None, None, {}, 0
+        raw = hashlib.blake2b(data, digest_size=16).hexdigest()
+        entries, known = git_index.read(data, self.oid_size)
+        return raw, entries or f"bytes {raw}", known, mtime
 
     def _rules(self, files: Mapping[str, Print | None]) -> list[ignore_rules.Rule]:
         found = _read_rules(self.excludes, "")
@@ -154,7 +177,10 @@ class Checkout:
         return found
 
     def metadata(
-        self, known: Mapping[str, tuple[str, object]] | None = None
+        self,
+        known: Mapping[str, tuple[str, object]] | None = None,
+        *,
+        read: tuple[str | None, str | None] | None = None,
     ) -> dict[str, tuple[str, object]]:
         """The `.git` metadata that decides what git reports, read as bytes (no git run);
         the index as (its bytes' digest, its entries'), its entries read again only when its
@@ -172,6 +198,9 @@ class Checkout:
             packed = _packed(os.path.join(self.common_dir, "packed-refs"), name)
             found[self.shown(loose)] = ("ref", (_read(loose), packed))
         index_path = os.path.join(self.git_dir, "index")
+        if read is not None:  # read already, with its clean entries (`state`)
+            found[self.shown(index_path)] = ("index", read)
+            return found
         data = _read(index_path)
         raw = None if data is None else hashlib.blake2b(data, digest_size=16).hexdigest()
         was = (known or {}).get(self.shown(index_path), ("index", (None, None)))[1]
@@ -205,7 +234,7 @@ class Checkout:
                 if path == ".git" or path in before.ignored:
                     continue
                 if path in before.files:
-                    found[path] = _look(os.path.join(self.root, path), before, path)
+                    found[path] = _look(os.path.join(self.root, path), before, path, self.oid_size)
                     if not is_directory or path in before.opaque:
                         continue
                 elif path not in before.holding and ignore_rules.ignored(
@@ -321,8 +350,18 @@ def _same(was: Print | None, now: Print | None) -> bool:
     return was == now  # not hashed: the stat fields decide
 
 
-def _print(path: str, *, budget: list[int] | None = None, content: bool = True) -> Print | None:
-    """`path` as it is now, never through a link; None when nothing is there."""
+def _print(
+    path: str,
+    *,
+    budget: list[int] | None = None,
+    content: bool = True,
+    blob: tuple[bytes, tuple[int, ...]] | None = None,
+    index_mtime: int = 0,
+    oid_size: int = 20,
+) -> Print | None:
+    """`path` as it is now, never through a link; None when nothing is there. A file the
+    index holds as clean (`blob`: its cached stat fields match, and it is older than the
+    index, git's own rule) is not read: its content is the index's object."""
     try:
         status = os.lstat(path)
     except FileNotFoundError:
@@ -337,6 +376,8 @@ def _print(path: str, *, budget: list[int] | None = None, content: bool = True) 
         return (*fields, "-> " + _readlink(path))
     if not stat.S_ISREG(mode) or not content or status.st_size > HASH_MAX_FILE:
         return (*fields, None)
+    if blob is not None and _matches(status, blob[1], index_mtime):
+        return (*fields, f"blob {blob[0].hex()}")
     if budget is not None:
         if budget[0] < status.st_size:
             return (*fields, None)
@@ -344,16 +385,44 @@ def _print(path: str, *, budget: list[int] | None = None, content: bool = True) 
     return (*fields, _digest(path))
 
 
-def _look(path: str, before: State, relative: str) -> Print | None:
-    """A path after the run: hashed when the snapshot hashed it and its stat fields moved,
-    or its ctime was within the snapshot's tick (a write then leaves them as they were)."""
+def _matches(status: os.stat_result, cached: tuple[int, ...], index_mtime: int) -> bool:
+    now = (int(status.st_ctime), int(status.st_mtime), status.st_ino, status.st_size)
+    masked = tuple(value & 0xFFFFFFFF for value in now)  # as git keeps them: 32 bits
+    return masked == cached and int(status.st_mtime) < index_mtime  # else git reads it too
+
+
+def _look(path: str, before: State, relative: str, oid_size: int = 20) -> Print | None:
+    """A path after the run: read again when the snapshot knew its content and its stat
+    fields moved, or its ctime was within the snapshot's tick (a write then leaves them as
+    they were); as a git object when the snapshot took it from the index."""
     was = before.files.get(relative)
     now = _print(path, content=False)
     if now is None or now[6] is not None or was is None or was[6] is None:
         return now  # gone, a link, new, or not hashed before: the stat fields decide
     if now[:6] == was[:6] and was[5] < before.recent_ns:
         return was  # not touched since (ctime cannot be set back)
+    if was[6].startswith("blob ") and now[2] <= HASH_MAX_FILE:
+        return (*now[:6], "blob " + _object_id(path, oid_size))
     return _print(path)
+
+
+def _object_id(path: str, oid_size: int) -> str:
+    """The git object id of `path`'s bytes as a blob (what `git hash-object` says, no filter)."""
+    summary = hashlib.sha256() if oid_size == 32 else hashlib.sha1()  # git's object ids
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return "unreadable"
+    try:
+        data = b""
+        while chunk := os.read(fd, 1024 * 1024):
+            data += chunk
+    except OSError:
+        return "unreadable"
+    finally:
+        os.close(fd)
+    summary.update(b"blob %d\0" % len(data) + data)
+    return summary.hexdigest()
 
 
 def _digest(path: str) -> str:

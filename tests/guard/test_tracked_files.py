@@ -344,3 +344,27 @@ def test_git_runs_before_the_run_with_a_fixed_environment_of_its_own(tmp_path: P
     operator = {**minimal_env(tmp_path), "GIT_CONFIG_PARAMETERS": environ["GIT_CONFIG_PARAMETERS"]}
     subprocess.run(["git", "status"], cwd=repo, env=operator, capture_output=True, check=False)
     assert marker.exists()
+
+
+def test_a_file_git_holds_as_clean_is_compared_as_its_object(tmp_path: Path) -> None:
+    """Not read before the run (the index's object is its content); after, a change of the
+    same length is found, and a touch is none."""
+    from cloudguard.guard import tracked
+
+    repo = checkout(tmp_path)
+    for name in ("a.txt", "b.txt"):
+        os.utime(repo / "src" / name, (1_000_000_000, 1_000_000_000))
+    git(repo, "update-index", "--refresh")  # the index, newer than the files: they are clean
+    found = tracked.find_checkout(repo, minimal_env(tmp_path))
+    assert found is not None
+    before = found.state()
+    took = {p: str(before.files[p][6]) for p in ("src/a.txt", "src/b.txt")}  # type: ignore[index]
+    assert all(value.startswith("blob ") for value in took.values()), took
+
+    (repo / "src" / "a.txt").write_text("A.txt\n")  # the same length
+    (repo / "src" / "b.txt").touch()
+
+    changes = [(c.path, c.change) for c in tracked.changes(found, before, found.look(before))]
+    assert changes == [("src/a.txt", "modified")], broken(
+        "a-clean-file-is-compared-as-its-object", f"found {changes}"
+    )

@@ -38,6 +38,7 @@ DOORS = [
         "git-first-on-path",
     )
 ]
+CLEAN = TRACKED + "test_a_file_git_holds_as_clean_is_compared_as_its_object"
 TOLD = TRACKED + "test_what_would_hide_a_change_from_git_is_a_finding[{}]"
 LINK = (
     "tests/guard/test_ambient_roots.py::"
@@ -166,6 +167,14 @@ MUTATIONS += [
         ),
         tests=(TOLD.format("a-new-gitignore-with-a-star"), TOLD.format("a-global-excludes-file")),
         check="what-would-hide-a-change-from-git-is-found",
+    ),
+    Mutation(
+        name="a file the index held as clean is not read again after the run",
+        module="guard/tracked.py",
+        original='        return (*now[:6], "blob " + _object_id(path, oid_size))\n',
+        broken="        return was\n",
+        tests=(CLEAN,),
+        check="a-clean-file-is-compared-as-its-object",
     ),
     Mutation(
         name="a link inside a root is not followed",
