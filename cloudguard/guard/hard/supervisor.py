@@ -169,9 +169,8 @@ def main(setup: Setup, pipes: Pipes) -> int:
     def forward_signal(signum: int, _frame: object) -> None:
         os.kill(child, signum)
 
-    for sig in FORWARDED_SIGNALS:
+    for sig in FORWARDED_SIGNALS:  # SIGINT too: the command is in a session of its own
         signal.signal(sig, forward_signal)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the command too
     sink.serve(until=os.pidfd_open(child))
     _, wait_status = os.waitpid(child, 0)
     if gate is not None:
@@ -200,7 +199,7 @@ def _make_seal(
         holes[layout.target] = sources.resolv_conf
     tun = namespaces.make_tun()
     listeners = resolver.Listeners(ipv6=namespaces.ipv6_enabled())
-    applied = masks.apply(setup.entries, sources.empty, holes)
+    applied = masks.apply(setup.entries, sources.empty, holes, sources.layers)
     sources.detach()
     masks.check_working_directory(setup.cwd, applied, setup.temp_dir)
     os.chdir(setup.cwd)  # re-entered: through the read-only binds made over it, if any
