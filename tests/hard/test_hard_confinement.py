@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -18,9 +19,10 @@ import termios
 import tty
 from pathlib import Path
 
-import cloudguard
 from hard_helpers import hard_env, hard_run, python_child
 from named_checks import broken
+
+import cloudguard
 
 DOTFILES = {
     ".gitconfig": "[user]\n\tname = operator\n",
@@ -50,12 +52,12 @@ def test_writes_to_the_home_land_in_a_layer_thrown_away_after_the_run(tmp_path: 
 
     run = hard_run(tmp_path, "sh", "-c", script, env=env)
 
-    for name in DOTFILES:  # written inside: the suite sees its writes, as it would outside
-        assert f"WROTE {name}" in run.stdout, run.output
-    assert "GITCONFIG planted" in run.stdout, run.output
     assert "CACHE cached" in run.stdout, broken(
         "a-cache-written-under-home-reads-back", f"a cache under ~ did not work:\n{run.output}"
     )
+    for name in DOTFILES:  # written inside: the suite sees its writes, as it would outside
+        assert f"WROTE {name}" in run.stdout, run.output
+    assert "GITCONFIG planted" in run.stdout, run.output
     changed = [name for name, text in DOTFILES.items() if (home / name).read_text() != text]
     assert not changed, broken(
         "the-real-home-is-unchanged", f"{changed} changed outside the seal:\n{run.output}"
@@ -201,14 +203,14 @@ def test_the_command_has_a_session_of_its_own_and_cannot_push_terminal_input(
     output = f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
 
     assert "SESSION-LEADER" in result.stdout, broken("its-output-streams", output)
-    assert "CONTROLLING-TERMINAL ENXIO" in result.stdout, broken(
-        "no-controlling-terminal-inside", f"the operator's terminal is the command's:\n{output}"
-    )
-    assert "SESSION-LEADER True" in result.stdout, output
     assert pushed == b"", broken(
         "tiocsti-never-reaches-the-terminal", f"{pushed!r} was pushed into its input:\n{output}"
     )
     assert "TIOCSTI EPERM" in result.stdout, output
+    assert "CONTROLLING-TERMINAL ENXIO" in result.stdout, broken(
+        "no-controlling-terminal-inside", f"the operator's terminal is the command's:\n{output}"
+    )
+    assert "SESSION-LEADER True" in result.stdout, output
     assert result.returncode == 0, output
 
 
@@ -221,9 +223,7 @@ def test_files_named_by_sealed_variables_and_linked_credentials_read_empty(
     config = tmp_path / "azure-config"
     config.mkdir()
     (config / "msal_token_cache.json").write_text("SECRET-TOKEN")
-    env = hard_env(
-        tmp_path, GOOGLE_APPLICATION_CREDENTIALS=str(key), AZURE_CONFIG_DIR=str(config)
-    )
+    env = hard_env(tmp_path, GOOGLE_APPLICATION_CREDENTIALS=str(key), AZURE_CONFIG_DIR=str(config))
     home = Path(env["HOME"])
     stowed = home / "dotfiles" / "aws" / "credentials"  # a stow layout: the home links there
     stowed.parent.mkdir(parents=True)
@@ -245,3 +245,47 @@ def test_files_named_by_sealed_variables_and_linked_credentials_read_empty(
         f"the target of ~/.aws/credentials was readable inside:\n{run.output}",
     )
     assert key.read_text().endswith('"SECRET-KEY"}'), run.output  # the real one untouched
+
+
+INTERRUPTIBLE = """
+import signal, sys, time
+def interrupted(*_):
+    print("GOT-INT", flush=True)
+    sys.exit(3)
+signal.signal(signal.SIGINT, interrupted)
+print("READY", flush=True)
+time.sleep(30)
+"""
+
+
+def test_ctrl_c_at_the_terminal_still_reaches_the_command_once(tmp_path: Path) -> None:
+    argv = [
+        *("unshare", "-rn", sys.executable, "-m", "cloudguard", "run", "--hard"),
+        *("--log", str(tmp_path / "reach.jsonl"), "--", sys.executable, "-I", "-c"),
+        INTERRUPTIBLE,
+    ]
+    with subprocess.Popen(
+        argv,
+        env=hard_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: the terminal's foreground one
+    ) as run:
+        assert run.stdout is not None
+        ready = run.stdout.readline()
+        if ready.strip() == "READY":
+            os.killpg(run.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+        try:
+            out, err = run.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            run.kill()
+            out, err = run.communicate()
+    output = f"exit {run.returncode}\n{ready}{out}\n{err}"
+
+    assert ready.strip() == "READY", output
+    assert out.count("GOT-INT") == 1, broken(
+        "ctrl-c-reaches-the-command-once", f"the command got {out.count('GOT-INT')}:\n{output}"
+    )
+    assert run.returncode == 3, output

@@ -70,6 +70,9 @@ def start(uid: int, gid: int, keep_out: Sequence[int], gate: seccomp_filter.Arch
     go_read, go_write = os.pipe()
     spawner = os.fork()
     if spawner == 0:
+        # A process group of its own: a signal the terminal sends the run (Ctrl-C) reaches
+        # the command once, passed on by the supervisor, never also straight to its init.
+        os.setpgid(0, 0)
         for fd in (ready_read, go_write, *keep_out):
             os.close(fd)
         try:
