@@ -289,3 +289,33 @@ def test_ctrl_c_at_the_terminal_still_reaches_the_command_once(tmp_path: Path) -
         "ctrl-c-reaches-the-command-once", f"the command got {out.count('GOT-INT')}:\n{output}"
     )
     assert run.returncode == 3, output
+
+
+def test_the_rest_of_the_filesystem_is_read_only_even_to_root(tmp_path: Path) -> None:
+    token = secrets.token_hex(4)
+    # Where a program run later outside looks first: a `git` early on the PATH, the system's
+    # git config directory. Writable by root (a CI container), and by the suite run as root.
+    planted = [
+        Path("/usr/local/bin") / f"cloudguard-planted-{token}",
+        Path(f"/etc/planted-{token}"),
+    ]
+    script = " ".join(f"(echo planted > {p}) 2>/dev/null && echo WROTE {p};" for p in planted)
+    try:
+        control = hard_run(tmp_path, "sh", "-c", script + " exit 0", options=())
+        could = [str(p) for p in planted if p.exists()]
+        for path in planted:
+            path.unlink(missing_ok=True)
+        run = hard_run(tmp_path, "sh", "-c", script + " exit 0")
+        landed = [str(p) for p in planted if p.exists()]
+    finally:
+        for path in planted:
+            path.unlink(missing_ok=True)
+
+    assert could == [str(p) for p in planted], (
+        f"the control could not write them:\n{control.output}"
+    )
+    assert not landed, broken(
+        "the-rest-is-read-only", f"{landed} written from inside the seal:\n{run.output}"
+    )
+    assert "WROTE" not in run.stdout, run.output
+    assert run.returncode == 0, run.output

@@ -17,6 +17,7 @@ CI_FILES = f"{CONFINED}test_the_ci_runners_files_are_read_only_inside"
 TERMINAL = f"{CONFINED}test_the_command_has_a_session_of_its_own_and_cannot_push_terminal_input"
 CTRL_C = f"{CONFINED}test_ctrl_c_at_the_terminal_still_reaches_the_command_once"
 NAMED = f"{CONFINED}test_files_named_by_sealed_variables_and_linked_credentials_read_empty"
+THE_REST = f"{CONFINED}test_the_rest_of_the_filesystem_is_read_only_even_to_root"
 
 MUTATIONS = [
     Mutation(
@@ -98,6 +99,14 @@ MUTATIONS = [
         broken="signal.SIGHUP, signal.SIGQUIT)",
         tests=(CTRL_C,),
         check="ctrl-c-reaches-the-command-once",
+    ),
+    Mutation(
+        name="the rest of the filesystem stays writable to what can write it",
+        module="guard/hard/supervisor.py",
+        original="    masks.freeze_the_rest(applied, setup.cwd, setup.temp_dir)\n",
+        broken="",
+        tests=(THE_REST,),
+        check="the-rest-is-read-only",
     ),
     Mutation(
         name="what a sealed variable names stays readable",

@@ -22,7 +22,8 @@ Each entry is a path, how it appears inside, and why:
   real directory, pinned before the layer covered it.
 
 Layers and real binds come first (outermost first), then the masks, the
-read-only places, the writable outputs. Beside the homes' layer, read-only:
+read-only places, the writable outputs; last, every other mount is made
+read-only (`freeze_the_rest`), what the run may write bound on itself first. Beside the homes' layer, read-only:
 the checkout's whole git metadata, the interpreter's prefix and
 site-packages and cloudguard's own package (code cloudguard or the operator
 runs after the command), the CI runner's files named by its variables
@@ -46,8 +47,10 @@ To hide or freeze more, add entries: `plan` gathers them, `apply` mounts them.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import pwd
+import re
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -583,6 +586,59 @@ def _read_only(path: str, *, writable: bool = False) -> None:
         locked |= MS_STRICTATIME
     read_only = 0 if writable else linux.MS_RDONLY
     linux.mount(None, path, None, linux.MS_REMOUNT | linux.MS_BIND | read_only | locked)
+
+
+# Written for real whatever else is frozen: the shared temporary directories, and the one a
+# semaphore needs (multiprocessing: /dev/shm). The kernel's own trees are left as they are:
+# nothing there is a file a later program runs.
+ALWAYS_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
+KERNEL_TREES = ("/proc", "/sys", "/dev")
+# A mount a user namespace cannot remount (hidden beneath another, unreadable, stale): the
+# path resolves to the mount above it, which is frozen in its turn.
+_UNREACHABLE = (errno.EACCES, errno.EPERM, errno.EINVAL, errno.ENOENT, errno.ESTALE, errno.ENODEV)
+
+
+def freeze_the_rest(applied: Sequence[Entry], cwd: str, temp_dir: str) -> int:
+    """Every other mount read-only: what the run may write (the checkout, the temporary
+    directories, the homes' layers and what is bound back real, the outputs) bound on itself
+    first, so it stays writable. A process of the invoking user could not write most of the
+    rest anyway; one run as root (a CI container) could, and `/usr/local/bin/git` or
+    `/etc/gitconfig` would run later, outside. The number of mounts made read-only."""
+    from cloudguard.guard.hard import linux
+
+    writable = [os.path.realpath(checkout_top(cwd)), os.path.realpath(temp_dir)]
+    writable += [e.path for e in applied if e.kind in (LAYER, REAL, WRITABLE)]
+    writable += [os.path.realpath(p) for p in ALWAYS_WRITABLE]
+    writable = [p for p in dict.fromkeys(writable) if os.path.isdir(p) or os.path.isfile(p)]
+    points = mount_points()
+    for path in writable:
+        if path not in points:
+            linux.mount(path, path, None, BIND_TREE)
+    frozen = 0
+    for point in mount_points():
+        if any(_within(point, p) for p in (*writable, *KERNEL_TREES)):
+            continue
+        try:
+            if os.statvfs(point).f_flag & os.ST_RDONLY:
+                continue
+            _read_only(point)
+            frozen += 1
+        except OSError as error:
+            if point == "/" or error.errno not in _UNREACHABLE:
+                raise
+    return frozen
+
+
+def mount_points() -> list[str]:
+    """This mount namespace's mount points, parents first (/proc/self/mountinfo)."""
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as handle:
+        points = [_unescaped(line.split()[4]) for line in handle if line.strip()]
+    return list(dict.fromkeys(points))
+
+
+def _unescaped(field: str) -> str:
+    """A mountinfo path: space, tab, newline and backslash are octal escapes (`\\040`)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def check_working_directory(cwd: str, applied: Sequence[Entry], temp_dir: str) -> None:
