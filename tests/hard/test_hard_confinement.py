@@ -319,3 +319,24 @@ def test_the_rest_of_the_filesystem_is_read_only_even_to_root(tmp_path: Path) ->
     )
     assert "WROTE" not in run.stdout, run.output
     assert run.returncode == 0, run.output
+
+
+def test_a_home_kept_in_git_is_still_a_layer_and_the_working_directory_real(
+    tmp_path: Path,
+) -> None:
+    env = hard_env(tmp_path)
+    home = Path(env["HOME"])
+    subprocess.run(["git", "init", "-q", str(home)], check=True)  # dotfiles kept in git at ~
+    (home / ".bashrc").write_text("# the operator's shell\n")
+    project = home / "src" / "project"
+    project.mkdir(parents=True)
+    script = "echo planted >> ~/.bashrc; echo built > build.txt; exit 0"
+
+    run = hard_run(tmp_path, "sh", "-c", script, env=env, cwd=project)
+
+    assert (project / "build.txt").is_file(), f"the working directory was not real:\n{run.output}"
+    assert (home / ".bashrc").read_text() == "# the operator's shell\n", broken(
+        "a-home-in-git-is-a-layer", f"~/.bashrc changed outside the seal:\n{run.output}"
+    )
+    # Not asserted: the exit code. The tracked-files check takes the home's repository for the
+    # checkout and names build.txt as added there (its own judgement, cloudguard.guard.tracked).

@@ -17,6 +17,7 @@ CI_FILES = f"{CONFINED}test_the_ci_runners_files_are_read_only_inside"
 TERMINAL = f"{CONFINED}test_the_command_has_a_session_of_its_own_and_cannot_push_terminal_input"
 CTRL_C = f"{CONFINED}test_ctrl_c_at_the_terminal_still_reaches_the_command_once"
 NAMED = f"{CONFINED}test_files_named_by_sealed_variables_and_linked_credentials_read_empty"
+HOME_IN_GIT = f"{CONFINED}test_a_home_kept_in_git_is_still_a_layer_and_the_working_directory_real"
 THE_REST = f"{CONFINED}test_the_rest_of_the_filesystem_is_read_only_even_to_root"
 
 MUTATIONS = [
@@ -43,6 +44,14 @@ MUTATIONS = [
         broken="            pass\n",
         tests=(CHECKOUT,),
         check="the-checkout-is-written-for-real",
+    ),
+    Mutation(
+        name="a repository at ~ (dotfiles in git) is taken for the run's checkout",
+        module="guard/hard/masks.py",
+        original="    if any(_within(os.path.realpath(home), checkout) for home in homes):\n",
+        broken="    if False:\n",
+        tests=(HOME_IN_GIT,),
+        check="a-home-in-git-is-a-layer",
     ),
     Mutation(
         name="the checkout's git metadata is not read-only whole",

@@ -23,8 +23,8 @@ Each entry is a path, how it appears inside, and why:
 
 Layers and real binds come first (outermost first), then the masks, the
 read-only places, the writable outputs; last, every other mount is made
-read-only (`freeze_the_rest`), what the run may write bound on itself first. Beside the homes' layer, read-only:
-the checkout's whole git metadata, the interpreter's prefix and
+read-only (`freeze_the_rest`), what the run may write bound on itself first.
+Beside the homes' layer, read-only: the checkout's whole git metadata, the interpreter's prefix and
 site-packages and cloudguard's own package (code cloudguard or the operator
 runs after the command), the CI runner's files named by its variables
 (`CI_FILES`: the job's next steps read them). `EMPTY` too: the files and
@@ -201,8 +201,12 @@ def _named_sockets(
 def layers(homes: Sequence[str], cwd: str, temp_dir: str) -> list[Entry]:
     """A layer over each home (outermost only), and the checkout and the temporary
     directory bound back real where a layer covers them. A home that is a shared directory
-    (`/`, `/tmp`) or the checkout itself gets no layer: the run writes it for real."""
+    (`/`, `/tmp`) or the checkout itself gets no layer: the run writes it for real. A
+    repository at or above a home (dotfiles kept in git at `~`) is no checkout of the run's:
+    there the working directory is what is written for real."""
     checkout = os.path.realpath(checkout_top(cwd))
+    if any(_within(os.path.realpath(home), checkout) for home in homes):
+        checkout = os.path.realpath(cwd)
     real_temp = os.path.realpath(temp_dir)
     layered: list[str] = []
     for home in homes:
