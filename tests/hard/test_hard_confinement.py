@@ -248,10 +248,10 @@ def test_files_named_by_sealed_variables_and_linked_credentials_read_empty(
 
 
 INTERRUPTIBLE = """
-import signal, sys, time
-def interrupted(*_):
-    print("GOT-INT", flush=True)
-    sys.exit(3)
+import os, signal, sys, time
+def interrupted(*_):  # os.write: the signal may come while print("READY") still holds stdout
+    os.write(1, b"GOT-INT\\n")
+    os._exit(3)
 signal.signal(signal.SIGINT, interrupted)
 print("READY", flush=True)
 time.sleep(30)
