@@ -239,12 +239,24 @@ def git_metadata(cwd: str) -> list[str]:
     """The git directories of the repository `cwd` is in, whole (a worktree's and the common
     one): whatever the command writes there (a hook, a config, an attribute or exclude file,
     a `.git` indirection's target) git would read later, outside the seal."""
-    top = checkout_top(cwd)
-    dot_git = os.path.join(top, ".git")
-    if not os.path.lexists(dot_git):
-        return []
+    return list(dict.fromkeys(git_directories(cwd) or ()))
+
+
+def git_directories(cwd: str) -> tuple[str, str] | None:
+    """The git directory of the repository `cwd` is in and its common one (they differ in a
+    worktree); None outside a repository. The one place that finds them: the hooks and the
+    whole metadata alike."""
+    directory = cwd
+    while True:
+        dot_git = os.path.join(directory, ".git")
+        if os.path.lexists(dot_git):
+            break
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
     git_dir = _git_dir(dot_git)
-    return list(dict.fromkeys((git_dir, _common_dir(git_dir))))
+    return git_dir, _common_dir(git_dir)
 
 
 def installation() -> list[str]:
@@ -334,17 +346,10 @@ def _narrow(path: str, kept: Sequence[str]) -> bool:
 def repository_hooks(cwd: str) -> list[tuple[str, str]]:
     """The git hooks and config of the repository `cwd` is in: written inside, they would run
     later outside (a hook on the next commit, `core.hooksPath`, `core.fsmonitor`)."""
-    directory = cwd
-    while True:
-        dot_git = os.path.join(directory, ".git")
-        if os.path.lexists(dot_git):
-            break
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return []
-        directory = parent
-    git_dir = _git_dir(dot_git)
-    common = _common_dir(git_dir)
+    found_dirs = git_directories(cwd)
+    if found_dirs is None:
+        return []
+    git_dir, common = found_dirs
     why = "a git hook or setting written inside would run later, outside the seal"
     paths = dict.fromkeys(
         (
