@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -340,3 +341,47 @@ def test_a_home_kept_in_git_is_still_a_layer_and_the_working_directory_real(
     )
     # Not asserted: the exit code. The tracked-files check takes the home's repository for the
     # checkout and names build.txt as added there (its own judgement, cloudguard.guard.tracked).
+
+
+def test_as_an_ordinary_user_the_home_is_a_layer_too() -> None:
+    # The kernel lets an ordinary user mount the overlay only in a user namespace of its own
+    # (Linux 5.11+): the layer is made as the suite's own uid, not only as root.
+    from second_uid import package_copy, world_readable_dir
+
+    second_user = package_copy(world_readable_dir())
+    try:
+        _home_layer_as_the_second_user(second_user)
+    finally:
+        shutil.rmtree(second_user, ignore_errors=True)
+
+
+def _home_layer_as_the_second_user(second_user: Path) -> None:
+    from second_uid import OTHER_UID, guard_run_script, run_guard
+
+    home = second_user / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = operator\n")
+    if os.geteuid() == 0:
+        for path in (home, home / ".gitconfig"):
+            os.chown(path, OTHER_UID, OTHER_UID)
+    work = second_user / "work"
+    work.mkdir()
+    work.chmod(0o777)  # the second user's working directory (mkdir's mode is under the umask)
+    script = (
+        'echo planted >> "$HOME/.gitconfig" && mkdir -p "$HOME/.cache" && '
+        'echo cached > "$HOME/.cache/data" && echo "READ $(cat "$HOME/.cache/data")"; '
+        "echo built > built.txt; id -u"
+    )
+    code = f"import os\nos.environ['HOME'] = {str(home)!r}\nos.chdir({str(work)!r})\n"
+    code += guard_run_script(["sh", "-c", script], second_user / "reach.jsonl", hard=True)
+
+    run = run_guard(second_user, code, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    output = f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+
+    assert "READ cached" in run.stdout, broken("a-cache-written-under-home-reads-back", output)
+    assert (home / ".gitconfig").read_text() == "[user]\n\tname = operator\n", broken(
+        "the-real-home-is-unchanged", f"~/.gitconfig changed outside the seal:\n{output}"
+    )
+    assert not (home / ".cache").exists(), output
+    assert (work / "built.txt").is_file(), output
+    assert run.returncode == 0, output

@@ -17,6 +17,7 @@ CI_FILES = f"{CONFINED}test_the_ci_runners_files_are_read_only_inside"
 TERMINAL = f"{CONFINED}test_the_command_has_a_session_of_its_own_and_cannot_push_terminal_input"
 CTRL_C = f"{CONFINED}test_ctrl_c_at_the_terminal_still_reaches_the_command_once"
 NAMED = f"{CONFINED}test_files_named_by_sealed_variables_and_linked_credentials_read_empty"
+AS_A_USER = f"{CONFINED}test_as_an_ordinary_user_the_home_is_a_layer_too"
 HOME_IN_GIT = f"{CONFINED}test_a_home_kept_in_git_is_still_a_layer_and_the_working_directory_real"
 THE_REST = f"{CONFINED}test_the_rest_of_the_filesystem_is_read_only_even_to_root"
 
@@ -26,7 +27,7 @@ MUTATIONS = [
         module="guard/hard/masks.py",
         original="    entries = layers(homes, cwd, temp_dir)\n",
         broken="    entries: list[Entry] = []\n",
-        tests=(HOME,),
+        tests=(HOME, AS_A_USER),
         check="the-real-home-is-unchanged",
     ),
     Mutation(
