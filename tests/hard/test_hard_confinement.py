@@ -385,3 +385,22 @@ def _home_layer_as_the_second_user(second_user: Path) -> None:
     assert not (home / ".cache").exists(), output
     assert (work / "built.txt").is_file(), output
     assert run.returncode == 0, output
+
+
+def test_a_declared_output_inside_the_home_is_written_for_real(tmp_path: Path) -> None:
+    env = hard_env(tmp_path)
+    cache = Path(env["HOME"]) / ".cache" / "myapp"
+    cache.mkdir(parents=True)
+    registry = tmp_path / "registry.toml"
+    registry.write_text('[outputs]\n"~/.cache/myapp" = "the suite\'s download cache"\n')
+    script = 'echo kept > "$HOME/.cache/myapp/data"; echo lost > "$HOME/.cache/other"; exit 0'
+
+    run = hard_run(
+        tmp_path, "sh", "-c", script, env=env, options=("--hard", "--registry", str(registry))
+    )
+
+    assert (cache / "data").is_file(), broken(
+        "a-declared-output-is-written-for-real", f"the output's write was lost:\n{run.output}"
+    )
+    assert not (cache.parent / "other").exists(), run.output  # the rest of ~: the layer's
+    assert run.returncode == 0, run.output

@@ -17,6 +17,7 @@ CI_FILES = f"{CONFINED}test_the_ci_runners_files_are_read_only_inside"
 TERMINAL = f"{CONFINED}test_the_command_has_a_session_of_its_own_and_cannot_push_terminal_input"
 CTRL_C = f"{CONFINED}test_ctrl_c_at_the_terminal_still_reaches_the_command_once"
 NAMED = f"{CONFINED}test_files_named_by_sealed_variables_and_linked_credentials_read_empty"
+OUTPUT = f"{CONFINED}test_a_declared_output_inside_the_home_is_written_for_real"
 AS_A_USER = f"{CONFINED}test_as_an_ordinary_user_the_home_is_a_layer_too"
 HOME_IN_GIT = f"{CONFINED}test_a_home_kept_in_git_is_still_a_layer_and_the_working_directory_real"
 THE_REST = f"{CONFINED}test_the_rest_of_the_filesystem_is_read_only_even_to_root"
@@ -53,6 +54,15 @@ MUTATIONS = [
         broken="    if False:\n",
         tests=(HOME_IN_GIT,),
         check="a-home-in-git-is-a-layer",
+    ),
+    Mutation(
+        name="a declared output inside a layered home is bound from the layer, not the real one",
+        module="guard/hard/masks.py",
+        original="            if entry.kind == WRITABLE and _beneath_layer(entry.path, layered, "
+        "bound_back):\n",
+        broken="            if False:\n",
+        tests=(OUTPUT,),
+        check="a-declared-output-is-written-for-real",
     ),
     Mutation(
         name="the checkout's git metadata is not read-only whole",
