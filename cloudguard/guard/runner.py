@@ -72,6 +72,7 @@ def run(
                 allow_unix=allow_unix,
                 roots=[(root.path, root.entry) for root in kept],
                 outputs=writable,
+                sealed=registry.covers,
             )
         except launch.HardSealError as error:
             err.write(f"cloudguard: --hard: {error}\n")

@@ -29,6 +29,7 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ): ("tests/guard/test_writes_negative_controls.py",),
     ("guard.md#the-hard-seal-cloudguard-run-hard", "The hard seal"): (
         "tests/hard/test_hard_negative_controls.py",
+        "tests/hard/test_hard_confinement_controls.py",
     ),
     ("pytest.md", "The pytest plugin and the in-process guards"): (
         "tests/pytest_plugin/test_plugin_negative_controls.py",

@@ -11,9 +11,12 @@ setup error: the host exits 75 naming it, and the command never runs):
 2. the resolver: listeners on every address a lookup may go to, the seal's
    resolv.conf where this host's layout makes the C library read it
    (`resolver`);
-3. the masks: credential homes, the host's daemon and resolver sockets, the
-   repository's git hooks, the ambient roots read-only (`masks`); a working
-   directory beneath a mask stops the run here;
+3. the masks: the homes as layers thrown away after the run, credential
+   homes and what sealed variables and their links name, the host's daemon
+   and resolver sockets, the repository's git metadata, the installation and
+   the CI runner's files, the ambient roots read-only (`masks`); a working
+   directory beneath a mask stops the run here; then every other mount
+   read-only, what the run may write kept writable;
 4. the probe: a name looked up as the command would; the run stops here,
    naming the layout, if the lookup does not reach the sink;
 5. the command's init: pid 1 of a new pid namespace with its own /proc, its
@@ -169,9 +172,8 @@ def main(setup: Setup, pipes: Pipes) -> int:
     def forward_signal(signum: int, _frame: object) -> None:
         os.kill(child, signum)
 
-    for sig in FORWARDED_SIGNALS:
+    for sig in FORWARDED_SIGNALS:  # SIGINT too: the command is in a session of its own
         signal.signal(sig, forward_signal)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the command too
     sink.serve(until=os.pidfd_open(child))
     _, wait_status = os.waitpid(child, 0)
     if gate is not None:
@@ -200,9 +202,10 @@ def _make_seal(
         holes[layout.target] = sources.resolv_conf
     tun = namespaces.make_tun()
     listeners = resolver.Listeners(ipv6=namespaces.ipv6_enabled())
-    applied = masks.apply(setup.entries, sources.empty, holes)
+    applied = masks.apply(setup.entries, sources.empty, holes, sources.layers)
     sources.detach()
     masks.check_working_directory(setup.cwd, applied, setup.temp_dir)
+    masks.freeze_the_rest(applied, setup.cwd, setup.temp_dir)
     os.chdir(setup.cwd)  # re-entered: through the read-only binds made over it, if any
     forwards = {forward.inside_listener(port): port for port in setup.ports}
     sink = Sink(
