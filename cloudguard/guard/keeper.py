@@ -101,6 +101,9 @@ class Keeper:
             if home is None:  # squatted: a directory of this keeper's own (no nested run finds it)
                 home = self._own_directory = tempfile.mkdtemp(prefix="cloudguard-keeper-")
             path = os.path.join(home, self.name)
+            if len(os.fsencode(path)) >= rendezvous.MAX_PATH:  # a long TMPDIR: the name alone
+                return [self.name]
+            rendezvous.sweep(home)
             os.close(os.open(path + rendezvous.MARK_SUFFIX, os.O_CREAT | os.O_EXCL, 0o400))
         except OSError:
             return [self.name]

@@ -27,12 +27,15 @@ def load_what_comes_after(reports: Sequence[tuple[str, str]]) -> None:
     the formats asked for, and what the keeper and the messages import only when needed."""
     import _signal  # noqa: F401  reach: a refuser in this process that cannot deliver
     import _socket  # noqa: F401  reach: a record passed on to an outer run's keeper
+    import encodings.idna  # noqa: F401  socket: a host name encoded (--forward's relays)
+    import fcntl  # noqa: F401  reach: a record appended
     import re  # noqa: F401  escape: a record's text defanged
     import unicodedata  # noqa: F401  escape: a record's text that needs escaping
+    import urllib.parse  # noqa: F401  sarif: a location quoted
 
-    from cloudguard.guard import hints, report
+    from cloudguard.guard import hints, inprocess, report
 
-    del hints  # the messages' advice: every format and the alarm name it
+    del hints, inprocess  # the advice for each channel (an in-process guard's its own)
     for name, _ in reports:
         report.load(name)
 

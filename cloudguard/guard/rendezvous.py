@@ -34,6 +34,7 @@ this is in `cloudguard.guard.reach` (no import of this module there).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import socket
@@ -54,6 +55,7 @@ MARK_EVENTS = IN_OPEN | IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF
 SOCKET_EVENTS = IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF
 _EVENT = struct.Struct("iIII")
 MAX_ANCESTORS = 64  # a process tree deeper than this is not a run inside runs
+MAX_PATH = 108  # sun_path, with its terminating NUL
 
 
 def directory() -> str | None:
@@ -128,6 +130,31 @@ def _said(what: str | None, mask: int) -> str:
     if what == "socket" and mask & SOCKET_EVENTS:
         return "the keeper's channel socket was changed, moved or removed"
     return ""
+
+
+def sweep(home: str) -> None:
+    """Remove what keepers that were killed left in `home`: a socket nobody listens on
+    (ECONNREFUSED: a live keeper, even a flooded one, never answers that), and its mark."""
+    try:
+        names = os.listdir(home)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith("cloudguard-keeper-") or name.endswith(MARK_SUFFIX):
+            continue
+        path = os.path.join(home, name)
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
+        try:
+            probe.setblocking(False)
+            probe.connect(path)
+        except ConnectionRefusedError:
+            for leftover in (path, path + MARK_SUFFIX):
+                with contextlib.suppress(OSError):
+                    os.unlink(leftover)
+        except OSError:
+            pass  # busy, or not a socket of ours: left as it is
+        finally:
+            probe.close()
 
 
 # -- nested runs -----------------------------------------------------------------------------

@@ -282,11 +282,12 @@ finally:
         json.dump(late, handle)
 """
 REPORT_FORMATS = ("json", "junit", "markdown", "sarif")
-# A reach whose text needs escaping, a tracked file changed, a process left running: the
-# paths of the messages and findings after the command too.
+# A reach whose text needs escaping, an in-process guard's reach, a tracked file changed, a
+# process left running: the paths of the messages and findings after the command too.
 AFTER_SCRIPT = (
     "az \"$(printf '\\342\\200\\256evil')\" 2>/dev/null; echo changed >> tracked.txt; "
-    "sh -c 'setsid sleep 300.4 >/dev/null 2>&1 &'; sleep 0.2; exit 0"
+    f"{sys.executable} -c \"import socket; socket.getaddrinfo('management.azure.com', 443)\" "
+    "2>/dev/null; sh -c 'setsid sleep 300.4 >/dev/null 2>&1 &'; sleep 0.2; exit 0"
 )
 
 
@@ -321,7 +322,9 @@ def test_nothing_is_imported_after_the_command_started(tmp_path: Path, hard: boo
         "the-run-is-red-and-reported",
         f"exit {result.returncode}, reports {written}:\n{result.stderr}",
     )
-    assert "tracked-write" in result.stderr, result.stderr
+    assert "tracked-write" in result.stderr and "management.azure.com" in result.stderr, (
+        result.stderr
+    )
     if not hard:  # under --hard its pid namespace ends with the command
         assert "stopped 1 process(es) the command left running" in result.stderr, result.stderr
     imported = json.loads(late.read_text())
