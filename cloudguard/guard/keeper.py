@@ -82,7 +82,7 @@ class Keeper:
         try:
             self._channel = Channel(self._bind_names(), self.receive, self.tamper).start()
             if self.path:
-                self._marks = rendezvous.Marks(self.path + rendezvous.MARK_SUFFIX, self.path)
+                self._marks = self._watch_marks()
         except OSError:
             if self._channel is not None:
                 self._channel.close()
@@ -114,6 +114,17 @@ class Keeper:
         """The keepers of the `cloudguard run`s this process runs inside, by its ancestors'
         pids (`rendezvous.enclosing`): a nested run's environment may have dropped them."""
         return rendezvous.enclosing(reach.pid_namespace())
+
+    def _watch_marks(self) -> rendezvous.Marks | None:
+        """The watch on the mark and the socket; None where inotify is out of instances (the
+        user's limit, 128 by default): the channel still serves, a refuser that reaches no
+        channel then leaves no mark, as before marks (docs/guard.md)."""
+        try:
+            return rendezvous.Marks(self.path + rendezvous.MARK_SUFFIX, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path + rendezvous.MARK_SUFFIX)  # no mark nobody watches
+            return None
 
     def _remove_path(self) -> None:
         if self.path:
