@@ -22,6 +22,8 @@ from cloudguard_mutants import Mutation  # noqa: E402
 SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("guard.md", "The guard: seal, refusers, reach log, record keeper"): (
         "tests/guard/test_negative_controls.py",
+        "tests/guard/test_delivery_controls.py",
+        "tests/guard/test_late_import_controls.py",
     ),
     (
         "guard.md#ambient-roots-and-tracked-files-left-as-they-were",

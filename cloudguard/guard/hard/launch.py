@@ -263,7 +263,7 @@ class HardSeal:
         )
         inside.start()
         relays = forward.HostForwarders(self.forward_channel, self.ports) if self.ports else None
-        job = Job(str(seal_root), [a.removeprefix("@") for a in keepers], command, env)
+        job = Job(str(seal_root), list(keepers), command, env)
         try:
             with os.fdopen(self.ends.pop("job"), "wb") as pipe:
                 pipe.write(job.encode())

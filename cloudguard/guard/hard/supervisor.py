@@ -104,6 +104,20 @@ class Pipes:
         return (self.status, self.records, self.answers, self.job, self.forwards.fileno())
 
 
+def _keeper_sockets(keepers: Sequence[str]) -> frozenset[tuple[int, int, int]]:
+    """The run's keepers' path sockets, as the gate knows a socket: a refuser inside that
+    cannot reach the names served here delivers to the host's keeper directly."""
+    found = set()
+    for path in keepers:
+        try:
+            status = os.stat(path) if path.startswith("/") else None
+        except OSError:
+            continue  # not visible inside: the names served here are the way
+        if status is not None:
+            found.add((os.major(status.st_dev), os.minor(status.st_dev), status.st_ino))
+    return frozenset(found)
+
+
 def _status(fd: int, **fields: object) -> None:
     os.write(fd, protocol.encode(fields.items()).encode("utf-8", "backslashreplace"))
 
@@ -137,8 +151,13 @@ def main(setup: Setup, pipes: Pipes) -> int:
         if job is None:  # the host gave up before it had a job for us: nothing runs
             started.cancel()
             return exit_codes.DID_NOT_RUN
-        # The run's keepers, served here where the refusers inside can reach them.
-        channel = Channel(job.keepers, relay.receive, relay.tamper)
+        # The run's keepers, served here where the refusers inside can reach them; a keeper's
+        # path (for a refuser in a network namespace of the command's own) is the host's.
+        channel = Channel(
+            [k.removeprefix("@").rpartition("/")[2] for k in job.keepers],
+            relay.receive,
+            relay.tamper,
+        )
     except (SetupError, masks.MaskError) as error:
         _status(pipes.status, setup_error=str(error))
         return exit_codes.DID_NOT_RUN
@@ -159,7 +178,7 @@ def main(setup: Setup, pipes: Pipes) -> int:
             setup.gate,
             relay=relay,
             flows=flows,
-            allowed=frozenset(setup.allow_unix.values()),
+            allowed=frozenset(setup.allow_unix.values()) | _keeper_sockets(job.keepers),
             seal_root=job.seal,
             writes=watched if setup.gate.writes else None,
         )
