@@ -322,3 +322,19 @@ def test_a_project_that_names_no_plugin_hears_nothing_of_it(fenced):
 
     result.assert_outcomes(passed=1)
     assert [text for text in result.errlines if "cloudguard" in text] == []
+
+
+def test_a_blocked_plugin_the_project_names_is_said_in_one_line(fenced):
+    # `-p no:cloudguard` blocks the plugin before it is imported: its sibling entry point
+    # (cloudguard-switch) says so. Where required_plugins names it, pytest stops first.
+    fenced.makefile(".ini", pytest="[pytest]\ncloudguard = true\n")
+    fenced.makepyfile(test_mod="def test_clean():\n    pass\n")
+    result = fenced.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:cloudguard")
+
+    result.assert_outcomes(passed=1)
+    line = (
+        "cloudguard: off: -p no:cloudguard blocks the plugin pytest.ini names: "
+        "this session's tests run unguarded"
+    )
+    said = [text for text in result.errlines if text.startswith("cloudguard:")]
+    assert said == [line], broken("a-blocked-plugin-is-said", "\n".join(result.errlines))

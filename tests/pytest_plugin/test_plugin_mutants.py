@@ -56,6 +56,14 @@ MUTATIONS = [
         ),
         check="off-is-said",
     ),
+    Mutation(
+        name="-p no:cloudguard, unsaid",
+        module="guard/pytest/blocked.py",
+        original="    _say_if_blocked(early_config)\n",
+        broken="    pass\n",
+        tests=(f"{ENABLE}test_a_blocked_plugin_the_project_names_is_said_in_one_line",),
+        check="a-blocked-plugin-is-said",
+    ),
 ]
 
 
