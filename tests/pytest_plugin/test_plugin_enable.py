@@ -338,3 +338,19 @@ def test_a_blocked_plugin_the_project_names_is_said_in_one_line(fenced):
     )
     said = [text for text in result.errlines if text.startswith("cloudguard:")]
     assert said == [line], broken("a-blocked-plugin-is-said", "\n".join(result.errlines))
+
+
+def test_a_blocked_plugin_the_project_requires_stops_the_session(fenced):
+    # cloudguard-switch is of the required distribution: loaded, pytest's own check would
+    # count it, so it stops the session itself, as pytest did before it existed.
+    fenced.makefile(
+        ".ini", pytest="[pytest]\ncloudguard = true\nrequired_plugins = cloudguard-ci\n"
+    )
+    fenced.makepyfile(test_mod="def test_clean():\n    pass\n")
+    result = fenced.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:cloudguard")
+
+    said = result.stdout.str() + result.stderr.str()
+    assert (result.ret, "Missing required plugins: cloudguard-ci" in said) == (
+        pytest.ExitCode.USAGE_ERROR,
+        True,
+    ), broken("a-blocked-required-plugin-stops", said)

@@ -64,6 +64,14 @@ MUTATIONS = [
         tests=(f"{ENABLE}test_a_blocked_plugin_the_project_names_is_said_in_one_line",),
         check="a-blocked-plugin-is-said",
     ),
+    Mutation(
+        name="the sibling entry point satisfies required_plugins",
+        module="guard/pytest/blocked.py",
+        original="    if declared.required:\n",
+        broken="    if False:\n",
+        tests=(f"{ENABLE}test_a_blocked_plugin_the_project_requires_stops_the_session",),
+        check="a-blocked-required-plugin-stops",
+    ),
 ]
 
 

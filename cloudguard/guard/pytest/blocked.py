@@ -4,9 +4,11 @@
 cannot say it is off. This second entry point of the same distribution is
 what pytest still loads then: where the project's configuration file names
 the plugin (`switch.declaration`), one line on stderr says the session runs
-unguarded and why. (Where `required_plugins` names cloudguard-ci pytest
-itself stops first: "Missing required plugins", exit 4.) It does nothing
-else, and nothing at all while the plugin is loaded.
+unguarded and why. Where `required_plugins` names cloudguard-ci it stops
+the session instead, as pytest did before this sibling existed: loaded, it
+is a plugin of the required distribution, and pytest would count it
+("Missing required plugins: cloudguard-ci", a usage error, 4). It does
+nothing else, and nothing at all while the plugin is loaded.
 """
 
 from __future__ import annotations
@@ -37,6 +39,13 @@ def _say_if_blocked(early_config: pytest.Config) -> None:
     declared = switch.declaration(early_config)
     if declared is None or not declared.declared:
         return
+    if declared.required:
+        # This module is of the same distribution: loaded, it would satisfy required_plugins,
+        # which stopped such a session before it existed. It stops it, in pytest's words.
+        raise pytest.UsageError(
+            f"Missing required plugins: {switch.DISTRIBUTION} (-p no:{PLUGIN} blocks the "
+            f"plugin {declared.file} requires)"
+        )
     sys.stderr.write(
         f"cloudguard: off: -p no:{PLUGIN} blocks the plugin {declared.file} names: "
         "this session's tests run unguarded\n"
