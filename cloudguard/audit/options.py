@@ -39,6 +39,7 @@ from cloudguard.cloud.options import (
     boolean,
     choice,
     positive_int,
+    readable_file,
     string,
 )
 from cloudguard.cloud.records import SweepRequest
@@ -222,9 +223,10 @@ class Settings:
         parse=string,
         default=None,
         metavar="FILE",
-        help="CA bundle for the endpoint.",
+        help="CA bundle for the endpoint (a readable PEM file).",
         apply=True,
         path=True,
+        check=readable_file,
         panel=LIVE_PANEL,
     )
     task_tag: str = option(
