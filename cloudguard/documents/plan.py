@@ -25,6 +25,7 @@ from cloudguard.documents.audit_report import (
     read_evidence_sources,
     read_leaked_by,
     read_policy,
+    untrusted_file_document,
 )
 from cloudguard.documents.findings import LEAKED, ORPHAN, leaked_by_text
 from cloudguard.documents.strict_json import DocumentError, DocumentUsageError, StrictReader
@@ -142,6 +143,8 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "task_tag": plan.policy.task_tag,
             "generation_tag": plan.policy.generation_tag,
             "leaked_by": leaked_by_text(plan.policy.leaked_by),
+            # Whose policy it was: the audit's untrusted file and its keys that applied.
+            "untrusted_file": untrusted_file_document(plan.policy),
         },
         "items": [item_document(item) for item in plan.items],
         "not_planned": [
