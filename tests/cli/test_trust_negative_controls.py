@@ -38,8 +38,8 @@ MUTATIONS = [
     Mutation(
         name="the plan leaves out whose policy it was",
         module="documents/plan.py",
-        original='            "untrusted_file": untrusted_file_document(plan.policy),\n',
-        broken='            "untrusted_file": None,\n',
+        original="            **untrusted_policy(plan.policy),\n",
+        broken="",
         tests=(f"{POLICY}::test_the_plan_names_the_untrusted_file_and_its_keys",),
         check="the-plan-names-whose-policy",
     ),
