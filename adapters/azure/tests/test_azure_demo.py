@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from cloudguard_azure import demo
+from named_checks import broken
 
 
 @pytest.mark.slow
@@ -112,9 +113,10 @@ def test_demo_serve_leaves_a_fleet_to_audit_and_reap_until_ctrl_c(tmp_path: Path
         (endpoint,) = re.findall(r"serving HTTPS on (https://127\.0\.0\.1:\d+)", printed[0])
 
         found = subprocess.run(audit, capture_output=True, text=True, env=env, timeout=300)
-        assert found.returncode == 1, found.stdout + found.stderr  # the orphan, found
-        row = next(line for line in found.stdout.splitlines() if demo.INCIDENT_VM in line)
-        assert "orphan" in row, found.stdout
+        rows = [line for line in found.stdout.splitlines() if demo.INCIDENT_VM in line]
+        assert found.returncode == 1 and rows and "orphan" in rows[0], broken(
+            "the-printed-audit-finds-the-orphan", f"{found.stdout}{found.stderr}"
+        )
         assert "--management-endpoint" in audit and "--ca-bundle" in audit  # as printed
         # The reaper's commands, in order: the JSON audit, the plan, the plan's dry run.
         for argv, code in ((audit_json, 1), (plan, 0), (apply, 0)):
@@ -125,7 +127,7 @@ def test_demo_serve_leaves_a_fleet_to_audit_and_reap_until_ctrl_c(tmp_path: Path
         process.send_signal(signal.SIGINT)
         rest = process.communicate(timeout=60)[0]
 
-    assert process.returncode == 0, rest  # stopped cleanly by Ctrl-C
+    assert process.returncode == 0, broken("ctrl-c-stops-it-cleanly", rest)
     (root,) = re.findall(r"stopped after \d+ requests; (/\S+) is removed", rest)
     assert not Path(root).exists()
     with pytest.raises(ProcessLookupError):  # nothing of its process group is left running
