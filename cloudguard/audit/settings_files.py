@@ -107,7 +107,7 @@ def read_config_noting(
         if reported:
             typer.echo(
                 f"cloudguard {label}: {document.path} is not trusted and sets "
-                f"{', '.join(reported)}: they apply, and the report names them "
+                f"{', '.join(reported)}: they apply{_named_where(command)} "
                 f"(review it, then `cloudguard trust {document.path}`)",
                 err=True,
             )
@@ -118,6 +118,10 @@ def read_config_noting(
     except UntrustedKeys as exc:
         typer.echo(f"cloudguard {label}: refused: {exc}", err=True)
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
+
+
+def _named_where(command: str) -> str:
+    return ", and the report and the plan name them" if command == AUDIT else ""
 
 
 # An evidence source's location (a controller home, a state file, a list of owned ids)
