@@ -90,7 +90,7 @@ MUTATIONS = [
     Mutation(
         name="the trust check looks at the path, the reader opens it again",
         module="project_file.py",
-        original="    raw = _read_discovered(path) if discovered else _read_named(path)\n",
+        original="    raw = _read_discovered(path) if discovered else _read_named(path, own=own)\n",
         broken=(
             "    check_trusted(path, os.lstat(path)) if discovered else None\n"
             "    raw = path.read_bytes()\n"
