@@ -134,3 +134,14 @@ def test_demo_serve_leaves_a_fleet_to_audit_and_reap_until_ctrl_c(tmp_path: Path
         os.killpg(process.pid, 0)
     with pytest.raises(OSError):  # and nothing listens where the fake did
         socket.create_connection(("127.0.0.1", int(endpoint.rsplit(":", 1)[1])), timeout=5)
+
+
+def test_the_readmes_checkout_install_line_installs_what_the_demo_needs() -> None:
+    # The demo's fake ARM needs the `fake` extra (trustme): a line installing the adapter from
+    # the checkout without it leaves `cloudguard demo` at 75. (Run for real: a fresh venv,
+    # `pip install ./ './adapters/azure[fake]'`, then `cloudguard demo` exits 1.)
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    from_checkout = re.findall(r"pip install \./ ([^`\n#]+)", readme)
+    assert from_checkout, "the README has no install line from the checkout"
+    for line in from_checkout:
+        assert "'./adapters/azure[fake]'" in line, line
