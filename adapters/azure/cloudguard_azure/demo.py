@@ -218,12 +218,24 @@ def shown(argv: list[str]) -> str:
     return shlex.join(argv)
 
 
+def own_config(root: Path) -> Path:
+    """An empty cloudguard.toml of the user's own (`--config` takes no other)."""
+    path = root / "cloudguard.toml"
+    if not path.exists():
+        path.write_text("# cloudguard demo --serve: every setting is on the command line\n")
+        path.chmod(0o600)
+    return path
+
+
 def try_commands(arm: FakeArm, home: Path, repo: Path, root: Path) -> list[str]:
     """The commands to try against the running fake, in order: the audit (a table), the
     same audit as JSON, the plan made from it, and the plan's dry run (reads each item live,
     changes nothing)."""
     report, plan = str(root / "audit.json"), str(root / "plan.json")
-    audit = ["cloudguard", "audit", *audit_options(arm, home, repo)]
+    # The demo's own, empty cloudguard.toml: run from a project, the commands read none of
+    # its settings (a discovered file's inventory or tag names would join the fake's).
+    config = ["--config", str(own_config(root))]
+    audit = ["cloudguard", "audit", *audit_options(arm, home, repo), *config]
     return [
         shown(audit),
         shown([*audit, "--format", "json", "--output", report]),
@@ -239,6 +251,7 @@ def try_commands(arm: FakeArm, home: Path, repo: Path, root: Path) -> list[str]:
                 "--no-history",
                 "--log",
                 str(root / "reap.jsonl"),
+                *config,
             ]
         ),
     ]

@@ -112,7 +112,14 @@ def test_demo_serve_leaves_a_fleet_to_audit_and_reap_until_ctrl_c(tmp_path: Path
         audit, audit_json, plan, apply = (_as_run_here(c) for c in commands)
         (endpoint,) = re.findall(r"serving HTTPS on (https://127\.0\.0\.1:\d+)", printed[0])
 
-        found = subprocess.run(audit, capture_output=True, text=True, env=env, timeout=300)
+        # Run from a project whose own cloudguard.toml names another tag: the printed commands
+        # name the demo's own file, so nothing of the project's joins them.
+        project = tmp_path / "project"
+        project.mkdir()
+        (project / "cloudguard.toml").write_text('[audit]\ntask-tag = "not-our-tag"\n')
+        found = subprocess.run(
+            audit, capture_output=True, text=True, env=env, timeout=300, cwd=project
+        )
         rows = [line for line in found.stdout.splitlines() if demo.INCIDENT_VM in line]
         assert found.returncode == 1 and rows and "orphan" in rows[0], broken(
             "the-printed-audit-finds-the-orphan", f"{found.stdout}{found.stderr}"
@@ -120,7 +127,9 @@ def test_demo_serve_leaves_a_fleet_to_audit_and_reap_until_ctrl_c(tmp_path: Path
         assert "--management-endpoint" in audit and "--ca-bundle" in audit  # as printed
         # The reaper's commands, in order: the JSON audit, the plan, the plan's dry run.
         for argv, code in ((audit_json, 1), (plan, 0), (apply, 0)):
-            done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+            done = subprocess.run(
+                argv, capture_output=True, text=True, env=env, timeout=300, cwd=project
+            )
             assert done.returncode == code, f"{argv}: {done.stdout}{done.stderr}"
         assert demo.INCIDENT_VM in done.stdout + done.stderr  # the dry run would deallocate it
     finally:

@@ -26,6 +26,15 @@ MUTATIONS = [
         package=AZURE,
     ),
     Mutation(
+        name="the printed audit reads the cloudguard.toml of wherever it is run",
+        module="demo.py",
+        original="*audit_options(arm, home, repo), *config]\n",
+        broken="*audit_options(arm, home, repo)]\n",
+        tests=SERVE,
+        check="the-printed-audit-finds-the-orphan",
+        package=AZURE,
+    ),
+    Mutation(
         name="Ctrl-C is not the demo's to handle: it aborts",
         module="demo.py",
         original="{sig: signal.signal(sig, stopping) for sig in (signal.SIGINT, signal.SIGTERM)}",
