@@ -62,6 +62,7 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "adapters/azure/tests/test_azure_resource_graph_controls.py",
         "adapters/azure/tests/test_azure_throttling_controls.py",
         "adapters/azure/tests/test_azure_prices_controls.py",
+        "adapters/azure/tests/test_azure_demo_controls.py",
     ),
     ("aws.md", "AWS"): (
         "adapters/aws/tests/test_aws_organizations_controls.py",
