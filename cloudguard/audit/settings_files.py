@@ -98,12 +98,10 @@ def read_config_noting(
             )
         except project_file.ProjectFileError as exc:
             raise cfg.ConfigError(str(exc.path), exc.message) from exc
-        # Trust first: a key an untrusted file may not set is refused as such, before its
-        # value is checked (a path it names need not exist to be refused).
-        ignored, reported = _untrusted(document, SECTIONS[command], clouds)
         values: dict[str, Any] = {}
         for section in SECTIONS[command]:
             values.update(section_values(document, section, clouds))
+        ignored, reported = _untrusted(document, SECTIONS[command], clouds)
         for option in ignored:
             del values[option.name]
         if reported:
