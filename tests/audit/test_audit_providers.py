@@ -35,6 +35,7 @@ def installed(monkeypatch):
 
 def test_request_options_reach_the_adapter(tmp_path):
     bundle = tmp_path / "ca.pem"
+    bundle.write_text("")  # --ca-bundle must name a readable file (checked when parsed)
     result = run_audit_cli(
         "--provider", "fake",
         "--subscription", "sub-1", "--subscription", "sub-2",

@@ -122,6 +122,7 @@ def test_keys_that_send_credentials_or_widen_the_sweep_are_refused_untrusted(
     tmp_path: Path, key: str, says: str
 ) -> None:
     repo, _config = repository(tmp_path, f"[audit]\n{key}\n")
+    (repo / "ca.pem").write_text("")  # a file the key may name: refused for trust, not absence
 
     done = cloudguard("audit", "--inventory", "vms.json", cwd=repo)
 
