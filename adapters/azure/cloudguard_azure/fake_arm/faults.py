@@ -17,6 +17,7 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cloudguard_azure.fake_arm.resourcegraph.faults import GraphFaults
@@ -115,6 +116,10 @@ class Faults:
     in_flight: int = 0
     peak_in_flight: int = 0  # the most requests being answered at once: proves a concurrency bound
     graph: GraphFaults = field(default_factory=GraphFaults)  # Resource Graph's quota and faults
+    # Called as each request arrives, before it is answered, with its 1-based index in `log`,
+    # its method and its path with query: a test changes the world between any two requests
+    # (adds a resource to a group just before request N), as a concurrent creator would.
+    before_answer: Callable[[int, str, str], None] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _random: random.Random = field(init=False, repr=False)
 
@@ -244,6 +249,9 @@ class Faults:
         with self._lock:
             self.log.append(f"{method} {target}")
             self.arrivals.append(time.monotonic())
+            index, hook = len(self.log), self.before_answer
+        if hook is not None:  # outside the lock: the hook may seed state, or read the log
+            hook(index, method, target)
 
     def answer(self, outcome: str) -> None:
         with self._lock:
