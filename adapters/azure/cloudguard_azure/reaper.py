@@ -9,7 +9,9 @@ own, its group's and its subscription's scope. A 404 is "gone" only
 when ARM says the resource itself is not found (`ResourceNotFound`); a
 missing subscription or group is "cannot tell". Acts with the long-running
 operations (`begin_deallocate`, `begin_delete`) and waits for them to
-finish: "done" means ARM said Succeeded. An action is sent with
+finish: "done" means ARM said Succeeded. A resource group is listed once more as the
+last request before its DELETE, which is sent only if the group holds exactly what its
+members' read saw (`_last_look`). An action is sent with
 `retry_total=0`: a deallocate or delete whose answer was lost is reported
 failed (someone looks), never sent again by azure-core's retry policy. The
 credential and client options are the sweep's (cloudguard_azure.session: `--credential`,
@@ -295,12 +297,21 @@ class AzureReaper:
             )
 
     def _listed(self, sub: str, group: str) -> dict[str, dict[str, Any]]:
-        """What `group` holds, by casefolded id, with ARM's creation time of each."""
+        """What `group` holds, by casefolded id, with ARM's creation time of each. A listing
+        that names one resource twice was paged while it changed (ARM's pages are offsets: a
+        resource created before the page boundary pushes one already listed into the next
+        page, and is itself never listed): it is no account of what the group holds."""
         resources = self._client("resources", sub)
-        return {
-            str(r.id).casefold(): r.as_dict()
-            for r in resources.resources.list_by_resource_group(group, expand="createdTime")
-        }
+        found: dict[str, dict[str, Any]] = {}
+        for r in resources.resources.list_by_resource_group(group, expand="createdTime"):
+            key = str(r.id).casefold()
+            if key in found:
+                raise ReadError(
+                    f"azure resource group {group}",
+                    f"its listing named {r.id} twice: its pages changed while they were read",
+                )
+            found[key] = r.as_dict()
+        return found
 
     def _api_version(self, sub: str, arm_type: str) -> str:
         """The newest stable api-version the type's provider lists (a preview only when it
@@ -380,9 +391,8 @@ class AzureReaper:
         if action != "delete" and not (item.kind == kinds.VM and action == "deallocate"):
             return None
         if item.kind == kinds.RESOURCE_GROUP:
-            groups = self._client("resources", sub).resource_groups
             self._last_look(item, group, sub)  # nothing is sent between it and the DELETE
-            return groups.begin_delete(group, retry_total=0)
+            return self._client("resources", sub).resource_groups.begin_delete(group, retry_total=0)
         if item.kind not in _OWN_READERS:
             version = self._api_version(sub, address.arm_type)
             resources = self._client("resources", sub).resources
