@@ -6,7 +6,11 @@ answers 403, long-running operations that end Failed, a page that is not
 JSON, the page size; and, drawn from a seeded random generator, a share of
 429s (with Retry-After) or 500/503s, pages cut off mid-body by a connection
 reset, slow pages, and a read quota that drains (sent in the
-`x-ms-ratelimit-remaining-*` headers, 429 once it is empty). The counters
+`x-ms-ratelimit-remaining-*` headers, 429 once it is empty); and a hook
+called before each request is answered (`before_answer`), so a test can
+change the world between any two requests, as a concurrent creator would
+(a fresh resource that reads 404 for a while is state: `ArmState.settle_after`).
+The counters
 and the request log are how a benchmark states the number of HTTP requests
 a sweep cost, and how a test shows which pages were read twice.
 """
