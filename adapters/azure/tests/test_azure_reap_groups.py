@@ -7,6 +7,8 @@ moment, and a resource created between any two requests apply makes."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -119,6 +121,70 @@ def test_a_resource_created_before_any_request_is_never_deleted_with_the_group(
         "listed-right-before-the-delete", f"the request before the DELETE was {before}"
     )
     assert group_gone(incident, run) and code == 0, out
+
+
+def _protect_storage(incident: Incident, run: LeakedRun, n: int) -> Callable[[], None]:
+    run.storage.tags["do-not-reap"] = "yes"
+    return lambda: run.storage.tags.pop("do-not-reap", None) and None
+
+
+def _recreate_storage(incident: Incident, run: LeakedRun, n: int) -> Callable[[], None]:
+    state = incident.arm.state
+    with state.lock:
+        original = state.generic.pop(run.storage.id.casefold())
+        state.add_resource(
+            demo.SUB_PILOT, run.group, original.arm_type, original.name,
+            tags=original.tags, created=original.created + timedelta(hours=n),
+        )  # fmt: skip
+
+    def undo() -> None:
+        state.generic[original.id.casefold()] = original
+
+    return undo
+
+
+MEMBER_CHANGES = {"protected": _protect_storage, "re-created": _recreate_storage}
+
+
+@pytest.mark.parametrize("change", list(MEMBER_CHANGES))
+def test_a_member_changed_before_any_request_is_never_deleted_with_the_group(
+    incident: Incident, run: LeakedRun, change: str
+) -> None:
+    """For every request apply makes, in turn: a member is protected (`do-not-reap`) or
+    re-created under its name just before that request is answered. No DELETE may go out
+    after it, until the DELETE itself (the window)."""
+    only_generic_members(incident, run)
+    plan = plan_leaked(incident)
+    faults = incident.arm.faults
+    wrong: list[str] = []
+    n = 0
+    while True:
+        n += 1
+        undo: list[Callable[[], None]] = []
+
+        def hook(index: int, _method: str, _target: str, n: int = n, undo: Any = undo) -> None:
+            if index == n:
+                undo.append(MEMBER_CHANGES[change](incident, run, n))
+
+        faults.reset_counts()
+        faults.before_answer = hook
+        try:
+            code, out, _ = apply(incident, plan)
+        finally:
+            faults.before_answer = None
+        if not undo:
+            pytest.fail(f"apply made fewer than {n} requests and never deleted the group: {out}")
+        raced_at = faults.log[n - 1]
+        if raced_at.startswith("DELETE "):
+            break  # changed as the DELETE arrived: the window ARM leaves
+        if deletes(incident):
+            wrong.append(f"{change} before request {n} ({raced_at}): {deletes(incident)}; {out}")
+            break
+        assert code in (0, 75) and not group_gone(incident, run), out
+        undo[0]()
+
+    assert not wrong, broken("never-deleted-changed", "\n".join(wrong))
+    assert n > 5 and group_gone(incident, run), out
 
 
 def test_the_window_between_the_last_listing_and_the_delete(

@@ -14,6 +14,7 @@ AZURE = Path(cloudguard_azure.__file__).resolve().parent
 TESTS = "adapters/azure/tests/test_azure_reap_groups.py"
 NOT_FOUND = f"{TESTS}::test_an_app_that_reads_not_found_holds_the_group_and_is_named"
 RACED = f"{TESTS}::test_a_resource_created_before_any_request_is_never_deleted_with_the_group"
+CHANGED = f"{TESTS}::test_a_member_changed_before_any_request_is_never_deleted_with_the_group"
 FROM_THE_START = (
     f"{TESTS}::test_a_group_that_held_someone_elses_app_from_the_start_is_reaped_member_by_member"
 )
@@ -48,6 +49,15 @@ MUTATIONS = [
         broken="            if key not in seen:\n                continue\n",
         tests=(f"{RACED}[one-page]",),
         check="never-deleted-with-the-group",
+        package=AZURE,
+    ),
+    Mutation(
+        name="the last listing's members not compared with their read",
+        module="reaper.py",
+        original="            if _mark(entry) != seen[key]:\n",
+        broken="            if False:\n",
+        tests=(f"{CHANGED}[protected]", f"{CHANGED}[re-created]"),
+        check="never-deleted-changed",
         package=AZURE,
     ),
     Mutation(
