@@ -19,10 +19,16 @@ from cloudguard.audit.evidence.interface import EvidenceRequest, Question
 from cloudguard.audit.evidence.registry import gather, locations
 from cloudguard.audit.inventories import Inventory
 from cloudguard.audit.price_lists import PriceLists
-from cloudguard.cloud.kinds import wanted
+from cloudguard.cloud.kinds import RESOURCE_GROUP, wanted
 from cloudguard.cloud.records import Resource, SourceFailure
 from cloudguard.cloud.registry import Clouds
-from cloudguard.documents.findings import UNVERIFIED, AuditPolicy, AuditReport, Finding
+from cloudguard.documents.findings import (
+    UNVERIFIED,
+    AuditPolicy,
+    AuditReport,
+    Finding,
+    GroupOthers,
+)
 
 # progress(stage, done, total): the CLI draws a bar from it when stderr is a TTY.
 Progress = Callable[[str, int, int], None]
@@ -101,7 +107,33 @@ def run_audit(
             *_unverified_warnings(findings, policy),
         ),
         evidence_sources=locations(request),
+        others_in_groups=_others_in_groups(resources, findings),
     )
+
+
+def _others_in_groups(
+    resources: Sequence[Resource], findings: Sequence[Finding]
+) -> tuple[GroupOthers, ...]:
+    """What each resource group that is a finding holds that is not the fleet's: a plan
+    must not delete such a group whole (it would delete them), but reap its members."""
+
+    def where(r: Resource) -> tuple[str, str, str]:
+        return (r.provider, r.account.casefold(), r.group.casefold())
+
+    groups = {where(f.resource) for f in findings if f.resource.kind == RESOURCE_GROUP}
+    if not groups:
+        return ()
+    fleet = {(f.resource.provider, f.resource.id.casefold()) for f in findings}
+    others: dict[tuple[str, str, str], list[Resource]] = {}
+    for r in resources:
+        theirs = (r.provider, r.id.casefold()) not in fleet
+        if r.kind != RESOURCE_GROUP and where(r) in groups and theirs:
+            others.setdefault(where(r), []).append(r)
+    return tuple(
+        GroupOthers(held[0].provider, held[0].account, held[0].group, len(held),
+                    f"{held[0].kind} {held[0].id}")
+        for _, held in sorted(others.items())
+    )  # fmt: skip
 
 
 class _Fleet:

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 REVERSIBLE = "deallocate"  # stop billing compute, keep the machine and its disks
 DESTRUCTIVE = "delete"  # gone for good; must be asked for explicitly
 REQUESTED_ACTIONS = (REVERSIBLE, DESTRUCTIVE)
+# The skip code of a resource group that holds something the plan did not review (deleting
+# it would delete that too), whether apply's read or the last look before the DELETE saw it.
+GROUP_CHANGED = "group-changed"
 
 # A resource carrying any of these tags (any value), or whose resource group or account
 # carries one, is never acted on. Matched case-insensitively on every cloud: a false skip
@@ -101,8 +104,10 @@ class Reaper(Protocol):
     exists) and raises `ReadError` when it cannot tell (a missing subscription or
     resource group is "cannot tell", never "gone"); `act` performs one action and returns
     only when the provider has accepted (Azure: finished) it, raising
-    `ActionError` otherwise. Neither may fall back to some other identity or
-    endpoint than the request named.
+    `ActionError` otherwise. An action that needs a last look right before it is sent
+    (an Azure resource group: its listing) raises `ReadError` when that look cannot be
+    read and `Withheld` when it finds the item changed since `current`: nothing was sent.
+    Neither may fall back to some other identity or endpoint than the request named.
     """
 
     def current(self, item: Target) -> Live | None: ...
@@ -127,6 +132,16 @@ class ReaperUnavailable(ReaperError):
 
 class ReadError(ReaperError):
     """One resource's current state could not be read: it is not acted on (75)."""
+
+
+class Withheld(ReaperError):
+    """The last look right before the action found the item changed since it was read (a
+    resource group holding something its read did not see): nothing was sent (a skip,
+    `code`)."""
+
+    def __init__(self, source: str, reason: str, code: str = GROUP_CHANGED) -> None:
+        super().__init__(source, reason)
+        self.code = code
 
 
 class ActionError(ReaperError):

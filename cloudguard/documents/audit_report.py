@@ -37,6 +37,7 @@ from cloudguard.documents.findings import (
     AuditPolicy,
     AuditReport,
     Finding,
+    GroupOthers,
     ReportHistory,
     exit_code,
     leaked_by_text,
@@ -81,6 +82,7 @@ def report_head(report: AuditReport) -> dict[str, Any]:
         },
         "evidence": dict(report.evidence_checked),
         "evidence_sources": dict(report.evidence_sources),
+        "others_in_groups": [o._asdict() for o in report.others_in_groups],
         "failures": [{"source": f.source, "reason": f.reason} for f in report.failures],
         "prices": {
             "as_of": report.prices.as_of,
@@ -296,6 +298,9 @@ class ReadReport:
     findings: tuple[ReportedFinding, ...]
     # Where its evidence was read from; None: a report written before it said so.
     evidence_sources: dict[str, Any] | None = None
+    # What each group that is a finding holds that is not the fleet's; None: a report
+    # written before it said so.
+    others_in_groups: tuple[GroupOthers, ...] | None = None
 
 
 def load_report(path: Path) -> Any:
@@ -326,7 +331,29 @@ def read_report(document: Any, source: str, verdicts: Collection[str] | None = N
         findings.append(_finding(doc, finding, verdict, where))
     sources = root.get("evidence_sources")
     evidence = None if sources is None else read_evidence_sources(doc, sources, "evidence_sources")
-    return ReadReport(generated_at, policy, tuple(findings), evidence)
+    others = root.get("others_in_groups")
+    held = None if others is None else _others_in_groups(doc, others)
+    return ReadReport(generated_at, policy, tuple(findings), evidence, held)
+
+
+def _others_in_groups(doc: StrictReader, value: Any) -> tuple[GroupOthers, ...]:
+    found = []
+    for index, raw in enumerate(doc.array(value, "others_in_groups")):
+        where = f"others_in_groups[{index}]"
+        entry = doc.obj(raw, where)
+        held = entry.get("held")
+        if not isinstance(held, int) or isinstance(held, bool) or held < 1:
+            raise doc.fail(f"{where}.held", "expected a whole number above 0")
+        found.append(
+            GroupOthers(
+                doc.text(entry, "provider", where),
+                doc.text(entry, "account", where),
+                doc.text(entry, "group", where),
+                held,
+                doc.text(entry, "example", where),
+            )
+        )
+    return tuple(found)
 
 
 def _finding(doc: StrictReader, finding: Any, verdict: str, where: str) -> ReportedFinding:

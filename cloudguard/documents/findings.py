@@ -145,6 +145,17 @@ class ReportHistory:
     offenders: tuple[Offender, ...] = ()  # the task ids whose resources leak most
 
 
+class GroupOthers(NamedTuple):
+    """What a resource group the audit has as a finding holds that is not the fleet's (no
+    finding of its own): a reap plan never deletes such a group whole."""
+
+    provider: str
+    account: str
+    group: str  # its name, as the resources in it name it
+    held: int  # how many
+    example: str  # one of them: its kind and id
+
+
 @dataclass(frozen=True)
 class AuditReport:
     generated_at: datetime
@@ -164,6 +175,8 @@ class AuditReport:
     history: ReportHistory | None = None  # None: the audit ran without its history
     # The acknowledgement covering a finding (live or expired), by finding_key.
     acknowledged: Mapping[FindingKey, AckState] = field(default_factory=dict)
+    # Per resource group that is a finding: what it holds that is not the fleet's.
+    others_in_groups: tuple[GroupOthers, ...] = ()
 
     def count(self, verdict: str) -> int:
         return self._counts.get(verdict, 0)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from cloudguard import exit_codes
 from cloudguard.audit.evidence.interface import EvidenceError
-from cloudguard.cloud.reaping import Dependent, Live, Reaper, ReaperError
+from cloudguard.cloud.reaping import Dependent, Live, ReadError, Reaper, ReaperError, Withheld
 from cloudguard.documents.findings import AuditPolicy
 from cloudguard.documents.plan import Plan, PlanItem
 from cloudguard.documents.reap_log import ReapLog
@@ -234,6 +234,12 @@ def _one(
     log.write(INTENT, item, item_index=index, uid=live.resource.uid)
     try:
         reaper.act(item, item.action)
+    except Withheld as exc:  # its last look right before the action: changed, nothing sent
+        log.write(SKIPPED, item, item_index=index, skips=[asdict(Skip(exc.code, exc.reason))])
+        return SKIPPED, live
+    except ReadError as exc:  # its last look could not be read: nothing sent
+        log.write(UNREADABLE, item, item_index=index, detail=_reason(exc))
+        return UNREADABLE, live
     except Exception as exc:  # outcome unknown is a failure too: someone must look
         log.write(FAILED, item, item_index=index, detail=_reason(exc))
         return FAILED, live

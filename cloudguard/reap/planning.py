@@ -19,7 +19,7 @@ from cloudguard.cloud.cloud import Cloud
 from cloudguard.cloud.reaping import REQUESTED_ACTIONS, REVERSIBLE, protection_tag
 from cloudguard.cloud.records import Resource
 from cloudguard.cloud.registry import Clouds, installed_clouds
-from cloudguard.documents.audit_report import ReportedFinding, read_report
+from cloudguard.documents.audit_report import ReadReport, ReportedFinding, read_report
 from cloudguard.documents.findings import LEAKED, VERDICTS
 from cloudguard.documents.plan import (
     REAPABLE_VERDICTS,
@@ -99,7 +99,7 @@ def build_plan(
             skipped.append(NotPlanned(item.id, item.name, item.verdict, why or "no action"))
             continue
         items.append(replace(item, action=action))
-    items = _whole_groups(items, report.findings, skipped, by_kind=by_kind)
+    items = _whole_groups(items, report, skipped, by_kind=by_kind)
     items.sort(key=lambda i: kinds.order_of(i.kind))  # a VM before its NIC, groups last
     return Plan(
         created_at=now,
@@ -145,7 +145,7 @@ def _item(
 
 def _whole_groups(
     items: list[PlanItem],
-    findings: Sequence[ReportedFinding],
+    report: ReadReport,
     skipped: list[NotPlanned],
     *,
     by_kind: bool,
@@ -153,8 +153,12 @@ def _whole_groups(
     """A resource group planned for delete carries what it holds (the report's findings in
     it) as its reviewed members, and is deleted whole only when each of them is planned
     too; then (unless `by_kind`) they go with it rather than one by one. A group holding
-    anything that is not planned (suspect, protected, ...) is not planned: its reapable
-    members stay items of their own."""
+    anything that is not planned (suspect, protected, ...), or anything that is not the
+    fleet's at all (the report's `others_in_groups`), is not planned: its reapable members
+    stay items of their own (apply could only refuse the group: `group-changed`)."""
+    findings = report.findings
+    others = {(o.provider, o.account.casefold(), o.group.casefold()): o
+              for o in report.others_in_groups or ()}  # fmt: skip
     planned = {(i.provider, i.id.casefold()): i for i in items}
     held: dict[tuple[str, str, str], list[ReportedFinding]] = {}
     for finding in findings:
@@ -169,7 +173,16 @@ def _whole_groups(
         if item.kind != kinds.RESOURCE_GROUP:
             kept.append(item)
             continue
-        inside = held.get((item.provider, item.account.casefold(), item.name.casefold()), [])
+        where = (item.provider, item.account.casefold(), item.name.casefold())
+        if (other := others.get(where)) is not None:
+            why = (
+                f"holds {other.held} resource(s) that are not the fleet's (e.g. {other.example}), "
+                "which deleting the group would delete: the group is not deleted whole, its "
+                "members are planned one by one"
+            )
+            skipped.append(NotPlanned(item.id, item.name, item.verdict, why))
+            continue
+        inside = held.get(where, [])
         members = [planned.get((f.resource.provider, f.resource.id.casefold())) for f in inside]
         blocker = next((f for f, m in zip(inside, members, strict=True) if m is None), None)
         if blocker is not None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cloudguard.cloud.cloud import Cloud
-from cloudguard.cloud.reaping import Live, protection_tag
+from cloudguard.cloud.reaping import GROUP_CHANGED, Live, protection_tag
 from cloudguard.cloud.registry import installed_clouds
 from cloudguard.documents.findings import AuditPolicy, Finding
 from cloudguard.documents.plan import REAPABLE_VERDICTS, PlanItem
@@ -36,7 +36,7 @@ GENERATION_CHANGED = "generation-changed"
 ATTACHED = "attached"
 ALREADY_DONE = "already-done"
 LOCKED = "locked"  # another apply holds this resource (set by the engine)
-GROUP_CHANGED = "group-changed"  # a resource group holds something the plan did not review
+# GROUP_CHANGED (cloudguard.cloud.reaping): a resource group holds what the plan did not review
 
 # Power states in which an action has nothing left to do (or is under way).
 _ALREADY = {

@@ -57,7 +57,10 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "tests/audit/test_audit_history_controls.py",
         "tests/notify/test_notify_negative_controls.py",
     ),
-    ("reap.md", "Reap"): ("tests/reap/test_reap_negative_controls.py",),
+    ("reap.md", "Reap"): (
+        "tests/reap/test_reap_negative_controls.py",
+        "adapters/azure/tests/test_azure_reap_groups_controls.py",
+    ),
     ("azure.md", "Azure"): (
         "adapters/azure/tests/test_azure_resource_graph_controls.py",
         "adapters/azure/tests/test_azure_throttling_controls.py",

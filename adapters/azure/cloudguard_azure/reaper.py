@@ -9,7 +9,9 @@ own, its group's and its subscription's scope. A 404 is "gone" only
 when ARM says the resource itself is not found (`ResourceNotFound`); a
 missing subscription or group is "cannot tell". Acts with the long-running
 operations (`begin_deallocate`, `begin_delete`) and waits for them to
-finish: "done" means ARM said Succeeded. An action is sent with
+finish: "done" means ARM said Succeeded. A resource group is listed once more as the
+last request before its DELETE, which is sent only if the group holds exactly what its
+members' read saw (`_last_look`). An action is sent with
 `retry_total=0`: a deallocate or delete whose answer was lost is reported
 failed (someone looks), never sent again by azure-core's retry policy. The
 credential and client options are the sweep's (cloudguard_azure.session: `--credential`,
@@ -31,8 +33,10 @@ from cloudguard.cloud.reaping import (
     Dependent,
     Live,
     ReadError,
+    ReaperError,
     ReaperUnavailable,
     Target,
+    Withheld,
     protection_tag,
 )
 from cloudguard.cloud.records import SweepRequest
@@ -83,6 +87,9 @@ class AzureReaper:
         self._lro_timeout = lro_timeout
         self._clients: dict[tuple[str, str], Any] = {}
         self._versions: dict[tuple[str, str], str] = {}  # (subscription, ARM type) -> api-version
+        # A group's listing as its members were read (by the group's casefolded id): its DELETE
+        # is sent only if the group's last listing, right before it, is the same.
+        self._read_groups: dict[str, dict[str, _Mark]] = {}
         self._owned = credential is None
         if credential is None:
             # One token up front: a missing identity stops the run before any item.
@@ -200,8 +207,13 @@ class AzureReaper:
 
     def _group_current(self, item: Target, sub: str, group: str) -> Live | None:
         """A resource group and everything it holds now, each member read as an item of
-        its own (its identity, tags, protections): a group is what it holds."""
+        its own (its identity, tags, protections): a group is what it holds. A member its
+        listing shows and its own read does not find (ARM answers 404 for a moment after a
+        resource is created), or the reverse, cannot be read as a reviewed one: the group is
+        unreadable. A member of the plan is gone only when neither shows it (and the last
+        listing, before the DELETE, must not show it either: `_last_look`)."""
         source = f"azure resource group {item.id}"
+        self._read_groups.pop(item.id.casefold(), None)
         resources = self._client("resources", sub)
         try:
             found = _gone_is_none(
@@ -221,21 +233,85 @@ class AzureReaper:
                 azure_kinds.kind_of(str(entry.get("type") or "")),
             )  # fmt: skip
             read = self._current(member)
-            if read is not None:  # gone since the listing: not held any more
-                members.append(read)
+            if read is None:
+                raise ReadError(
+                    f"azure {member.kind} {member.id}",
+                    f"its group {group} lists it, but its own read says not found (ARM "
+                    "answers so for a moment after a resource is created): it cannot be read "
+                    "as a member the plan reviewed, so the group is not deleted",
+                )
+            members.append(read)
+        inside = f"/subscriptions/{sub}/resourceGroups/{group}/".casefold()
+        for planned in getattr(item, "members", None) or ():
+            key = str(planned.id).casefold()
+            if key in listed or not key.startswith(inside):
+                continue  # read above; or not this group's (an edited plan): not what it holds
+            if self._current(planned) is not None:
+                raise ReadError(
+                    f"azure {planned.kind} {planned.id}",
+                    f"its own read finds it, but its group {group} does not list it: "
+                    "the group is not deleted while the two disagree",
+                )
+        self._read_groups[item.id.casefold()] = {k: _mark(e) for k, e in listed.items()}
         return Live(
             resource,
             protections=self._protections(sub, group, resource.id, source),
             members=tuple(members),
         )
 
+    def _last_look(self, item: Target, group: str, sub: str) -> None:
+        """The group's listing once more, the last request before its DELETE: the group must
+        hold exactly what it held when its members were read (the same ids, each with the
+        same type, creation time and tags), else nothing is sent (`Withheld`). ARM has no
+        "delete if it holds exactly": what is created between this answer and the DELETE
+        goes with the group (the window docs/reap.md measures)."""
+        source = f"azure resource group {item.id}"
+        seen = self._read_groups.pop(item.id.casefold(), None)
+        if seen is None:
+            raise Withheld(source, "its members were not read in this apply: nothing was sent")
+        try:
+            now = self._listed(sub, group)
+        except Exception as exc:  # 403, 404, throttled past retries: unknown state
+            raise ReadError(
+                source, f"its last listing before the DELETE: {describe_error(exc)}"
+            ) from exc
+        for key, entry in now.items():
+            what = f"{azure_kinds.kind_of(str(entry.get('type') or ''))} {entry.get('id')}"
+            if key not in seen:
+                raise Withheld(
+                    source,
+                    f"holds {what} now, which was not there when its members were read "
+                    "(created since): deleting the group would delete it; nothing was sent",
+                )
+            if _mark(entry) != seen[key]:
+                raise Withheld(
+                    source,
+                    f"its {what} changed since it was read (its type, creation time or "
+                    "tags): nothing was sent",
+                )
+        for key in seen.keys() - now.keys():
+            raise Withheld(
+                source,
+                f"its member {key} is no longer listed since it was read: the group is left "
+                "for an apply that reads it again; nothing was sent",
+            )
+
     def _listed(self, sub: str, group: str) -> dict[str, dict[str, Any]]:
-        """What `group` holds, by casefolded id, with ARM's creation time of each."""
+        """What `group` holds, by casefolded id, with ARM's creation time of each. A listing
+        that names one resource twice was paged while it changed (ARM's pages are offsets: a
+        resource created before the page boundary pushes one already listed into the next
+        page, and is itself never listed): it is no account of what the group holds."""
         resources = self._client("resources", sub)
-        return {
-            str(r.id).casefold(): r.as_dict()
-            for r in resources.resources.list_by_resource_group(group, expand="createdTime")
-        }
+        found: dict[str, dict[str, Any]] = {}
+        for r in resources.resources.list_by_resource_group(group, expand="createdTime"):
+            key = str(r.id).casefold()
+            if key in found:
+                raise ReadError(
+                    f"azure resource group {group}",
+                    f"its listing named {r.id} twice: its pages changed while they were read",
+                )
+            found[key] = r.as_dict()
+        return found
 
     def _api_version(self, sub: str, arm_type: str) -> str:
         """The newest stable api-version the type's provider lists (a preview only when it
@@ -303,7 +379,7 @@ class AzureReaper:
                     source,
                     f"{action} did not finish within {self._lro_timeout:.0f} s: outcome unknown",
                 )
-        except ActionError:
+        except ReaperError:  # failed, or (a group's last look) not sent at all
             raise
         except Exception as exc:
             raise ActionError(source, f"{action} failed: {describe_error(exc)}") from exc
@@ -315,6 +391,7 @@ class AzureReaper:
         if action != "delete" and not (item.kind == kinds.VM and action == "deallocate"):
             return None
         if item.kind == kinds.RESOURCE_GROUP:
+            self._last_look(item, group, sub)  # nothing is sent between it and the DELETE
             return self._client("resources", sub).resource_groups.begin_delete(group, retry_total=0)
         if item.kind not in _OWN_READERS:
             version = self._api_version(sub, address.arm_type)
@@ -415,6 +492,23 @@ def _left_by(vm: Any) -> tuple[str, ...]:
         if normalise.text(nic.delete_option).casefold() != "delete":
             left.append(f"NIC {nic.id} (and any public IP on it)")
     return tuple(left)
+
+
+class _Mark(NamedTuple):
+    """What a group's listing says of one member: a change means it is not the one read."""
+
+    type: str
+    created: str
+    tags: frozenset[tuple[str, str]]
+
+
+def _mark(entry: dict[str, Any]) -> _Mark:
+    tags = entry.get("tags") or {}
+    return _Mark(
+        str(entry.get("type") or "").casefold(),
+        str(entry.get("createdTime") or ""),
+        frozenset((str(k), str(v)) for k, v in tags.items()),
+    )
 
 
 class _Address(NamedTuple):

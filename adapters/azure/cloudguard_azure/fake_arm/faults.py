@@ -6,7 +6,11 @@ answers 403, long-running operations that end Failed, a page that is not
 JSON, the page size; and, drawn from a seeded random generator, a share of
 429s (with Retry-After) or 500/503s, pages cut off mid-body by a connection
 reset, slow pages, and a read quota that drains (sent in the
-`x-ms-ratelimit-remaining-*` headers, 429 once it is empty). The counters
+`x-ms-ratelimit-remaining-*` headers, 429 once it is empty); and a hook
+called before each request is answered (`before_answer`), so a test can
+change the world between any two requests, as a concurrent creator would
+(a fresh resource that reads 404 for a while is state: `ArmState.settle_after`).
+The counters
 and the request log are how a benchmark states the number of HTTP requests
 a sweep cost, and how a test shows which pages were read twice.
 """
@@ -17,6 +21,7 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cloudguard_azure.fake_arm.resourcegraph.faults import GraphFaults
@@ -115,6 +120,10 @@ class Faults:
     in_flight: int = 0
     peak_in_flight: int = 0  # the most requests being answered at once: proves a concurrency bound
     graph: GraphFaults = field(default_factory=GraphFaults)  # Resource Graph's quota and faults
+    # Called as each request arrives, before it is answered, with its 1-based index in `log`,
+    # its method and its path with query: a test changes the world between any two requests
+    # (adds a resource to a group just before request N), as a concurrent creator would.
+    before_answer: Callable[[int, str, str], None] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _random: random.Random = field(init=False, repr=False)
 
@@ -244,6 +253,9 @@ class Faults:
         with self._lock:
             self.log.append(f"{method} {target}")
             self.arrivals.append(time.monotonic())
+            index, hook = len(self.log), self.before_answer
+        if hook is not None:  # outside the lock: the hook may seed state, or read the log
+            hook(index, method, target)
 
     def answer(self, outcome: str) -> None:
         with self._lock:

@@ -121,6 +121,9 @@ def handle(
             )
     if resolved is None:
         return arm_error(404, "NotFound", f"No route for {method} {path} in the fake ARM.")
+    if method == "GET" and ctx.state.take_settling(path):
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        return arm_error(404, "ResourceNotFound", f"The Resource '{name}' was not found.")
     _, handler, params = resolved
     request = Request(method, path, query, f"https://{host}", body)
     with ctx.state.lock:  # state reads and LRO transitions see one consistent world

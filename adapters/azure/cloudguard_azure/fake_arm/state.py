@@ -46,6 +46,25 @@ class ArmState:
         # While set, every LRO stays InProgress however often it is polled: a test holds an
         # action in flight until it has done what must happen meanwhile (a barrier, no timing).
         self.hold_operations = False
+        # Resources ARM lists but does not yet answer for: a GET of the very resource (by its
+        # casefolded id) answers 404 ResourceNotFound this many more times, as ARM does for a
+        # moment after a resource is created (its listing's cache is ahead of its provider).
+        self.settling: dict[str, int] = {}
+
+    def settle_after(self, resource_id: str, reads: int = 1) -> None:
+        """The next `reads` GETs of `resource_id` itself answer 404 ResourceNotFound."""
+        with self.lock:
+            self.settling[resource_id.rstrip("/").casefold()] = reads
+
+    def take_settling(self, path: str) -> bool:
+        """Whether this GET of `path` is one still answered "not found" (and count it)."""
+        key = path.rstrip("/").casefold()
+        with self.lock:
+            left = self.settling.get(key, 0)
+            if left <= 0:
+                return False
+            self.settling[key] = left - 1
+            return True
 
     # Microsoft.Resources
     add_subscription = resources.add_subscription
