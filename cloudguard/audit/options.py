@@ -440,6 +440,17 @@ class Settings:
         section="reap",
         panel=LIVE_PANEL,
     )
+    # Where `reap apply --yes` takes its locks (default: the account's own, from the password
+    # database): every apply that may act on the same resources must name the same one.
+    lock_directory: str | None = option(
+        parse=string,
+        default=None,
+        audit=False,
+        trust=NeedsTrust("chooses which locks reaping honours"),
+        path=True,
+        section="reap",
+        on_command_line=False,
+    )
     # Subscriptions / AWS accounts reaping may act in; required for `reap apply --yes`.
     accounts: tuple[str, ...] | None = option(
         trust=NeedsTrust("chooses the subscriptions and accounts reaping may act in"),

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, replace
-from pathlib import Path
 
 from cloudguard import exit_codes
 from cloudguard.audit.evidence.interface import EvidenceError
@@ -31,7 +30,7 @@ from cloudguard.cloud.reaping import Dependent, Live, Reaper, ReaperError
 from cloudguard.documents.findings import AuditPolicy
 from cloudguard.documents.plan import Plan, PlanItem
 from cloudguard.documents.reap_log import ReapLog
-from cloudguard.reap.locks import Lock, LockError, plan_lock, resource_lock
+from cloudguard.reap.locks import Lock, LockError, Locks
 from cloudguard.reap.rederive import LiveAudit
 from cloudguard.reap.verify import LOCKED, Skip, verify
 
@@ -59,9 +58,10 @@ def apply_plan(
     live_audit: LiveAudit,
     log: ReapLog,
     execute: bool,
-    locks: Path | None,
+    locks: Locks | None,
 ) -> int:
-    """`locks`: the lock directory (required with `execute`)."""
+    """`locks`: where the plan's and each resource's locks are taken (required with
+    `execute`): this host's lock directory, and the shared store's when there is one."""
     counts: Counter[str] = Counter()
     log.start(
         mode="apply" if execute else "dry-run",
@@ -88,13 +88,13 @@ def apply_plan(
         if locks is None:
             return did_not_run("no lock directory: an apply that acts must hold the plan's lock")
         try:
-            held = plan_lock(locks, digest)
+            held = locks.plan(digest)
         except LockError as exc:
             return did_not_run(str(exc))
         if not held.held:
             held.release()
             return did_not_run(
-                f"another apply of this plan ({digest}) is running: it holds {held.path}; "
+                f"another apply of this plan ({digest}) is running: it holds {held.where}; "
                 "nothing was read or done"
             )
     try:
@@ -177,18 +177,18 @@ def _one_locked(
     live_audit: LiveAudit,
     log: ReapLog,
     execute: bool,
-    locks: Path | None,
+    locks: Locks | None,
 ) -> tuple[str, Live | None]:
     if not execute or locks is None:
         return _one(index, item, reaper, live_audit, log, execute)
     try:
-        lock = resource_lock(locks, item.provider, item.id)
+        lock = locks.resource(item.provider, item.id)
     except LockError as exc:
         log.write(DID_NOT_RUN, item, item_index=index, detail=str(exc))
         return DID_NOT_RUN, None
     with lock:
         if not lock.held:
-            skip = Skip(LOCKED, f"another apply holds this resource ({lock.path}): not read")
+            skip = Skip(LOCKED, f"another apply holds this resource ({lock.where}): not read")
             log.write(HELD, item, item_index=index, skips=[asdict(skip)])
             return HELD, None
         return _one(index, item, reaper, live_audit, log, execute)

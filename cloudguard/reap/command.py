@@ -253,7 +253,7 @@ def apply_command(
     from cloudguard.documents.plan import load_plan, plan_digest, read_plan_bytes
     from cloudguard.documents.reap_log import ReapLog, ReapLogError, default_log_path
     from cloudguard.reap.apply import apply_plan
-    from cloudguard.reap.locks import LockError, lock_directory
+    from cloudguard.reap.locks import LockError
     from cloudguard.reap.rederive import LiveAudit
 
     clouds = settings.clouds or Clouds.installed()
@@ -301,7 +301,7 @@ def apply_command(
         _say(f"did not run: {exc}")
         raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
     try:
-        locks = lock_directory() if yes else None
+        locks = _locks(settings, store) if yes else None
         code = apply_plan(
             plan,
             plan_path=str(plan_path),
@@ -329,6 +329,16 @@ def apply_command(
             f"cloudguard reap apply {one_line(str(plan_path), 300)} --yes --approve {digest}"
         )
     raise typer.Exit(code)
+
+
+def _locks(settings: Settings, store: Any) -> Any:
+    """This host's lock directory (`[reap] lock-directory`, else the account's own), and the
+    history store's locks when it is shared between hosts (PostgreSQL)."""
+    from cloudguard.reap.locks import Locks, lock_directory
+
+    configured = Path(settings.lock_directory) if settings.lock_directory else None
+    shared = store if store is not None and store.locks_across_hosts else None
+    return Locks(lock_directory(configured), shared)
 
 
 def _recorded(

@@ -40,6 +40,9 @@ WHOLE_DIGEST = f"{AZURE}::test_only_the_whole_digest_approves"
 FUTURE = f"{AZURE}::test_a_plan_or_audit_dated_in_the_future_is_refused"
 LOST_DELETE = f"{AZURE_NETWORK}::test_an_irreversible_delete_whose_answer_is_lost_is_not_sent_again"
 AWS_FLAG = f"{AWS}::test_termination_or_stop_protection_is_protection"
+AZURE_LOCKS = "adapters/azure/tests/test_azure_reap_locks.py"
+ONE_DIRECTORY = f"{CORE}/test_reap_locks.py::test_a_login_shell_and_cron_use_one_lock_directory"
+LOGIN_AND_CRON = f"{AZURE_LOCKS}::test_a_login_shell_and_cron_applying_one_plan_send_one_delete"
 
 
 MUTATIONS = [
@@ -290,6 +293,36 @@ MUTATIONS = [
         broken="    if not stat.S_ISDIR(status.st_mode):\n",
         tests=(f"{CORE}/test_reap_locks.py::test_another_users_lock_directory_is_refused",),
         check="another-users-lock-directory-refused",
+    ),
+    Mutation(
+        name="the lock directory follows the environment (a login shell's, cron's)",
+        module="reap/locks.py",
+        original='    return account_home() / ".cache" / "cloudguard" / "reap-locks"\n',
+        broken=(
+            '    base = os.environ.get("XDG_RUNTIME_DIR") or str(Path.home() / ".cache")\n'
+            '    return Path(base) / "cloudguard" / "reap-locks"\n'
+        ),
+        tests=(ONE_DIRECTORY, LOGIN_AND_CRON),
+        check={
+            ONE_DIRECTORY: "one-lock-directory-for-every-environment",
+            LOGIN_AND_CRON: "one-lock-for-every-environment",
+        },
+    ),
+    Mutation(
+        name="no lock in the shared history store: two hosts both act",
+        module="reap/command.py",
+        original="    shared = store if store is not None and store.locks_across_hosts else None\n",
+        broken="    shared = None\n",
+        tests=(f"{AZURE_LOCKS}::test_two_hosts_sharing_a_postgresql_history_send_one_delete",),
+        check="one-lock-for-every-host",
+    ),
+    Mutation(
+        name="the store's answer to a lock ignored",
+        module="reap/locks.py",
+        original="        if taken:\n",
+        broken="        if True:\n",
+        tests=(f"{AZURE_LOCKS}::test_two_hosts_sharing_a_postgresql_history_send_one_delete",),
+        check="one-lock-for-every-host",
     ),
     Mutation(
         name="1 wins over 75",

@@ -135,9 +135,10 @@ def incident(arm: FakeArm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
     monkeypatch.chdir(work)  # no cloudguard.toml from the repository applies
     # This test's own lock directory, and the subscriptions `apply --yes` may act in.
     (tmp_path / "run").mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
     write_trusted(
-        work / "cloudguard.toml", f'[reap]\naccounts = ["{demo.SUB_PILOT}", "{demo.SUB_FLEET}"]\n'
+        work / "cloudguard.toml",
+        f'[reap]\naccounts = ["{demo.SUB_PILOT}", "{demo.SUB_FLEET}"]\n'
+        f'lock-directory = "{tmp_path / "run"}"\n',
     )
     shas = demo.make_repo(tmp_path / "repo")
     home = demo.make_controller_home(tmp_path / "controller")
@@ -847,7 +848,7 @@ def test_a_second_apply_of_a_plan_being_applied_does_nothing_but_say_so(
     plan = incident.plan()
     incident.arm.faults.reset_counts()
 
-    with plan_lock(lock_directory(), digest(plan)) as held:
+    with plan_lock(lock_directory(incident.work.parent / "run"), digest(plan)) as held:
         assert held.held
         code, out, log = incident.apply(plan, "--yes")
 
@@ -863,7 +864,8 @@ def test_a_resource_another_apply_holds_is_not_read(incident: Incident) -> None:
     plan = incident.plan()
     incident.arm.faults.reset_counts()
 
-    with resource_lock(lock_directory(), "azure", incident.vm.id) as held:
+    locks = lock_directory(incident.work.parent / "run")
+    with resource_lock(locks, "azure", incident.vm.id) as held:
         assert held.held
         code, out, log = incident.apply(plan, "--yes")
 
