@@ -433,8 +433,23 @@ class Settings:
         default=_ITEM_BUDGET,
         audit=False,
         apply=Shown(
-            "Time one item's reads may take, waits included: past it the item is "
-            "unreadable, named, and the run exits 75 (default: 5m, or [reap] item-budget).",
+            "Time one item may take: its reads, every attempt and wait, and the wait for "
+            "its action to finish; past it the item is unreadable (or, its action sent, "
+            "failed: outcome unknown), named, the next item goes on, and the run exits 75 "
+            "(default: 5m, or [reap] item-budget).",
+            "DURATION",
+        ),
+        section="reap",
+        panel=LIVE_PANEL,
+    )
+    deadline: timedelta | None = option(  # noqa: RUF009 (option() is a field specifier)
+        parse=cfg.parse_positive_duration,
+        default=None,
+        audit=False,
+        apply=Shown(
+            "Time the whole apply may take: past it no item is begun, the rest are "
+            "not-reached and the run exits 75 (default: the plan's items x --item-budget, "
+            "or [reap] deadline).",
             "DURATION",
         ),
         section="reap",

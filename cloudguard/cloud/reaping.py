@@ -131,3 +131,8 @@ class ReadError(ReaperError):
 
 class ActionError(ReaperError):
     """The action was attempted and did not succeed, or its outcome is unknown (1)."""
+
+
+class ActionUnfinished(ActionError):
+    """The action was sent, and the item's budget ended before the cloud said it finished:
+    its outcome is unknown, and the run did not complete (75)."""

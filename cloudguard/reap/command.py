@@ -107,6 +107,16 @@ def plan_command(
             "holds is reaped anyway).",
         ),
     ] = False,
+    delete_data: Annotated[
+        str | None,
+        typer.Option(
+            "--delete-data",
+            metavar="KIND,...",
+            help="With --action delete: the kinds that hold data (disk, snapshot, "
+            "storage-account, bucket, database, and a cloud's own such types) to delete. "
+            "Without it they are listed, not deleted: data is never destroyed by a default.",
+        ),
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -142,6 +152,7 @@ def plan_command(
             with_dependents=with_dependents,
             clouds=clouds,
             by_kind=by_kind,
+            delete_data=_data_kinds(delete_data),
         )
     except DocumentUsageError as exc:
         raise typer.BadParameter(str(exc)) from exc
@@ -183,6 +194,17 @@ def plan_command(
         f"`cloudguard reap apply {shown}` (dry run) and "
         f"`cloudguard reap apply {shown} --yes --approve {digest}`"
     )
+
+
+def _data_kinds(value: str | None) -> list[str]:
+    """`--delete-data storage-account,bucket`: each a kind (`--kind`'s spelling)."""
+    from cloudguard.cloud.kinds import parse_kind
+    from cloudguard.cloud.options import OptionValueError
+
+    try:
+        return [parse_kind(part) for part in (value or "").split(",") if part.strip()]
+    except OptionValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--delete-data") from exc
 
 
 def _report_argument(argument: Path | None, old_option: Path | None) -> Path:
@@ -311,6 +333,8 @@ def apply_command(
             log=reap_log,
             execute=yes,
             locks=locks,
+            item_budget=settings.item_budget.total_seconds(),
+            deadline=_deadline(plan, settings).total_seconds(),
         )
     except LockError as exc:
         _say(f"did not run: {exc}")
@@ -329,6 +353,16 @@ def apply_command(
             f"cloudguard reap apply {one_line(str(plan_path), 300)} --yes --approve {digest}"
         )
     raise typer.Exit(code)
+
+
+def _deadline(plan: Plan, settings: Settings) -> timedelta:
+    """--deadline, else what the plan's items may take at most: one item budget each (and
+    one more, for the evidence and the reapers opened before the first item)."""
+    if settings.deadline is not None:
+        return settings.deadline
+    # --with-dependents: a VM's disks, its NIC and the NIC's public IP come after it.
+    per_item = 4 if plan.with_dependents else 1
+    return settings.item_budget * (len(plan.items) * per_item + 1)
 
 
 def _locks(settings: Settings, store: Any) -> Any:
@@ -508,6 +542,7 @@ def plan_table(plan: Plan, clouds: Clouds | None = None) -> str:
             "power",
             "task id",
             "reasons",
+            "holds data",
         ):
             table.add_column(header, no_wrap=True)
         for item in plan.items:
@@ -522,12 +557,14 @@ def plan_table(plan: Plan, clouds: Clouds | None = None) -> str:
                 one_line(item.power_state),
                 one_line(task),
                 one_line(", ".join(item.reasons)) or "-",
+                one_line(item.holds_data) or "-",
             )
             table.add_row(*(Text(c) for c in cells))
             for member in item.members:  # what deleting the group deletes with it
                 table.add_row(
                     *(Text(c) for c in ("", member.verdict, f"  with its {member.kind}",
-                                        one_line(member.name), "", "", "", "", ""))
+                                        one_line(member.name), "", "", "", "", "",
+                                        one_line(member.holds_data) or "-"))
                 )  # fmt: skip
         console.print(table)
     for skipped in plan.not_planned:

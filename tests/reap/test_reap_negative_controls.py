@@ -41,6 +41,14 @@ FUTURE = f"{AZURE}::test_a_plan_or_audit_dated_in_the_future_is_refused"
 LOST_DELETE = f"{AZURE_NETWORK}::test_an_irreversible_delete_whose_answer_is_lost_is_not_sent_again"
 AWS_FLAG = f"{AWS}::test_termination_or_stop_protection_is_protection"
 AZURE_LOCKS = "adapters/azure/tests/test_azure_reap_locks.py"
+AZURE_BUDGETS = "adapters/azure/tests/test_azure_reap_budgets.py"
+BUDGETS = f"{CORE}/test_reap_budgets.py"
+SPENT_BEFORE_ACTING = (
+    f"{BUDGETS}::test_an_item_past_its_budget_is_not_acted_on_and_the_next_goes_on"
+)
+PAST_DEADLINE = f"{BUDGETS}::test_past_the_deadline_no_item_is_begun_and_the_rest_are_not_reached"
+UNFINISHED_ACTION = f"{BUDGETS}::test_an_action_not_seen_to_finish_is_failed_and_the_run_is_75"
+WAIT_IN_BUDGET = f"{AZURE_BUDGETS}::test_the_wait_for_a_delete_to_finish_is_inside_the_item_budget"
 ONE_DIRECTORY = f"{CORE}/test_reap_locks.py::test_a_login_shell_and_cron_use_one_lock_directory"
 LOGIN_AND_CRON = f"{AZURE_LOCKS}::test_a_login_shell_and_cron_applying_one_plan_send_one_delete"
 
@@ -323,6 +331,56 @@ MUTATIONS = [
         broken="        if True:\n",
         tests=(f"{AZURE_LOCKS}::test_two_hosts_sharing_a_postgresql_history_send_one_delete",),
         check="one-lock-for-every-host",
+    ),
+    # -- bounds: the item budget and the apply's deadline -----------------------------------
+    Mutation(
+        name="an item whose reads spent its budget is acted on",
+        module="reap/apply.py",
+        original="    if (taken := budget.spent()) is not None:\n",
+        broken="    if (taken := None) is not None:\n",
+        tests=(SPENT_BEFORE_ACTING,),
+        check="an-item-past-its-budget-is-not-acted-on",
+    ),
+    Mutation(
+        name="the apply's deadline ignored",
+        module="reap/apply.py",
+        original="                if deadline is not None and clock() - began > deadline:\n",
+        broken="                if False:\n",
+        tests=(PAST_DEADLINE,),
+        check="the-deadline-stops-the-apply",
+    ),
+    Mutation(
+        name="an action not seen to finish is a plain failure (1, not 75)",
+        module="reap/apply.py",
+        original="        return UNFINISHED, live\n",
+        broken="        return FAILED, live\n",
+        tests=(UNFINISHED_ACTION,),
+        check="an-unfinished-action-is-75",
+    ),
+    Mutation(
+        name="azure: an attempt's timeouts not capped at what remains of the budget",
+        module="retry.py",
+        package=AZURE_PACKAGE,
+        original="            options[key] = min(options.get(key) or default, remaining)\n",
+        broken="            options[key] = options.get(key) or default\n",
+        tests=(f"{AZURE_BUDGETS}::test_an_attempt_started_inside_the_budget_ends_inside_it",),
+        check="no-attempt-outlasts-the-item-budget",
+    ),
+    Mutation(
+        name="azure: the wait for the operation outside the item budget",
+        module="reaper.py",
+        package=AZURE_PACKAGE,
+        original="            wait = min(self._lro_timeout, self._clock.remaining())\n",
+        broken="            wait = self._lro_timeout\n",
+        also=(
+            (
+                "retry.py",
+                '            raise self.clock.spent("the next attempt")\n',
+                "            pass\n",
+            ),
+        ),
+        tests=(WAIT_IN_BUDGET,),
+        check="the-item-budget-covers-the-wait",
     ),
     Mutation(
         name="1 wins over 75",
@@ -638,8 +696,8 @@ MUTATIONS = [
         name="aws: the acting client retries",
         module="reaper.py",
         package=AWS_PACKAGE,
-        original='config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),',
-        broken='config=Config(retries={"total_max_attempts": 5, "mode": "standard"}),',
+        original='retries={"total_max_attempts": 1, "mode": "standard"}, **timeouts',
+        broken='retries={"total_max_attempts": 5, "mode": "standard"}, **timeouts',
         tests=(f"{AWS}::test_the_action_client_never_retries",),
         check="the-acting-client-never-retries",
     ),

@@ -77,8 +77,12 @@ def _race(
     deletes = "DELETE vm_delete"
     first = start(0)
     try:
-        assert wait_until(lambda: incident.arm.faults.requests[deletes] == 1), (
-            "the first apply never sent its delete"
+        in_flight = wait_until(
+            lambda: incident.arm.faults.requests[deletes] == 1 or first.poll() is not None,
+            within=240,  # a loaded machine: the first apply's reads take their time
+        )
+        assert in_flight and first.poll() is None, (
+            f"the first apply never sent its delete: {first.poll()}"
         )
         second = start(1)
         wait_until(lambda: second.poll() is not None or incident.arm.faults.requests[deletes] > 1)

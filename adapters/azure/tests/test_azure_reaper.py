@@ -173,7 +173,7 @@ def test_plan_from_a_real_audit_names_only_the_incident_vm_and_touches_nothing(
     incident.arm.faults.reset_counts()
 
     plan = json.loads(plan_path.read_text())
-    assert plan["schema"] == "cloudguard.reap.plan" and plan["schema_version"] == 3
+    assert plan["schema"] == "cloudguard.reap.plan" and plan["schema_version"] == 4
     (item,) = plan["items"]
     assert (item["provider"], item["name"], item["group"], item["kind"]) == (
         "azure",
@@ -323,7 +323,11 @@ def test_an_orphan_disk_has_no_reversible_action_and_is_deleted_only_when_asked(
     (left,) = reversible["not_planned"]
     assert left["name"] == "disk-fm7c799d-data" and "no reversible action" in left["why"]
 
-    plan = incident.plan("--action", "delete")
+    data = json.loads(incident.plan("--action", "delete").read_text())
+    (listed,) = data["not_planned"]  # it holds data: listed, not deleted, unless named
+    assert listed["name"] == "disk-fm7c799d-data" and "holds data: unknown" in listed["why"]
+
+    plan = incident.plan("--action", "delete", "--delete-data", "disk")
     code, out, _ = incident.apply(plan, "--yes")
 
     assert code == 0, out
@@ -399,7 +403,7 @@ def test_a_plan_of_the_wrong_schema_is_refused_with_97(incident: Incident) -> No
     code, out, _ = incident.apply(audit_report, "--yes")
 
     assert code == 97, out
-    assert "not a cloudguard.reap.plan v3 plan" in out
+    assert "not a cloudguard.reap.plan v3 or v4 plan" in out
     assert incident.arm.faults.total_requests == 0
 
 
@@ -538,7 +542,7 @@ def test_a_disk_attached_after_the_plan_is_not_deleted(incident: Incident) -> No
     disk = state.add_disk(
         demo.SUB_PILOT, "pilot", "disk-orphan", tags={"task-id": demo.INCIDENT_TASK}
     )
-    plan = incident.plan("--action", "delete")
+    plan = incident.plan("--action", "delete", "--delete-data", "disk")
     healthy = state.vm(demo.SUB_PILOT, "pilot", "vm-fm9b17aa-wkr-01")
     assert healthy is not None
     attach_disk(state, healthy, disk)
