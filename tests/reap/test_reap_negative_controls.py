@@ -43,6 +43,15 @@ AWS_FLAG = f"{AWS}::test_termination_or_stop_protection_is_protection"
 AZURE_LOCKS = "adapters/azure/tests/test_azure_reap_locks.py"
 AZURE_BUDGETS = "adapters/azure/tests/test_azure_reap_budgets.py"
 BUDGETS = f"{CORE}/test_reap_budgets.py"
+DATA_LISTED = (
+    f"{CORE}/test_reap_plan.py::test_a_kind_that_holds_data_is_listed_not_deleted_unless_named"
+)
+DATA_EDITED = (
+    f"{CORE}/test_reap_plan.py::test_a_hand_edited_plan_cannot_delete_data_its_kinds_do_not_name"
+)
+AWS_EVERY_KIND = (
+    f"{AWS_KINDS}::test_every_kind_with_one_clear_delete_is_reaped_and_the_rest_is_said"
+)
 SPENT_BEFORE_ACTING = (
     f"{BUDGETS}::test_an_item_past_its_budget_is_not_acted_on_and_the_next_goes_on"
 )
@@ -381,6 +390,32 @@ MUTATIONS = [
         ),
         tests=(WAIT_IN_BUDGET,),
         check="the-item-budget-covers-the-wait",
+    ),
+    # -- data is never destroyed by a default ---------------------------------------------
+    Mutation(
+        name="a kind that holds data planned for delete without --delete-data",
+        module="reap/planning.py",
+        original="            why = _holds_data_unless_named(item, action, cloud, delete_data)\n",
+        broken="            why = None\n",
+        tests=(DATA_LISTED,),
+        check="data-is-never-deleted-by-a-default",
+    ),
+    Mutation(
+        name="a plan edited to delete data its kinds do not name is read",
+        module="documents/plan.py",
+        original="            and item.kind not in plan.delete_data\n",
+        broken="            and False\n",
+        tests=(DATA_EDITED,),
+        check="an-edited-plan-cannot-delete-data",
+    ),
+    Mutation(
+        name="aws: the command printed for a bucket deletes its objects (--force)",
+        module="reap_kinds.py",
+        package=AWS_PACKAGE,
+        original='        kinds.BUCKET: f"aws s3 rb s3://{name}",\n',
+        broken='        kinds.BUCKET: f"aws s3 rb s3://{name} --force",\n',
+        tests=(AWS_EVERY_KIND,),
+        check="the-printed-command-deletes-no-data",
     ),
     Mutation(
         name="1 wins over 75",

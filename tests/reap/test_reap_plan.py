@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from named_checks import broken
+from named_checks import broken, raises_at
 from reap_helpers import NOW, audit_report, cli, controller_home, fleet, write_json
 
 from cloudguard.documents.plan import PlanError, PlanUsageError, load_plan, plan_document
@@ -87,7 +87,12 @@ def test_a_hand_edited_plan_cannot_delete_data_its_kinds_do_not_name(
     plan["delete_data"] = []
     edited = write_json(tmp_path / "edited.json", plan)
 
-    with pytest.raises(PlanUsageError, match="holds data, and the plan does not name its kind"):
+    with raises_at(
+        "an-edited-plan-cannot-delete-data",
+        PlanUsageError,
+        "a disk's delete in a plan whose delete_data does not name disk",
+        match="holds data, and the plan does not name its kind",
+    ):
         load_plan(edited)
 
     plan["schema_version"] = 3  # an old plan: read as deleting no data
