@@ -36,7 +36,8 @@ app = typer.Typer(
     name="reap",
     help="Reap what the audit found, safely: plan offline, then re-derive live and act.\n\n"
     "Exit codes: 0 all reaped (or, dry run, would be) or skipped for safety; 1 an action "
-    "failed; 2 usage; 75 did not run (adapter, credential, evidence, lock or log); "
+    "failed; 2 usage; 75 did not run (adapter, credential, evidence, lock or log; an item "
+    "past --item-budget, items past --deadline); "
     "97 plan or report of the wrong schema, malformed, or not the approved plan.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -132,7 +133,9 @@ def plan_command(
 
     Exit codes: 0 plan written; 2 usage (a verdict that is never reapable, an
     unknown action, a missing report); 97 the report is not a cloudguard.audit
-    v1 or v2 document, or is malformed. An acknowledged finding is not planned.
+    v1 or v2 document, or is malformed. An acknowledged finding is not planned;
+    nor is a kind that holds data (disk, storage account, bucket, database, ...)
+    unless --delete-data names it: it is listed, with why.
     """
     from cloudguard.documents.audit_report import load_report
     from cloudguard.documents.plan import plan_digest, render_plan
@@ -264,10 +267,17 @@ def apply_command(
     reason; 1 an action failed; 2 usage (bad plan, no --approve, a plan too old,
     no [reap] accounts or an item outside them); 75 did not run: an adapter,
     credential, evidence source, lock or item could not be read, another apply
-    holds the plan, or the log cannot be written (nothing is acted on after
-    that), or the history store cannot be used; 97 the plan is not a
-    cloudguard.reap.plan v2 document, is malformed, or is not the one approved;
-    cloudguard.toml is invalid.
+    (on this host, or another sharing a PostgreSQL history) holds the plan or a
+    resource, the lock directory is not private, an item passed --item-budget
+    (its action, if sent, not seen to finish), items were not reached by
+    --deadline, or the log cannot be written (nothing is acted on after that),
+    or the history store cannot be used; 97 the plan is not a
+    cloudguard.reap.plan v3 or v4 document, is malformed, or is not the one
+    approved; cloudguard.toml is invalid.
+
+    Locks: one directory for every environment of the account
+    (~/.cache/cloudguard/reap-locks of its home in the password database, or
+    [reap] lock-directory), and the PostgreSQL history's when it is one.
     """
     from cloudguard.audit import from_settings
     from cloudguard.audit.command_line import check_credential
