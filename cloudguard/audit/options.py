@@ -451,12 +451,38 @@ class Settings:
         default=_ITEM_BUDGET,
         audit=False,
         apply=Shown(
-            "Time one item's reads may take, waits included: past it the item is "
-            "unreadable, named, and the run exits 75 (default: 5m, or [reap] item-budget).",
+            "Time one item may take: its reads, every attempt and wait, and the wait for "
+            "its action to finish; past it the item is unreadable (or, its action sent, "
+            "failed: outcome unknown), named, the next item goes on, and the run exits 75 "
+            "(default: 5m, or [reap] item-budget).",
             "DURATION",
         ),
         section="reap",
         panel=LIVE_PANEL,
+    )
+    deadline: timedelta | None = option(  # noqa: RUF009 (option() is a field specifier)
+        parse=cfg.parse_positive_duration,
+        default=None,
+        audit=False,
+        apply=Shown(
+            "Time the whole apply may take: past it no item is begun, the rest are "
+            "not-reached and the run exits 75 (default: the plan's items x --item-budget, "
+            "or [reap] deadline).",
+            "DURATION",
+        ),
+        section="reap",
+        panel=LIVE_PANEL,
+    )
+    # Where `reap apply --yes` takes its locks (default: the account's own, from the password
+    # database): every apply that may act on the same resources must name the same one.
+    lock_directory: str | None = option(
+        parse=string,
+        default=None,
+        audit=False,
+        trust=NeedsTrust("chooses which locks reaping honours"),
+        path=True,
+        section="reap",
+        on_command_line=False,
     )
     # Subscriptions / AWS accounts reaping may act in; required for `reap apply --yes`.
     accounts: tuple[str, ...] | None = option(

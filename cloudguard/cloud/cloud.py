@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from cloudguard.cloud.kinds import Billing, unknown_billing
+from cloudguard.cloud.kinds import HOLDS_DATA, Billing, unknown_billing
 from cloudguard.cloud.reaping import DESTRUCTIVE, ReaperError, ReaperUnavailable
 from cloudguard.cloud.records import (
     Resource,
@@ -66,6 +66,8 @@ class Cloud:
         # What a request means for a kind `reap_actions` does not list (Azure deletes any
         # resource by id); empty: such a kind is never acted on.
         self.any_kind_actions: Mapping[str, str] = _member(adapter, "any_kind_actions", _EMPTY)
+        # Kinds whose delete destroys data: the shared ones, and the cloud's own type names.
+        self.data_kinds = HOLDS_DATA | frozenset(_member(adapter, "data_kinds", ()))
         self.export_parsers: tuple[ExportParser, ...] = tuple(
             _member(adapter, "export_parsers", ())
         )
@@ -122,6 +124,10 @@ class Cloud:
         """The CLI command a person would run to delete what cloudguard does not reap."""
         command = getattr(self.adapter, "delete_command", None)
         return str(command(resource)) if command is not None else None
+
+    def holds_data(self, kind: str) -> bool:
+        """Deleting a `kind` destroys data (a disk, a bucket, a database, ...)."""
+        return kind in self.data_kinds
 
     def is_destructive(self, kind: str, action: str) -> bool:
         """`action` is what `delete` means there (Azure delete, EC2 terminate): never undone."""

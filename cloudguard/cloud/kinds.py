@@ -57,6 +57,11 @@ SHORT_KINDS = (
 )
 _ORDER = {kind: index for index, kind in enumerate(SHORT_KINDS)}
 
+# The shared kinds that hold data: deleting one destroys what it holds, so `reap plan` deletes
+# one only when the operator names its kind (`--delete-data`). A cloud names its own type
+# names that hold data too (`CloudAdapter.data_kinds`).
+HOLDS_DATA = frozenset({DISK, SNAPSHOT, STORAGE_ACCOUNT, BUCKET, DATABASE})
+
 
 def order_of(kind: str) -> int:
     """Where `kind` comes in a plan: the shared kinds in `SHORT_KINDS` order, a cloud's own

@@ -146,3 +146,8 @@ class Withheld(ReaperError):
 
 class ActionError(ReaperError):
     """The action was attempted and did not succeed, or its outcome is unknown (1)."""
+
+
+class ActionUnfinished(ActionError):
+    """The action was sent, and the item's budget ended before the cloud said it finished:
+    its outcome is unknown, and the run did not complete (75)."""

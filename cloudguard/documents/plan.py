@@ -1,4 +1,4 @@
-"""The reap plan, schema `cloudguard.reap.plan` version 3 (docs/reap.md): writer and reader.
+"""The reap plan, schema `cloudguard.reap.plan` version 4 (docs/reap.md): writer and reader.
 
 A plan is made offline from an audit report (cloudguard.reap.planning) and
 is what an operator reviews and approves, so reading one back checks every
@@ -34,7 +34,13 @@ from cloudguard.schemas import schema_id
 SCHEMA = "cloudguard.reap.plan"
 # 2: items carry `uid` and `created`, the identity of the resource that was reviewed.
 # 3: the plan binds where its audit read the evidence (`evidence`): apply must name the same.
-SCHEMA_VERSION = 3
+# 4: data is never destroyed by a default: the plan names the kinds that hold data it may
+#    delete (`delete_data`), and each such item says what it holds (`holds_data`). A v3 plan
+#    is read as deleting no data: one whose items would is refused (plan again).
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (3, 4)
+# What a plan says of an item whose contents the audit did not count.
+HOLDS_DATA_UNKNOWN = "unknown"
 
 # Only these verdicts may be reaped. suspect (a record exists), pending (the
 # controller may not have written it yet), unverified (nothing was checked) and
@@ -88,6 +94,10 @@ class PlanItem:
     # item whose live read named it. A disk has no reviewed identity of its own; a NIC or
     # public IP carries as `uid` the resourceGuid its parent's read saw it with.
     dependent_of: str = ""
+    # A kind that holds data (a disk, a storage account, a bucket, a database): what it held
+    # as far as the audit could say ("unknown" when it could not count cheaply); "" for a
+    # kind that holds none.
+    holds_data: str = ""
     # A resource group deleted whole: what it held when reviewed, each with its identity,
     # tags and verdict. Apply deletes it only if everything in it now is one of these, each
     # re-derived as reapable as it was.
@@ -120,6 +130,9 @@ class Plan:
     # Where the audit read its evidence (a locating option's key -> its value, paths
     # absolute): apply re-reads the same sources, and refuses to run with others.
     evidence: Mapping[str, Any] = field(default_factory=dict)
+    # The kinds holding data that the operator named for deletion (`--delete-data`): an item
+    # of any other such kind is never deleted (listed in not_planned instead).
+    delete_data: tuple[str, ...] = ()
 
 
 # -- writing ---------------------------------------------------------------------------
@@ -137,6 +150,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         },
         "requested_action": plan.requested_action,
         "with_dependents": plan.with_dependents,
+        "delete_data": list(plan.delete_data),
         "evidence": dict(plan.evidence),
         "verdicts": list(plan.verdicts),
         "policy": {
@@ -186,6 +200,7 @@ def _item_fields(item: PlanItem) -> dict[str, Any]:
         "controller_record": item.controller_record,
         "uid": item.uid,
         "created": item.created.isoformat() if item.created else None,
+        "holds_data": item.holds_data,
     }
 
 
@@ -224,7 +239,10 @@ def load_plan(path: Path, data: bytes | None = None, clouds: Clouds | None = Non
         parsed = json_input.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise PlanError(source, f"plan is not valid JSON: {exc}") from exc
-    root = doc.root(parsed, SCHEMA, SCHEMA_VERSION, "plan", "make one with `cloudguard reap plan`")
+    root = doc.root(
+        parsed, SCHEMA, READABLE_VERSIONS, "plan", "make one with `cloudguard reap plan`"
+    )
+    current = root.get("schema_version") == SCHEMA_VERSION
     audit = doc.obj(root.get("audit"), "audit")
     policy = read_policy(doc, root.get("policy"))
     requested = doc.text(root, "requested_action", "")
@@ -244,7 +262,7 @@ def load_plan(path: Path, data: bytes | None = None, clouds: Clouds | None = Non
         verdicts=verdicts,
         policy=policy,
         items=tuple(
-            _load_item(doc, raw, f"items[{i}]")
+            _load_item(doc, raw, f"items[{i}]", current=current)
             for i, raw in enumerate(doc.array(root.get("items"), "items"))
         ),
         not_planned=tuple(
@@ -259,18 +277,21 @@ def load_plan(path: Path, data: bytes | None = None, clouds: Clouds | None = Non
         ),
         with_dependents=with_dependents,
         evidence=read_evidence_sources(doc, root.get("evidence"), "evidence"),
+        delete_data=tuple(doc.text_list(root.get("delete_data"), "delete_data")) if current else (),
     )
     _check_semantics(plan, source, clouds or installed_clouds())
     return plan
 
 
-def _load_item(doc: StrictReader, raw: Any, where: str, nested: bool = False) -> PlanItem:
+def _load_item(
+    doc: StrictReader, raw: Any, where: str, nested: bool = False, *, current: bool = True
+) -> PlanItem:
     item = doc.obj(raw, where)
     members = (
         ()
         if nested
         else tuple(
-            _load_item(doc, member, f"{where}.members[{i}]", nested=True)
+            _load_item(doc, member, f"{where}.members[{i}]", nested=True, current=current)
             for i, member in enumerate(doc.array(item.get("members", []), f"{where}.members"))
         )
     )
@@ -292,6 +313,7 @@ def _load_item(doc: StrictReader, raw: Any, where: str, nested: bool = False) ->
         controller_record=doc.text(item, "controller_record", where),
         uid=doc.text(item, "uid", where),
         created=doc.optional_time(item, "created", where),
+        holds_data=doc.text(item, "holds_data", where) if current else "",
         members=members,
     )
 
@@ -328,3 +350,12 @@ def _check_semantics(plan: Plan, source: str, clouds: Clouds) -> None:
             )
         if item.verdict == LEAKED and not item.leaked_by:
             raise PlanUsageError(f"{where}: a leaked item must name the leaked-by tags it carried")
+        if (
+            cloud.holds_data(item.kind)
+            and cloud.is_destructive(item.kind, item.action)
+            and item.kind not in plan.delete_data
+        ):
+            raise PlanUsageError(
+                f"{where}: a {item.provider} {item.kind} holds data, and the plan does not name "
+                f"its kind for deletion: `reap plan --delete-data {item.kind}` (plan again)"
+            )

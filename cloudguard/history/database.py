@@ -77,6 +77,18 @@ class Database(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    # Whether `try_lock` means something beyond this host: True only where every host that
+    # records into the store sees the same locks (a PostgreSQL server).
+    locks_across_hosts = False
+
+    def try_lock(self, key: int) -> bool:
+        """Take the session lock `key` without waiting (False: another session holds it).
+        Only a backend with `locks_across_hosts` has such locks."""
+        raise NotImplementedError(f"{self.location} has no locks shared between hosts")
+
+    def unlock(self, key: int) -> None:
+        raise NotImplementedError(f"{self.location} has no locks shared between hosts")
+
     def value(self, sql: str, params: Row = ()) -> Any:
         found = self.rows(sql, params)
         return found[0][0] if found else None

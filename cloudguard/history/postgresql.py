@@ -59,6 +59,7 @@ def _secrets(url: str) -> list[str]:
 
 class PostgresDatabase(Database):
     shared = True
+    locks_across_hosts = True
     types = Types(id="BIGINT", float="DOUBLE PRECISION")
 
     def __init__(self, url: str, *, busy_timeout: float) -> None:
@@ -94,6 +95,14 @@ class PostgresDatabase(Database):
         with self._connection.transaction():
             self.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             yield
+
+    def try_lock(self, key: int) -> bool:
+        # A session lock (not a transaction's): held on this connection until `unlock` or
+        # until the session ends, however it ends (a crashed apply's goes with it).
+        return bool(self.value("SELECT pg_try_advisory_lock(?)", (key,)))
+
+    def unlock(self, key: int) -> None:
+        self.execute("SELECT pg_advisory_unlock(?)", (key,))
 
     def execute(self, sql: str, params: Row = ()) -> None:
         self._connection.execute(_placeholders(sql), params)

@@ -9,6 +9,7 @@ neither lost. Every driver error becomes a `HistoryError` naming the store.
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -96,6 +97,22 @@ class HistoryStore:
 
     def __enter__(self) -> HistoryStore:
         return self
+
+    # Locks every host of a shared store sees (`reap apply`, cloudguard.reap.locks)
+
+    @property
+    def locks_across_hosts(self) -> bool:
+        return self._db.locks_across_hosts
+
+    def try_lock(self, name: str) -> bool:
+        """Take the store's session lock on `name` (a plan's or a resource's lock file name)
+        without waiting; False: another session, on any host, holds it."""
+        with self._db.guarded():
+            return self._db.try_lock(_lock_key(name))
+
+    def unlock(self, name: str) -> None:
+        with self._db.guarded():
+            self._db.unlock(_lock_key(name))
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -538,3 +555,9 @@ def _run_summary(
         run_id, kind, scope, moment(at), host, exit_code, bool(complete), findings, new, back,
         gone, leaking, accrued, leaked_accrued, currency, acknowledged,
     )  # fmt: skip
+
+
+def _lock_key(name: str) -> int:
+    """A 64-bit advisory lock key for `name`, apart from the store's own write lock's."""
+    digest = hashlib.sha256(b"cloudguard reap lock\0" + name.encode()).digest()
+    return int.from_bytes(digest[:8], "big") - (1 << 63)

@@ -9,6 +9,11 @@ Fail closed at every step:
   credential stops the run before any action, not halfway (75);
 - an item whose live state cannot be read, or that another apply holds, is
   not acted on (75 at the end);
+- bounded: an item whose reads spent its budget (`item_budget`) before its
+  action is not acted on (unreadable), an action the cloud did not finish
+  within it is logged failed, outcome unknown (75: someone must look); the
+  next item goes on. Past the apply's `deadline`, the items left are
+  `not-reached` (75);
 - an action is logged as intent (fsynced) before it is sent, and done/failed
   after; a log that cannot be written raises `ReapLogError` out of here, so
   nothing is acted on after it (the command makes that 75).
@@ -20,18 +25,26 @@ skipped for a safety reason).
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, replace
-from pathlib import Path
 
 from cloudguard import exit_codes
 from cloudguard.audit.evidence.interface import EvidenceError
-from cloudguard.cloud.reaping import Dependent, Live, ReadError, Reaper, ReaperError, Withheld
+from cloudguard.cloud.reaping import (
+    ActionUnfinished,
+    Dependent,
+    Live,
+    ReadError,
+    Reaper,
+    ReaperError,
+    Withheld,
+)
 from cloudguard.documents.findings import AuditPolicy
 from cloudguard.documents.plan import Plan, PlanItem
 from cloudguard.documents.reap_log import ReapLog
-from cloudguard.reap.locks import Lock, LockError, plan_lock, resource_lock
+from cloudguard.reap.locks import Lock, LockError, Locks
 from cloudguard.reap.rederive import LiveAudit
 from cloudguard.reap.verify import LOCKED, Skip, verify
 
@@ -46,8 +59,9 @@ SKIPPED = "skipped"  # re-derivation said no
 WOULD_ACT = "would-act"  # dry run: re-derived, and would be acted on
 INTENT, DONE, FAILED = "intent", "done", "failed"
 NOT_REACHED = "not-reached"  # the run stopped before this item
+UNFINISHED = "unfinished"  # counted, logged `failed`: sent, not seen to finish in the budget
 
-_INCOMPLETE = (DID_NOT_RUN, UNREADABLE, HELD)
+_INCOMPLETE = (DID_NOT_RUN, UNREADABLE, HELD, NOT_REACHED, UNFINISHED)
 
 
 def apply_plan(
@@ -59,10 +73,18 @@ def apply_plan(
     live_audit: LiveAudit,
     log: ReapLog,
     execute: bool,
-    locks: Path | None,
+    locks: Locks | None,
+    item_budget: float | None = None,
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> int:
-    """`locks`: the lock directory (required with `execute`)."""
+    """`locks`: where the plan's and each resource's locks are taken (required with
+    `execute`): this host's lock directory, and the shared store's when there is one.
+    `item_budget`: seconds one item may take, its reads and its action's wait (the
+    adapters bound their own waits by it too); `deadline`: seconds the whole apply may
+    take, after which no item is begun."""
     counts: Counter[str] = Counter()
+    began = clock()
     log.start(
         mode="apply" if execute else "dry-run",
         plan=plan_path,
@@ -88,13 +110,13 @@ def apply_plan(
         if locks is None:
             return did_not_run("no lock directory: an apply that acts must hold the plan's lock")
         try:
-            held = plan_lock(locks, digest)
+            held = locks.plan(digest)
         except LockError as exc:
             return did_not_run(str(exc))
         if not held.held:
             held.release()
             return did_not_run(
-                f"another apply of this plan ({digest}) is running: it holds {held.path}; "
+                f"another apply of this plan ({digest}) is running: it holds {held.where}; "
                 "nothing was read or done"
             )
     try:
@@ -112,9 +134,16 @@ def apply_plan(
             queue = list(plan.items)
             index = 0
             while index < len(queue):
+                if deadline is not None and clock() - began > deadline:
+                    detail = f"the apply's deadline ({deadline:g} s, --deadline) passed"
+                    for later, rest in enumerate(queue[index:], start=index):
+                        log.write(NOT_REACHED, rest, item_index=later, detail=detail)
+                        counts[NOT_REACHED] += 1
+                    break
                 item = queue[index]
+                bound = _Budget(clock, item_budget)
                 outcome, live = _one_locked(
-                    index, item, reapers[item.provider], live_audit, log, execute, locks
+                    index, item, reapers[item.provider], live_audit, log, execute, locks, bound
                 )
                 counts[outcome] += 1
                 if outcome == DID_NOT_RUN:
@@ -177,21 +206,36 @@ def _one_locked(
     live_audit: LiveAudit,
     log: ReapLog,
     execute: bool,
-    locks: Path | None,
+    locks: Locks | None,
+    budget: _Budget,
 ) -> tuple[str, Live | None]:
     if not execute or locks is None:
-        return _one(index, item, reaper, live_audit, log, execute)
+        return _one(index, item, reaper, live_audit, log, execute, budget)
     try:
-        lock = resource_lock(locks, item.provider, item.id)
+        lock = locks.resource(item.provider, item.id)
     except LockError as exc:
         log.write(DID_NOT_RUN, item, item_index=index, detail=str(exc))
         return DID_NOT_RUN, None
     with lock:
         if not lock.held:
-            skip = Skip(LOCKED, f"another apply holds this resource ({lock.path}): not read")
+            skip = Skip(LOCKED, f"another apply holds this resource ({lock.where}): not read")
             log.write(HELD, item, item_index=index, skips=[asdict(skip)])
             return HELD, None
-        return _one(index, item, reaper, live_audit, log, execute)
+        return _one(index, item, reaper, live_audit, log, execute, budget)
+
+
+class _Budget:
+    """One item's clock: started when the item is begun, its lock's wait included."""
+
+    def __init__(self, clock: Callable[[], float], seconds: float | None) -> None:
+        self._clock = clock
+        self.seconds = seconds
+        self.started = clock()
+
+    def spent(self) -> float | None:
+        """Seconds taken, when past the budget; else None."""
+        taken = self._clock() - self.started
+        return taken if self.seconds is not None and taken > self.seconds else None
 
 
 def _one(
@@ -201,6 +245,7 @@ def _one(
     live_audit: LiveAudit,
     log: ReapLog,
     execute: bool,
+    budget: _Budget,
 ) -> tuple[str, Live | None]:
     try:
         live = reaper.current(item)
@@ -231,6 +276,14 @@ def _one(
     if not execute:
         log.write(WOULD_ACT, item, item_index=index, power_state=live.resource.power_state, **left)
         return WOULD_ACT, live
+    if (taken := budget.spent()) is not None:
+        # What was read is as old as the budget: an action now would act on a stale read.
+        detail = (
+            f"time budget of {budget.seconds:g} s per item (--item-budget) spent before its "
+            f"action ({taken:.1f} s taken): not acted on"
+        )
+        log.write(UNREADABLE, item, item_index=index, detail=detail)
+        return UNREADABLE, None
     log.write(INTENT, item, item_index=index, uid=live.resource.uid)
     try:
         reaper.act(item, item.action)
@@ -240,6 +293,9 @@ def _one(
     except ReadError as exc:  # its last look could not be read: nothing sent
         log.write(UNREADABLE, item, item_index=index, detail=_reason(exc))
         return UNREADABLE, live
+    except ActionUnfinished as exc:  # sent, outcome unknown: logged failed, the run is 75
+        log.write(FAILED, item, item_index=index, detail=_reason(exc))
+        return UNFINISHED, live
     except Exception as exc:  # outcome unknown is a failure too: someone must look
         log.write(FAILED, item, item_index=index, detail=_reason(exc))
         return FAILED, live

@@ -37,7 +37,8 @@ app = typer.Typer(
     name="reap",
     help="Reap what the audit found, safely: plan offline, then re-derive live and act.\n\n"
     "Exit codes: 0 all reaped (or, dry run, would be) or skipped for safety; 1 an action "
-    "failed; 2 usage; 75 did not run (adapter, credential, evidence, lock or log); "
+    "failed; 2 usage; 75 did not run (adapter, credential, evidence, lock or log; an item "
+    "past --item-budget, items past --deadline); "
     "97 plan or report of the wrong schema, malformed, or not the approved plan.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -108,6 +109,16 @@ def plan_command(
             "holds is reaped anyway).",
         ),
     ] = False,
+    delete_data: Annotated[
+        str | None,
+        typer.Option(
+            "--delete-data",
+            metavar="KIND,...",
+            help="With --action delete: the kinds that hold data (disk, snapshot, "
+            "storage-account, bucket, database, and a cloud's own such types) to delete. "
+            "Without it they are listed, not deleted: data is never destroyed by a default.",
+        ),
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -123,7 +134,9 @@ def plan_command(
 
     Exit codes: 0 plan written; 2 usage (a verdict that is never reapable, an
     unknown action, a missing report); 97 the report is not a cloudguard.audit
-    v1 or v2 document, or is malformed. An acknowledged finding is not planned.
+    v1 or v2 document, or is malformed. An acknowledged finding is not planned;
+    nor is a kind that holds data (disk, storage account, bucket, database, ...)
+    unless --delete-data names it: it is listed, with why.
     """
     from cloudguard.documents.audit_report import load_report
     from cloudguard.documents.plan import plan_digest, render_plan
@@ -143,6 +156,7 @@ def plan_command(
             with_dependents=with_dependents,
             clouds=clouds,
             by_kind=by_kind,
+            delete_data=_data_kinds(delete_data),
         )
     except DocumentUsageError as exc:
         raise typer.BadParameter(str(exc)) from exc
@@ -184,6 +198,17 @@ def plan_command(
         f"`cloudguard reap apply {shown}` (dry run) and "
         f"`cloudguard reap apply {shown} --yes --approve {digest}`"
     )
+
+
+def _data_kinds(value: str | None) -> list[str]:
+    """`--delete-data storage-account,bucket`: each a kind (`--kind`'s spelling)."""
+    from cloudguard.cloud.kinds import parse_kind
+    from cloudguard.cloud.options import OptionValueError
+
+    try:
+        return [parse_kind(part) for part in (value or "").split(",") if part.strip()]
+    except OptionValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--delete-data") from exc
 
 
 def _report_argument(argument: Path | None, old_option: Path | None) -> Path:
@@ -243,10 +268,17 @@ def apply_command(
     reason; 1 an action failed; 2 usage (bad plan, no --approve, a plan too old,
     no [reap] accounts or an item outside them); 75 did not run: an adapter,
     credential, evidence source, lock or item could not be read, another apply
-    holds the plan, or the log cannot be written (nothing is acted on after
-    that), or the history store cannot be used; 97 the plan is not a
-    cloudguard.reap.plan v2 document, is malformed, or is not the one approved;
-    cloudguard.toml is invalid.
+    (on this host, or another sharing a PostgreSQL history) holds the plan or a
+    resource, the lock directory is not private, an item passed --item-budget
+    (its action, if sent, not seen to finish), items were not reached by
+    --deadline, or the log cannot be written (nothing is acted on after that),
+    or the history store cannot be used; 97 the plan is not a
+    cloudguard.reap.plan v3 or v4 document, is malformed, or is not the one
+    approved; cloudguard.toml is invalid.
+
+    Locks: one directory for every environment of the account
+    (~/.cache/cloudguard/reap-locks of its home in the password database, or
+    [reap] lock-directory), and the PostgreSQL history's when it is one.
     """
     from cloudguard.audit import from_settings
     from cloudguard.audit.command_line import check_credential
@@ -254,7 +286,7 @@ def apply_command(
     from cloudguard.documents.plan import load_plan, plan_digest, read_plan_bytes
     from cloudguard.documents.reap_log import ReapLog, ReapLogError, default_log_path
     from cloudguard.reap.apply import apply_plan
-    from cloudguard.reap.locks import LockError, lock_directory
+    from cloudguard.reap.locks import LockError
     from cloudguard.reap.rederive import LiveAudit
 
     clouds = settings.clouds or Clouds.installed()
@@ -302,7 +334,7 @@ def apply_command(
         _say(f"did not run: {exc}")
         raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
     try:
-        locks = lock_directory() if yes else None
+        locks = _locks(settings, store) if yes else None
         code = apply_plan(
             plan,
             plan_path=str(plan_path),
@@ -312,6 +344,8 @@ def apply_command(
             log=reap_log,
             execute=yes,
             locks=locks,
+            item_budget=settings.item_budget.total_seconds(),
+            deadline=_deadline(plan, settings).total_seconds(),
         )
     except LockError as exc:
         _say(f"did not run: {exc}")
@@ -330,6 +364,26 @@ def apply_command(
             f"cloudguard reap apply {one_line(str(plan_path), 300)} --yes --approve {digest}"
         )
     raise typer.Exit(code)
+
+
+def _deadline(plan: Plan, settings: Settings) -> timedelta:
+    """--deadline, else what the plan's items may take at most: one item budget each (and
+    one more, for the evidence and the reapers opened before the first item)."""
+    if settings.deadline is not None:
+        return settings.deadline
+    # --with-dependents: a VM's disks, its NIC and the NIC's public IP come after it.
+    per_item = 4 if plan.with_dependents else 1
+    return settings.item_budget * (len(plan.items) * per_item + 1)
+
+
+def _locks(settings: Settings, store: Any) -> Any:
+    """This host's lock directory (`[reap] lock-directory`, else the account's own), and the
+    history store's locks when it is shared between hosts (PostgreSQL)."""
+    from cloudguard.reap.locks import Locks, lock_directory
+
+    configured = Path(settings.lock_directory) if settings.lock_directory else None
+    shared = store if store is not None and store.locks_across_hosts else None
+    return Locks(lock_directory(configured), shared)
 
 
 def _recorded(
@@ -501,6 +555,7 @@ def plan_table(plan: Plan, clouds: Clouds | None = None) -> str:
             "power",
             "task id",
             "reasons",
+            "holds data",
         ):
             table.add_column(header, no_wrap=True)
         for item in plan.items:
@@ -515,12 +570,14 @@ def plan_table(plan: Plan, clouds: Clouds | None = None) -> str:
                 one_line(item.power_state),
                 one_line(task),
                 one_line(", ".join(item.reasons)) or "-",
+                one_line(item.holds_data) or "-",
             )
             table.add_row(*(Text(c) for c in cells))
             for member in item.members:  # what deleting the group deletes with it
                 table.add_row(
                     *(Text(c) for c in ("", member.verdict, f"  with its {member.kind}",
-                                        one_line(member.name), "", "", "", "", ""))
+                                        one_line(member.name), "", "", "", "", "",
+                                        one_line(member.holds_data) or "-"))
                 )  # fmt: skip
         console.print(table)
     for skipped in plan.not_planned:

@@ -22,6 +22,7 @@ from cloudguard.cloud.registry import Clouds, installed_clouds
 from cloudguard.documents.audit_report import ReadReport, ReportedFinding, read_report
 from cloudguard.documents.findings import LEAKED, VERDICTS
 from cloudguard.documents.plan import (
+    HOLDS_DATA_UNKNOWN,
     REAPABLE_VERDICTS,
     NotPlanned,
     Plan,
@@ -65,9 +66,12 @@ def build_plan(
     with_dependents: bool = False,
     clouds: Clouds | None = None,
     by_kind: bool = False,
+    delete_data: Sequence[str] = (),
 ) -> Plan:
     """The plan for `audit` (a parsed `cloudguard.audit` document), in the verbs of
-    `clouds` (default: the installed). An acknowledged finding is not planned."""
+    `clouds` (default: the installed). An acknowledged finding is not planned. A kind
+    that holds data is deleted only when `delete_data` names it; otherwise it is listed
+    in `not_planned`, with why."""
     if requested_action not in REQUESTED_ACTIONS:
         raise PlanUsageError(
             f"unknown action {requested_action!r} (choose {' or '.join(REQUESTED_ACTIONS)})"
@@ -95,10 +99,13 @@ def build_plan(
         why = _not_planned_because(item, action, cloud, finding.resource)
         if finding.acknowledged is not None:  # known and owned: not for reaping until it lapses
             why = finding.acknowledged
+        if why is None and action is not None:
+            why = _holds_data_unless_named(item, action, cloud, delete_data)
         if why is not None or action is None:
             skipped.append(NotPlanned(item.id, item.name, item.verdict, why or "no action"))
             continue
-        items.append(replace(item, action=action))
+        holds = HOLDS_DATA_UNKNOWN if cloud.holds_data(item.kind) else ""
+        items.append(replace(item, action=action, holds_data=holds))
     items = _whole_groups(items, report, skipped, by_kind=by_kind)
     items.sort(key=lambda i: kinds.order_of(i.kind))  # a VM before its NIC, groups last
     return Plan(
@@ -112,6 +119,23 @@ def build_plan(
         not_planned=tuple(skipped),
         with_dependents=with_dependents,
         evidence=report.evidence_sources,
+        delete_data=tuple(dict.fromkeys(delete_data)),
+    )
+
+
+def _holds_data_unless_named(
+    item: PlanItem, action: str, cloud: Cloud, delete_data: Sequence[str]
+) -> str | None:
+    """Data is never destroyed by a default: a delete of a kind that holds data is planned
+    only when the operator named the kind. The audit does not count what it holds (a
+    storage account's blobs, a bucket's objects), so the plan says it does not know."""
+    if not cloud.holds_data(item.kind) or not cloud.is_destructive(item.kind, action):
+        return None
+    if item.kind in delete_data:
+        return None
+    return (
+        f"holds data: {HOLDS_DATA_UNKNOWN} (a {item.provider} {item.kind}); listed, not "
+        f"deleted: to delete what it holds, plan with --delete-data {item.kind}"
     )
 
 
@@ -206,6 +230,11 @@ def _not_planned_because(
     if not cloud.actions(item.kind):
         command = cloud.delete_command(resource)
         how = f": to delete it, run `{command}`" if command else ""
+        if cloud.holds_data(item.kind):
+            how += (
+                f"; it holds data ({HOLDS_DATA_UNKNOWN} how much): empty it deliberately, "
+                "after looking at what it holds (the command deletes no data)"
+            )
         return f"not reaped by cloudguard (a {item.provider} {item.kind}){how}"
     if action is None:
         return f"a {item.kind} has no reversible action (use --action delete)"

@@ -20,9 +20,10 @@ from pathlib import Path
 
 NAMES = ("audit-report", "reap-plan", "reap-log", "reach-log", "notification", "reach-report")
 # Schema versions other than 1 (reap-plan 2: items carry the reviewed identity, uid and created;
-# 3: the plan binds where its audit read the evidence; audit-report 2: what changed since the
-# last audit, acknowledgements, --fail-on new).
-_VERSIONS = {"reap-plan": 3, "audit-report": 2}
+# 3: the plan binds where its audit read the evidence; 4: the kinds holding data it may
+# delete, and what each item holds; audit-report 2: what changed since the last audit,
+# acknowledgements, --fail-on new).
+_VERSIONS = {"reap-plan": 4, "audit-report": 2}
 
 
 def schema_id(name: str) -> str:

@@ -287,7 +287,9 @@ def test_every_kind_is_remembered_acknowledged_and_held_out_of_a_group_delete(
     assert found["st1"]["acknowledgement"] is None
 
     (tmp_path / "audit.json").write_text(json.dumps(first))
-    done = CliRunner().invoke(reap_app, ["plan", "audit.json", "--action", "delete"])
+    done = CliRunner().invoke(
+        reap_app, ["plan", "audit.json", "--action", "delete", "--delete-data", "storage-account"]
+    )
     assert done.exit_code == 0, done.output
     plan = json.loads(done.stdout)
     planned = [item["name"] for item in plan["items"]]

@@ -54,7 +54,8 @@ def test_the_help_lists_exactly_the_declared_options_as_declared(command: str) -
 def test_every_audit_option_but_report_is_a_config_key_and_reap_has_its_own() -> None:
     on_audit_command_line = {o.key for o in command_options(AUDIT)}
     assert set(config_keys("audit")) == on_audit_command_line - {"report"}
-    assert set(config_keys("reap")) == {"accounts", "max-age", "item-budget"}
+    reap_keys = {"accounts", "max-age", "item-budget", "deadline", "lock-directory"}
+    assert set(config_keys("reap")) == reap_keys
     # `reap apply` reuses the audit's declarations for what they share.
     shared = {o.key for o in command_options(REAP_APPLY)} & on_audit_command_line
     assert {"credential", "controller-home", "owned-ids", "grace", "leaked-by", "retries"} <= shared

@@ -17,10 +17,12 @@ def _own_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work = tmp_path / "cwd"
     work.mkdir()
     monkeypatch.chdir(work)
-    # Locks of this test's own: parallel tests (and other checkouts) never share one.
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    # Locks of this test's own: parallel tests (and other checkouts) never share one; and
+    # the accounts `apply --yes` may act in: the fleet's.
     (tmp_path / "run").mkdir(mode=0o700)
-    # The accounts `apply --yes` may act in: the fleet's.
-    write_trusted(work / "cloudguard.toml", f'[reap]\naccounts = ["{SUB}", "123456789012"]\n')
+    write_trusted(
+        work / "cloudguard.toml",
+        f'[reap]\naccounts = ["{SUB}", "123456789012"]\nlock-directory = "{tmp_path / "run"}"\n',
+    )
     reap_fake_adapter.reset()
     return work

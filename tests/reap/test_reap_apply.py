@@ -32,6 +32,7 @@ from cloudguard.documents.findings import AuditPolicy
 from cloudguard.documents.plan import Plan, load_plan, plan_document
 from cloudguard.documents.reap_log import ReapLog
 from cloudguard.reap.apply import apply_plan
+from cloudguard.reap.locks import Locks
 from cloudguard.reap.planning import build_plan
 from cloudguard.reap.rederive import LiveAudit
 
@@ -90,7 +91,7 @@ def apply_in_process(plan: Plan, setup: dict[str, Path], home: Path | None = Non
             live_audit=live_audit,
             log=log,
             execute=True,
-            locks=setup["tmp"] / "run",
+            locks=Locks(setup["tmp"] / "run"),
         )
     finally:
         log.close()

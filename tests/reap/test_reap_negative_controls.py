@@ -40,6 +40,26 @@ WHOLE_DIGEST = f"{AZURE}::test_only_the_whole_digest_approves"
 FUTURE = f"{AZURE}::test_a_plan_or_audit_dated_in_the_future_is_refused"
 LOST_DELETE = f"{AZURE_NETWORK}::test_an_irreversible_delete_whose_answer_is_lost_is_not_sent_again"
 AWS_FLAG = f"{AWS}::test_termination_or_stop_protection_is_protection"
+AZURE_LOCKS = "adapters/azure/tests/test_azure_reap_locks.py"
+AZURE_BUDGETS = "adapters/azure/tests/test_azure_reap_budgets.py"
+BUDGETS = f"{CORE}/test_reap_budgets.py"
+DATA_LISTED = (
+    f"{CORE}/test_reap_plan.py::test_a_kind_that_holds_data_is_listed_not_deleted_unless_named"
+)
+DATA_EDITED = (
+    f"{CORE}/test_reap_plan.py::test_a_hand_edited_plan_cannot_delete_data_its_kinds_do_not_name"
+)
+AWS_EVERY_KIND = (
+    f"{AWS_KINDS}::test_every_kind_with_one_clear_delete_is_reaped_and_the_rest_is_said"
+)
+SPENT_BEFORE_ACTING = (
+    f"{BUDGETS}::test_an_item_past_its_budget_is_not_acted_on_and_the_next_goes_on"
+)
+PAST_DEADLINE = f"{BUDGETS}::test_past_the_deadline_no_item_is_begun_and_the_rest_are_not_reached"
+UNFINISHED_ACTION = f"{BUDGETS}::test_an_action_not_seen_to_finish_is_failed_and_the_run_is_75"
+WAIT_IN_BUDGET = f"{AZURE_BUDGETS}::test_the_wait_for_a_delete_to_finish_is_inside_the_item_budget"
+ONE_DIRECTORY = f"{CORE}/test_reap_locks.py::test_a_login_shell_and_cron_use_one_lock_directory"
+LOGIN_AND_CRON = f"{AZURE_LOCKS}::test_a_login_shell_and_cron_applying_one_plan_send_one_delete"
 
 
 MUTATIONS = [
@@ -290,6 +310,106 @@ MUTATIONS = [
         broken="    if not stat.S_ISDIR(status.st_mode):\n",
         tests=(f"{CORE}/test_reap_locks.py::test_another_users_lock_directory_is_refused",),
         check="another-users-lock-directory-refused",
+    ),
+    Mutation(
+        name="the lock directory follows the environment (a login shell's, cron's)",
+        module="reap/locks.py",
+        original='    return account_home() / ".cache" / "cloudguard" / "reap-locks"\n',
+        broken=(
+            '    base = os.environ.get("XDG_RUNTIME_DIR") or str(Path.home() / ".cache")\n'
+            '    return Path(base) / "cloudguard" / "reap-locks"\n'
+        ),
+        tests=(ONE_DIRECTORY, LOGIN_AND_CRON),
+        check={
+            ONE_DIRECTORY: "one-lock-directory-for-every-environment",
+            LOGIN_AND_CRON: "one-lock-for-every-environment",
+        },
+    ),
+    Mutation(
+        name="no lock in the shared history store: two hosts both act",
+        module="reap/command.py",
+        original="    shared = store if store is not None and store.locks_across_hosts else None\n",
+        broken="    shared = None\n",
+        tests=(f"{AZURE_LOCKS}::test_two_hosts_sharing_a_postgresql_history_send_one_delete",),
+        check="one-lock-for-every-host",
+    ),
+    Mutation(
+        name="the store's answer to a lock ignored",
+        module="reap/locks.py",
+        original="        if taken:\n",
+        broken="        if True:\n",
+        tests=(f"{AZURE_LOCKS}::test_two_hosts_sharing_a_postgresql_history_send_one_delete",),
+        check="one-lock-for-every-host",
+    ),
+    # -- bounds: the item budget and the apply's deadline -----------------------------------
+    Mutation(
+        name="an item whose reads spent its budget is acted on",
+        module="reap/apply.py",
+        original="    if (taken := budget.spent()) is not None:\n",
+        broken="    if (taken := None) is not None:\n",
+        tests=(SPENT_BEFORE_ACTING,),
+        check="an-item-past-its-budget-is-not-acted-on",
+    ),
+    Mutation(
+        name="the apply's deadline ignored",
+        module="reap/apply.py",
+        original="                if deadline is not None and clock() - began > deadline:\n",
+        broken="                if False:\n",
+        tests=(PAST_DEADLINE,),
+        check="the-deadline-stops-the-apply",
+    ),
+    Mutation(
+        name="an action not seen to finish is a plain failure (1, not 75)",
+        module="reap/apply.py",
+        original="        return UNFINISHED, live\n",
+        broken="        return FAILED, live\n",
+        tests=(UNFINISHED_ACTION,),
+        check="an-unfinished-action-is-75",
+    ),
+    Mutation(
+        name="azure: an attempt's timeouts not capped at what remains of the budget",
+        module="retry.py",
+        package=AZURE_PACKAGE,
+        original="            options[key] = min(options.get(key) or default, remaining)\n",
+        broken="            options[key] = options.get(key) or default\n",
+        tests=(f"{AZURE_BUDGETS}::test_an_attempt_started_inside_the_budget_ends_inside_it",),
+        check="no-attempt-outlasts-the-item-budget",
+    ),
+    Mutation(
+        name="azure: the wait for the operation outside the item budget (as before)",
+        module="reaper.py",
+        package=AZURE_PACKAGE,
+        original="            wait = min(self._lro_timeout, self._clock.remaining())\n",
+        # The action restarting the item's clock, and waiting its own 30 min.
+        broken="            self._clock.restart()\n            wait = self._lro_timeout\n",
+        tests=(WAIT_IN_BUDGET,),
+        check="the-item-budget-covers-the-wait",
+    ),
+    # -- data is never destroyed by a default ---------------------------------------------
+    Mutation(
+        name="a kind that holds data planned for delete without --delete-data",
+        module="reap/planning.py",
+        original="            why = _holds_data_unless_named(item, action, cloud, delete_data)\n",
+        broken="            why = None\n",
+        tests=(DATA_LISTED,),
+        check="data-is-never-deleted-by-a-default",
+    ),
+    Mutation(
+        name="a plan edited to delete data its kinds do not name is read",
+        module="documents/plan.py",
+        original="            and item.kind not in plan.delete_data\n",
+        broken="            and False\n",
+        tests=(DATA_EDITED,),
+        check="an-edited-plan-cannot-delete-data",
+    ),
+    Mutation(
+        name="aws: the command printed for a bucket deletes its objects (--force)",
+        module="reap_kinds.py",
+        package=AWS_PACKAGE,
+        original='        kinds.BUCKET: f"aws s3 rb s3://{name}",\n',
+        broken='        kinds.BUCKET: f"aws s3 rb s3://{name} --force",\n',
+        tests=(AWS_EVERY_KIND,),
+        check="the-printed-command-deletes-no-data",
     ),
     Mutation(
         name="1 wins over 75",
@@ -605,8 +725,8 @@ MUTATIONS = [
         name="aws: the acting client retries",
         module="reaper.py",
         package=AWS_PACKAGE,
-        original='config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),',
-        broken='config=Config(retries={"total_max_attempts": 5, "mode": "standard"}),',
+        original='retries={"total_max_attempts": 1, "mode": "standard"}, **timeouts',
+        broken='retries={"total_max_attempts": 5, "mode": "standard"}, **timeouts',
         tests=(f"{AWS}::test_the_action_client_never_retries",),
         check="the-acting-client-never-retries",
     ),

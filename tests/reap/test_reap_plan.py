@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from named_checks import broken
+from named_checks import broken, raises_at
 from reap_helpers import NOW, audit_report, cli, controller_home, fleet, write_json
 
 from cloudguard.documents.plan import PlanError, PlanUsageError, load_plan, plan_document
@@ -43,7 +43,7 @@ def test_default_plan_is_orphans_and_leaked_with_the_reversible_action(report: P
 
 
 def test_delete_must_be_asked_for_and_covers_disks_and_deallocated_vms(report: Path) -> None:
-    plan = plan_of(report, "--action", "delete")
+    plan = plan_of(report, "--action", "delete", "--delete-data", "disk")
 
     planned = {i["name"]: i["action"] for i in plan["items"]}
     assert planned == {
@@ -54,6 +54,56 @@ def test_delete_must_be_asked_for_and_covers_disks_and_deallocated_vms(report: P
         "i-0aws0orphan": "terminate",
     }
     assert [n["name"] for n in plan["not_planned"]] == ["vm-protected"]
+    assert plan["delete_data"] == ["disk"]
+    holds = {i["name"]: i["holds_data"] for i in plan["items"]}
+    assert holds["disk-orphan"] == "unknown" and holds["vm-orphan"] == ""
+
+
+def test_a_kind_that_holds_data_is_listed_not_deleted_unless_named(report: Path) -> None:
+    """Data is never destroyed by a default: `--action delete` alone lists the orphan disk
+    with why, and deletes what holds no data."""
+    plan = plan_of(report, "--action", "delete")
+
+    planned = {i["name"] for i in plan["items"]}
+    assert "disk-orphan" not in planned, broken(
+        "data-is-never-deleted-by-a-default",
+        f"a disk planned for delete without --delete-data disk: {sorted(planned)}",
+    )
+    assert planned == {"vm-orphan", "vm-leaked", "vm-off", "i-0aws0orphan"}
+    why = {n["name"]: n["why"] for n in plan["not_planned"]}
+    assert why["disk-orphan"] == (
+        "holds data: unknown (a azure disk); listed, not deleted: to delete what it holds, "
+        "plan with --delete-data disk"
+    )
+    assert plan["delete_data"] == []
+
+
+def test_a_hand_edited_plan_cannot_delete_data_its_kinds_do_not_name(
+    report: Path, tmp_path: Path
+) -> None:
+    """A plan edited to add a disk's delete (or one made before the data rule, v3) is
+    refused: the kinds a plan may destroy data of are reviewed with it."""
+    plan = plan_of(report, "--action", "delete", "--delete-data", "disk")
+    plan["delete_data"] = []
+    edited = write_json(tmp_path / "edited.json", plan)
+
+    with raises_at(
+        "an-edited-plan-cannot-delete-data",
+        PlanUsageError,
+        "a disk's delete in a plan whose delete_data does not name disk",
+        match="holds data, and the plan does not name its kind",
+    ):
+        load_plan(edited)
+
+    plan["schema_version"] = 3  # an old plan: read as deleting no data
+    plan.pop("delete_data")
+    for item in plan["items"]:
+        item.pop("holds_data")
+    old = write_json(tmp_path / "old.json", plan)
+    with pytest.raises(PlanUsageError, match=r"reap plan --delete-data disk` \(plan again\)"):
+        load_plan(old)
+    plan["items"] = [i for i in plan["items"] if i["kind"] != "disk"]
+    assert len(load_plan(write_json(tmp_path / "old-no-data.json", plan)).items) == 4
 
 
 def test_an_item_carries_the_snapshot_apply_compares_against(report: Path) -> None:
@@ -206,8 +256,8 @@ def test_a_hand_edited_plan_cannot_widen_what_reaping_does(
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d.update(schema_version=1), "not a cloudguard.reap.plan v3 plan"),
-        (lambda d: d.update(schema="cloudguard.audit"), "not a cloudguard.reap.plan v3 plan"),
+        (lambda d: d.update(schema_version=1), "not a cloudguard.reap.plan v3 or v4 plan"),
+        (lambda d: d.update(schema="cloudguard.audit"), "not a cloudguard.reap.plan v3 or v4 plan"),
         (lambda d: d["items"][0].pop("id"), r"items\[0\].id: expected a string"),
         (lambda d: d["items"][0].update(audited_at="yesterday"), "audited_at: 'yesterday'"),
         (lambda d: d.update(items={}), "items: expected a JSON array"),

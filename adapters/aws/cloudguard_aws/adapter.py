@@ -102,6 +102,11 @@ class AwsAdapter:
         }
     )
     any_kind_actions: Mapping[str, str] = MappingProxyType({})
+    # Types whose delete destroys data, beyond the shared kinds (volumes, snapshots,
+    # buckets, DB instances): never deleted by a default (cloudguard.reap.planning).
+    data_kinds = frozenset(
+        {"rds:cluster", "dynamodb:table", "elasticfilesystem:file-system", "ecr:repository"}
+    )
     ids_never_reused = True  # an instance or volume id is never given to another resource
     case_insensitive_names = False  # EC2 tag keys and ids are exact
 

@@ -184,7 +184,9 @@ def delete_command(resource: Resource) -> str | None:
     region = f" --region {resource.region}" if resource.region else ""
     name = resource.id.rsplit("/", 1)[-1].rsplit(":", 1)[-1]
     commands = {
-        kinds.BUCKET: f"aws s3 rb s3://{name} --force",
+        # Never --force (it deletes every object first): a bucket that holds objects must be
+        # emptied deliberately, by a person who has looked at them; rb refuses one that does.
+        kinds.BUCKET: f"aws s3 rb s3://{name}",
         kinds.KUBERNETES_CLUSTER: f"aws eks delete-cluster --name {name}{region}",
         kinds.DATABASE: (
             f"aws rds delete-db-instance --db-instance-identifier {name} "

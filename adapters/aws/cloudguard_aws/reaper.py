@@ -28,6 +28,7 @@ from cloudguard.cloud.records import SweepRequest
 from cloudguard_aws import reap_kinds
 from cloudguard_aws.export import instances_of, jsonable, volume_resource
 from cloudguard_aws.session import (
+    BOTOCORE_TIMEOUT,
     ItemBudget,
     describe_error,
     make_client,
@@ -175,18 +176,29 @@ class AwsReaper:
     def _client(self, service: str, region: str, acting: bool = False) -> Any:
         key = (service, region, acting)
         if key not in self._clients:
-            client = self._budget.bind(make_client(self._session, self._request, service, region))
+            timeout = self._budget.seconds
+            client = self._budget.bind(
+                make_client(self._session, self._request, service, region, timeout)
+            )
             if acting:
                 from botocore.config import Config
 
                 # One attempt: botocore would re-send a Stop/Terminate/Delete whose answer
-                # was lost (5xx, connection reset); ours is logged failed instead.
+                # was lost (5xx, connection reset); ours is logged failed instead. Its
+                # timeouts no longer than the item's budget.
+                timeouts = (
+                    {"connect_timeout": timeout, "read_timeout": timeout}
+                    if timeout is not None and timeout < BOTOCORE_TIMEOUT
+                    else {}
+                )
                 client = self._session.client(
                     service,
                     region_name=region,
                     endpoint_url=self._request.endpoint,
                     verify=self._request.ca_bundle,
-                    config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),
+                    config=Config(
+                        retries={"total_max_attempts": 1, "mode": "standard"}, **timeouts
+                    ),
                 )
             self._clients[key] = client
         return self._clients[key]

@@ -85,16 +85,25 @@ def open_session(
 _CLIENT_CREATION = threading.Lock()
 
 
-def make_client(session: Any, request: SweepRequest, service: str, region: str) -> Any:
+def make_client(
+    session: Any, request: SweepRequest, service: str, region: str, timeout: float | None = None
+) -> Any:
+    """`timeout`: each attempt's connect and read timeout, when shorter than botocore's
+    60 s (`reap apply --item-budget`: no attempt outlasts an item's budget)."""
     from botocore.config import Config
 
+    timeouts = (
+        {"connect_timeout": timeout, "read_timeout": timeout}
+        if timeout is not None and timeout < BOTOCORE_TIMEOUT
+        else {}
+    )
     with _CLIENT_CREATION:
         client = session.client(
             service,
             region_name=region,
             endpoint_url=request.endpoint,
             verify=request.ca_bundle,
-            config=Config(retries=retry_config(request)),
+            config=Config(retries=retry_config(request), **timeouts),
         )
     # Ahead of botocore's own retry handler: a connection that cannot be made is budgeted apart.
     client.meta.events.register_first("needs-retry", connect_budget)
@@ -118,6 +127,9 @@ def connect_budget(attempts: int, caught_exception: Exception | None = None, **_
     if attempts > CONNECT_RETRIES:
         raise caught_exception
     return random.uniform(0, min(CONNECT_BACKOFF_MAX, 0.25 * 2**attempts))
+
+
+BOTOCORE_TIMEOUT = 60.0  # seconds: botocore's default connect and read timeouts
 
 
 def retry_config(request: SweepRequest) -> dict[str, Any]:
@@ -153,7 +165,9 @@ class ItemBudget:
     take minutes), so every read client of the reaper checks it before each attempt
     (`before-send`): past it, the read stops with `ItemBudgetSpent`, the item is
     unreadable (named) and the run exits 75. A backoff already begun may end up to
-    botocore's cap (20 s) past it.
+    botocore's cap (20 s) past it, and an attempt begun inside it up to its own timeout,
+    which is capped at the budget (botocore cannot shorten one attempt's timeout as the
+    budget runs down; `reap apply` acts on nothing whose reads ended past it).
     """
 
     def __init__(self, seconds: float | None) -> None:

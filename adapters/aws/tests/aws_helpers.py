@@ -41,9 +41,11 @@ def reap_workspace(
     work.mkdir()
     monkeypatch.chdir(work)
     moto_profile(tmp_path, monkeypatch)
-    (tmp_path / "run").mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    write_trusted(work / "cloudguard.toml", f'[reap]\naccounts = ["{account}"]\n')
+    (tmp_path / "run").mkdir(mode=0o700)  # this test's own locks
+    write_trusted(
+        work / "cloudguard.toml",
+        f'[reap]\naccounts = ["{account}"]\nlock-directory = "{tmp_path / "run"}"\n',
+    )
     home = tmp_path / "controller"
     for folder in ("state", "queue", "workers"):
         (home / folder).mkdir(parents=True)

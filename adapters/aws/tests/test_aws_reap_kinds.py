@@ -40,7 +40,7 @@ def plan(endpoint: str, tmp_path: Path) -> Path:
                *evidence(tmp_path), *LEAKED_BY, "-f", "json", "-o", str(report))  # fmt: skip
     assert done.exit_code == 1, done.output
     done = cli("reap", "plan", str(report), "--verdict", "leaked", "--action", "delete",
-               "--output", str(path))  # fmt: skip
+               "--delete-data", "disk,snapshot", "--output", str(path))  # fmt: skip
     assert done.exit_code == 0, done.output
     return path
 
@@ -86,9 +86,13 @@ def test_every_kind_with_one_clear_delete_is_reaped_and_the_rest_is_said(
     assert planned == {"vm", "disk", "snapshot", "public-ip", "nic", "security-group",
                        "load-balancer"}  # fmt: skip
     (bucket,) = document["not_planned"]
+    assert "--force" not in bucket["why"], broken(
+        "the-printed-command-deletes-no-data", f"the command for a bucket: {bucket['why']}"
+    )
     assert bucket["why"] == (
         f"not reaped by cloudguard (a aws bucket): to delete it, run "
-        f"`aws s3 rb s3://{run.bucket} --force`"
+        f"`aws s3 rb s3://{run.bucket}`; it holds data (unknown how much): empty it "
+        "deliberately, after looking at what it holds (the command deletes no data)"
     )
 
     code, out, log = apply(endpoint, tmp_path, path)

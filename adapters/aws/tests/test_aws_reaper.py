@@ -344,7 +344,8 @@ def test_an_account_outside_the_allowlist_is_refused_before_any_request(
 def test_credentials_of_another_account_are_unreadable_not_acted_on(fleet: Fleet) -> None:
     plan = fleet.plan()
     _edit(plan, lambda d: d["items"][0].update(account="999999999999"))
-    write_trusted(fleet.work / "cloudguard.toml", '[reap]\naccounts = ["999999999999"]\n')
+    config = fleet.work / "cloudguard.toml"
+    write_trusted(config, config.read_text().replace(ACCOUNT, "999999999999"))
 
     code, out, records = fleet.apply(plan, "--yes")
 

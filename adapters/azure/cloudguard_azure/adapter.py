@@ -117,6 +117,21 @@ class AzureAdapter:
     )
     # Any other kind is deleted by its id, with the api-version its provider lists.
     any_kind_actions: Mapping[str, str] = MappingProxyType({DESTRUCTIVE: "delete"})
+    # ARM types whose delete destroys data, beyond the shared kinds (disks, snapshots,
+    # storage accounts, databases): deleted only when the plan names them (--delete-data).
+    data_kinds = frozenset(
+        {
+            "microsoft.sql/servers",
+            "microsoft.sql/managedinstances",
+            "microsoft.documentdb/databaseaccounts",
+            "microsoft.dbforpostgresql/flexibleservers",
+            "microsoft.dbformysql/flexibleservers",
+            "microsoft.cache/redis",
+            "microsoft.keyvault/vaults",
+            "microsoft.containerregistry/registries",
+            "microsoft.recoveryservices/vaults",
+        }
+    )
     # An ARM id is a name: a VM deleted and re-created under it has the same id.
     ids_never_reused = False
     # Tag names and ARM ids compare case-insensitively (ARM echoes the creator's case).

@@ -70,6 +70,16 @@ class Clock:
             self.waited += seconds
         sleep(seconds)
 
+    def remaining(self) -> float:
+        """Seconds left before the deadline (0 when it has passed)."""
+        return max(0.0, self.budget.time_budget - (time.monotonic() - self.started))
+
+    def spent(self, what: str) -> TimeBudgetExhausted:
+        return TimeBudgetExhausted(
+            f"time budget of {self.budget.time_budget:g} s per {self.unit} spent before "
+            f"{what} ({self.summary()})"
+        )
+
     def restart(self) -> None:
         """The next unit of work begins (the reaper's next item): a fresh deadline."""
         with self._lock:

@@ -30,6 +30,7 @@ from cloudguard.cloud import kinds
 from cloudguard.cloud.exports import parse_time
 from cloudguard.cloud.reaping import (
     ActionError,
+    ActionUnfinished,
     Dependent,
     Live,
     ReadError,
@@ -42,7 +43,7 @@ from cloudguard.cloud.reaping import (
 from cloudguard.cloud.records import SweepRequest
 from cloudguard_azure import generic, network_dependents, normalise, paging, session
 from cloudguard_azure import kinds as azure_kinds
-from cloudguard_azure.budget import Clock
+from cloudguard_azure.budget import Clock, TimeBudgetExhausted
 from cloudguard_azure.session import arm_code as _arm_code
 from cloudguard_azure.session import describe_error
 
@@ -365,22 +366,28 @@ class AzureReaper:
         return tuple(found)
 
     def act(self, item: Target, action: str) -> None:
+        """Within the item's budget (the clock `current` started): the wait for the
+        operation to finish is part of it, so an item ends by its deadline."""
         address = _address(item, ActionError)
-        self._clock.restart()
         source = f"azure {item.kind} {item.id}"
         try:
             # retry_total=0: never re-sent by the retry policy (polling may retry: it reads).
             poller = self._send(item, action, address)
             if poller is None:
                 raise ActionError(source, f"no action {action!r} for a {item.kind}")
-            poller.result(timeout=self._lro_timeout)
+            wait = min(self._lro_timeout, self._clock.remaining())
+            poller.result(timeout=wait)
             if not poller.done():
-                raise ActionError(
+                raise ActionUnfinished(
                     source,
-                    f"{action} did not finish within {self._lro_timeout:.0f} s: outcome unknown",
+                    f"{action} sent, but not seen to finish within {wait:.0f} s (the item's "
+                    f"budget, --item-budget, or {self._lro_timeout:.0f} s at most): outcome "
+                    "unknown",
                 )
         except ReaperError:  # failed, or (a group's last look) not sent at all
             raise
+        except TimeBudgetExhausted as exc:  # a poll the budget did not leave time for
+            raise ActionUnfinished(source, f"{action} sent, not seen to finish: {exc}") from exc
         except Exception as exc:
             raise ActionError(source, f"{action} failed: {describe_error(exc)}") from exc
 

@@ -24,6 +24,10 @@ On top of azure-core's RetryPolicy:
 - a time budget per subscription: before any wait, a sweep whose wait would
   end past its deadline stops and says so (`TimeBudgetExhausted`, which is
   not an AzureError, so the RetryPolicy does not retry it).
+- each attempt's own timeouts (connect, read: the transport's are 300 s) are
+  capped at what remains of the budget, and no attempt starts once it is
+  spent: an attempt started inside the budget ends inside it (an item budget
+  of 5 min was overrun to 305 s by one read started at 4:59).
 - quota pacing: the `x-ms-ratelimit-remaining-*` headers ARM and Compute
   send on every answer are read; when one runs low, the next request waits
   a little, so the sweep slows before it is throttled.
@@ -78,6 +82,23 @@ class BudgetedRetryPolicy(RetryPolicy):
         if _last_failed_to_connect(settings):  # nothing answered: short waits, few tries
             ceiling = min(ceiling, self.clock.budget.connect_backoff_max)
         return self._rng.uniform(0, ceiling)
+
+    def _configure_timeout(
+        self, request: Any, absolute_timeout: float, is_response_error: bool
+    ) -> None:
+        """Before each attempt: none once the budget is spent, and its connect and read
+        timeouts no longer than what remains of it."""
+        remaining = self.clock.remaining()
+        if remaining <= 0:
+            raise self.clock.spent("the next attempt")
+        super()._configure_timeout(request, absolute_timeout, is_response_error)
+        options = request.context.options
+        config = getattr(request.context.transport, "connection_config", None)
+        for key, default in (
+            ("connection_timeout", getattr(config, "timeout", remaining)),
+            ("read_timeout", getattr(config, "read_timeout", remaining)),
+        ):
+            options[key] = min(options.get(key) or default, remaining)
 
     def sleep(self, settings: Any, transport: Any, response: Any = None) -> None:
         retry_after = self.get_retry_after(response) if response is not None else None

@@ -36,7 +36,9 @@ def run(incident: Incident) -> LeakedRun:
 
 
 def plan_leaked(incident: Incident, *extra: str) -> Path:
-    return incident.plan("--verdict", "leaked", "--action", "delete", *extra)
+    # The run's disks and storage account hold data: deleted only when named.
+    data = ("--delete-data", "disk,storage-account")
+    return incident.plan("--verdict", "leaked", "--action", "delete", *data, *extra)
 
 
 def apply(incident: Incident, plan: Path, *extra: str) -> tuple[int, str, list[dict[str, Any]]]:

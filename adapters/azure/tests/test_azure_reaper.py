@@ -135,9 +135,10 @@ def incident(arm: FakeArm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
     monkeypatch.chdir(work)  # no cloudguard.toml from the repository applies
     # This test's own lock directory, and the subscriptions `apply --yes` may act in.
     (tmp_path / "run").mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
     write_trusted(
-        work / "cloudguard.toml", f'[reap]\naccounts = ["{demo.SUB_PILOT}", "{demo.SUB_FLEET}"]\n'
+        work / "cloudguard.toml",
+        f'[reap]\naccounts = ["{demo.SUB_PILOT}", "{demo.SUB_FLEET}"]\n'
+        f'lock-directory = "{tmp_path / "run"}"\n',
     )
     shas = demo.make_repo(tmp_path / "repo")
     home = demo.make_controller_home(tmp_path / "controller")
@@ -172,7 +173,7 @@ def test_plan_from_a_real_audit_names_only_the_incident_vm_and_touches_nothing(
     incident.arm.faults.reset_counts()
 
     plan = json.loads(plan_path.read_text())
-    assert plan["schema"] == "cloudguard.reap.plan" and plan["schema_version"] == 3
+    assert plan["schema"] == "cloudguard.reap.plan" and plan["schema_version"] == 4
     (item,) = plan["items"]
     assert (item["provider"], item["name"], item["group"], item["kind"]) == (
         "azure",
@@ -322,7 +323,11 @@ def test_an_orphan_disk_has_no_reversible_action_and_is_deleted_only_when_asked(
     (left,) = reversible["not_planned"]
     assert left["name"] == "disk-fm7c799d-data" and "no reversible action" in left["why"]
 
-    plan = incident.plan("--action", "delete")
+    data = json.loads(incident.plan("--action", "delete").read_text())
+    (listed,) = data["not_planned"]  # it holds data: listed, not deleted, unless named
+    assert listed["name"] == "disk-fm7c799d-data" and "holds data: unknown" in listed["why"]
+
+    plan = incident.plan("--action", "delete", "--delete-data", "disk")
     code, out, _ = incident.apply(plan, "--yes")
 
     assert code == 0, out
@@ -398,7 +403,7 @@ def test_a_plan_of_the_wrong_schema_is_refused_with_97(incident: Incident) -> No
     code, out, _ = incident.apply(audit_report, "--yes")
 
     assert code == 97, out
-    assert "not a cloudguard.reap.plan v3 plan" in out
+    assert "not a cloudguard.reap.plan v3 or v4 plan" in out
     assert incident.arm.faults.total_requests == 0
 
 
@@ -537,7 +542,7 @@ def test_a_disk_attached_after_the_plan_is_not_deleted(incident: Incident) -> No
     disk = state.add_disk(
         demo.SUB_PILOT, "pilot", "disk-orphan", tags={"task-id": demo.INCIDENT_TASK}
     )
-    plan = incident.plan("--action", "delete")
+    plan = incident.plan("--action", "delete", "--delete-data", "disk")
     healthy = state.vm(demo.SUB_PILOT, "pilot", "vm-fm9b17aa-wkr-01")
     assert healthy is not None
     attach_disk(state, healthy, disk)
@@ -847,7 +852,7 @@ def test_a_second_apply_of_a_plan_being_applied_does_nothing_but_say_so(
     plan = incident.plan()
     incident.arm.faults.reset_counts()
 
-    with plan_lock(lock_directory(), digest(plan)) as held:
+    with plan_lock(lock_directory(incident.work.parent / "run"), digest(plan)) as held:
         assert held.held
         code, out, log = incident.apply(plan, "--yes")
 
@@ -863,7 +868,8 @@ def test_a_resource_another_apply_holds_is_not_read(incident: Incident) -> None:
     plan = incident.plan()
     incident.arm.faults.reset_counts()
 
-    with resource_lock(lock_directory(), "azure", incident.vm.id) as held:
+    locks = lock_directory(incident.work.parent / "run")
+    with resource_lock(locks, "azure", incident.vm.id) as held:
         assert held.held
         code, out, log = incident.apply(plan, "--yes")
 

@@ -253,7 +253,7 @@ def test_an_irreversible_delete_whose_answer_is_lost_is_not_sent_again(
         state.add_disk(demo.SUB_PILOT, "pilot", "disk-fm7c799d-data", tags=dict(incident.vm.tags))
     if kind in ("nic", "public-ip"):
         _kept_nic(incident)
-    plan = incident.plan("--action", "delete", "--with-dependents")
+    plan = incident.plan("--action", "delete", "--with-dependents", "--delete-data", "disk")
     where, request = DELETES[kind]
     incident.arm.faults.inject(500, match=where, method="DELETE", times=1)
     incident.arm.faults.reset_counts()
