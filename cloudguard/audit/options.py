@@ -30,7 +30,7 @@ from cloudguard.audit.evidence.registry import evidence_options
 from cloudguard.audit.formats import FORMATS
 from cloudguard.audit.history_options import non_empty, postgresql_url, variable_name, webhook
 from cloudguard.audit.option_spec import declarations, option
-from cloudguard.cloud.kinds import SHORT_KINDS, parse_kind
+from cloudguard.cloud.kinds import SHORT_KINDS, VM, parse_kind
 from cloudguard.cloud.options import (
     LIVE_PANEL,
     NeedsTrust,
@@ -240,6 +240,15 @@ class Settings:
         metavar="KEY",
         help="Tag naming the repository generation (default: repository-generation).",
         apply=Shown("Tag naming the generation (default: repository-generation).", "KEY"),
+    )
+    require_generation: tuple[str, ...] = option(
+        parse=parse_kind,
+        default=(VM,),
+        metavar="KIND",
+        help="A fleet resource of this kind without a generation tag is suspect (repeatable; "
+        "default: vm; naming kinds replaces it). Other kinds are judged without one.",
+        apply=Shown("Kinds that must carry a generation tag (default: vm).", "KIND"),
+        many=True,
     )
     grace: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
         parse=cfg.parse_duration,

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_helpers import SUBSCRIPTION, run_audit_cli, write_json
+from audit_helpers import (
+    SUBSCRIPTION,
+    by_name,
+    controller_home,
+    make_repo,
+    run_audit_cli,
+    write_json,
+)
 from named_checks import broken
 
 GROUP = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/rg-ci"
@@ -141,3 +148,44 @@ def test_kind_is_a_config_key_and_in_the_help(export: Path, tmp_path: Path) -> N
 
     help_text = run_audit_cli("--help").stdout
     assert "--kind" in help_text and "public-ip" in help_text
+
+
+def test_only_the_kinds_that_must_carry_a_generation_are_suspect_without_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As a Terraform module tags them: the task id alone, and the controller knows the task.
+    monkeypatch.chdir(tmp_path)
+    repo, _ = make_repo(tmp_path / "repo", {"tests/test_x.py": "def test_x(): pass\n"})
+    home = controller_home(tmp_path / "home", meta=["t-77"])
+    vm = az_resource("Microsoft.Compute/virtualMachines", "vm-1")
+    export = write_json(
+        tmp_path / "resources.json",
+        [
+            vm,
+            az_resource("Microsoft.Network/networkInterfaces", "nic-1"),
+            az_resource("Microsoft.Compute/disks", "disk-1", sku={"name": "Premium_LRS"}),
+            az_resource("Microsoft.Network/publicIPAddresses", "ip-1", sku={"name": "Standard"}),
+        ],
+    )
+    evidence = ("--controller-home", str(home), "--repo", str(repo), "-f", "json")
+
+    done = run_audit_cli("--inventory", str(export), *evidence, "--fail-on", "suspect")
+    found = by_name(json.loads(done.stdout))
+    verdicts = {name: finding["verdict"] for name, finding in found.items()}
+    assert verdicts == {"vm-1": "suspect", "nic-1": "ok", "disk-1": "ok", "ip-1": "ok"}, broken(
+        "a-kind-not-required-is-not-suspect", f"verdicts without a generation tag: {verdicts}"
+    )
+    assert found["disk-1"]["reasons"] == [] and found["vm-1"]["reasons"] == ["unknown-generation"]
+    assert found["disk-1"]["checks"]["generation"] == "no-tag"
+    assert json.loads(done.stdout)["policy"]["require_generation"] == ["vm"]
+
+    asked = run_audit_cli("--inventory", str(export), *evidence, "--require-generation", "disk")
+    verdicts = {name: f["verdict"] for name, f in by_name(json.loads(asked.stdout)).items()}
+    assert verdicts == {"vm-1": "ok", "nic-1": "ok", "disk-1": "suspect", "ip-1": "ok"}, broken(
+        "the-operator-requires-it-of-a-kind",
+        f"--require-generation disk did not apply: {verdicts}",
+    )
+
+    (tmp_path / "cloudguard.toml").write_text('[audit]\nrequire-generation = ["vms"]\n')
+    refused = run_audit_cli("--inventory", str(export), *evidence)
+    assert refused.exit_code == 97 and "unknown kind 'vms'" in refused.output, refused.output

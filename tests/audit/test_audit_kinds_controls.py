@@ -10,6 +10,7 @@ KINDS = "tests/audit/test_audit_kinds.py"
 HEADLINE = (
     f"{KINDS}::test_the_headline_of_every_format_says_how_many_billable_findings_are_unpriced"
 )
+GENERATION = "test_only_the_kinds_that_must_carry_a_generation_are_suspect_without_one"
 
 MUTATIONS = [
     Mutation(
@@ -37,6 +38,22 @@ MUTATIONS = [
             f"{HEADLINE}[{fmt}]" for fmt in ("table", "markdown", "junit", "sarif", "html")
         ),
         check="the-headline-counts-the-unpriced",
+    ),
+    Mutation(
+        name="every kind suspect without a generation tag",
+        module="audit/classify.py",
+        original="        if generation is None and resource.kind in policy.require_generation:\n",
+        broken="        if generation is None:\n",
+        tests=(f"{KINDS}::{GENERATION}",),
+        check="a-kind-not-required-is-not-suspect",
+    ),
+    Mutation(
+        name="--require-generation not applied",
+        module="audit/from_settings.py",
+        original='    "require_generation": "require_generation",\n',
+        broken="",
+        tests=(f"{KINDS}::{GENERATION}",),
+        check="the-operator-requires-it-of-a-kind",
     ),
     Mutation(
         name="any --kind accepted",
