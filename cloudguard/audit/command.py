@@ -39,6 +39,9 @@ from cloudguard.history.errors import HistoryError
 if TYPE_CHECKING:
     from cloudguard.history.store import HistoryStore
 
+# The formats a human reads on a terminal, which print the report's warnings themselves.
+_SHOWS_WARNINGS = frozenset({"table", "markdown"})
+
 
 def register_audit(app: typer.Typer) -> None:
     """Add `audit` to `app` (its docstring is the help: it lists the audit's exit codes)."""
@@ -117,10 +120,12 @@ def audit(*, settings: Settings) -> None:
         )
         for attempt in attempts:
             typer.echo(f"  {one_line(attempt, 300)}", err=True)
-    for warning in report.warnings:
+    destination = settings.output
+    # A human report on the terminal shows its own warnings: once, not again on stderr.
+    shown = destination is None and settings.format in _SHOWS_WARNINGS and sys.stdout.isatty()
+    for warning in () if shown else report.warnings:
         typer.echo(f"cloudguard audit: warning: {one_line(warning, 500)}", err=True)
     code = exit_code(report)
-    destination = settings.output
     color = destination is None and settings.format == "table" and sys.stdout.isatty()
     fmt = get_format(settings.format)
     if destination is None:

@@ -10,6 +10,7 @@ KINDS = "tests/audit/test_audit_kinds.py"
 HEADLINE = (
     f"{KINDS}::test_the_headline_of_every_format_says_how_many_billable_findings_are_unpriced"
 )
+ONCE = "tests/audit/test_audit_warnings_once.py"
 GENERATION = "test_only_the_kinds_that_must_carry_a_generation_are_suspect_without_one"
 
 MUTATIONS = [
@@ -54,6 +55,24 @@ MUTATIONS = [
         broken="",
         tests=(f"{KINDS}::{GENERATION}",),
         check="the-operator-requires-it-of-a-kind",
+    ),
+    Mutation(
+        name="a group without a creation time warns",
+        module="audit/auditor.py",
+        original="f.age is None and f.resource.kind != RESOURCE_GROUP]",
+        broken="f.age is None]",
+        tests=(
+            f"{ONCE}::test_a_group_without_a_creation_time_is_no_warning_and_a_vm_without_one_is",
+        ),
+        check="no-warning-for-a-group-without-a-time",
+    ),
+    Mutation(
+        name="warnings on stderr beside the table that shows them",
+        module="audit/command.py",
+        original="    for warning in () if shown else report.warnings:\n",
+        broken="    for warning in report.warnings:\n",
+        tests=(f"{ONCE}::test_a_table_on_a_terminal_says_each_warning_once",),
+        check="each-warning-once",
     ),
     Mutation(
         name="any --kind accepted",
