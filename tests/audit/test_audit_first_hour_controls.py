@@ -18,6 +18,10 @@ ROW = f"{ODD}::test_an_odd_input_gets_one_line_and_its_exit_code"
 FIGURES = "tests/audit/test_audit_figures_agree.py"
 HTML = "tests/audit/test_audit_html.py::test_every_column_is_visible_at_common_window_widths"
 SETUP = "tests/cli/test_setup_commands.py"
+WORDS = (
+    "tests/audit/test_audit_html.py::"
+    "test_at_1400_px_no_word_is_broken_and_a_one_day_trend_is_one_narrow_column"
+)
 
 MUTATIONS = [
     Mutation(
@@ -108,10 +112,36 @@ MUTATIONS = [
     Mutation(
         name="an HTML cell never breaks",
         module="audit/formats/html.py",
-        original="td{overflow-wrap:anywhere}",
-        broken="",
+        original="td.long{overflow-wrap:anywhere}",
+        broken="td.long{}",
         tests=(f"{HTML}[1280]",),
         check="every-cell-on-screen",
+    ),
+    Mutation(
+        name="an HTML cell breaks any word, wherever",
+        module="audit/formats/html.py",
+        original="td{overflow-wrap:break-word;word-break:normal}",
+        broken="td{overflow-wrap:anywhere}",
+        tests=(f"{WORDS}",),
+        check="no-word-broken-where-it-fits",
+    ),
+    Mutation(
+        name="a one-day trend drawn as a full-width block",
+        module="audit/formats/html.py",
+        original="    step = min((width - left) / max(len(columns), 1), MAX_COLUMN_WIDTH)\n",
+        broken="    step = (width - left) / max(len(columns), 1)\n",
+        tests=(f"{WORDS}",),
+        check="one-day-is-one-narrow-column",
+    ),
+    Mutation(
+        name="a chart of zeros drawn with a scale of zero",
+        module="audit/formats/html.py",
+        original="    drawn = any(value for _, value in columns)\n",
+        broken="    drawn = bool(columns)\n",
+        tests=(
+            "tests/audit/test_audit_html.py::test_the_charts_show_cost_by_account_and_by_verdict",
+        ),
+        check="an-empty-chart-draws-no-zero",
     ),
     Mutation(
         name="init replaces an existing file",

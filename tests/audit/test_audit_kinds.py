@@ -3,6 +3,7 @@ says, through the CLI on an `az resource list -o json` export."""
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -83,9 +84,11 @@ def test_every_kind_is_billed_as_its_cloud_says_and_unknown_is_never_zero(export
         "each-kind-billed-as-its-cloud-says", f"a kind's billing was read wrong: {billable}"
     )
     summary = report["summary"]
+    # The public IP is priced (offline: Standard static, per hour); the storage account bills
+    # by usage, which has no hourly price.
     assert (summary["billable"], summary["unpriced_billable"], summary["billing_unknown"]) == (
         2,
-        2,
+        1,
         1,
     )
     assert summary["by_kind"] == {
@@ -103,11 +106,28 @@ def test_the_headline_of_every_format_says_how_many_billable_findings_are_unpric
     done = audit(export, "-f", fmt)
 
     assert "2 billable" in done.stdout, done.stdout
-    assert "(2 of unknown price in neither sum" in done.stdout, broken(
+    assert "(1 of unknown price in neither sum" in done.stdout, broken(
         "the-headline-counts-the-unpriced",
         f"the headline does not say how many are unpriced: {done.stdout[:400]}",
     )
     assert "1 more of unknown billing" in done.stdout
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "junit", "sarif", "html"])
+def test_a_sum_of_only_unpriced_findings_is_unknown_never_zero_in_every_format(
+    tmp_path: Path, fmt: str
+) -> None:
+    only_usage = write_json(
+        tmp_path / "storage.json",
+        [az_resource("Microsoft.Storage/storageAccounts", "st1", sku={"name": "Standard_LRS"})],
+    )
+    done = audit(only_usage, "-f", fmt)
+
+    shown = html.unescape(done.stdout.replace("\\", ""))  # markdown escapes, HTML entities
+    assert "1 billable: cost unknown (1 of unknown price in neither sum" in shown, broken(
+        "an-unpriced-sum-is-unknown", f"the headline made a figure of nothing: {shown[:400]}"
+    )
+    assert "0.0000 USD/h" not in shown and "0.00 USD accrued" not in shown
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "junit", "sarif", "html"])

@@ -75,6 +75,30 @@ MUTATIONS = [
         check="each-warning-once",
     ),
     Mutation(
+        name="a sum of only unpriced findings shown as a zero",
+        module="audit/formats/summary.py",
+        original="    if cost.billable and not priced:\n",
+        broken="    if False:\n",
+        tests=tuple(
+            f"{KINDS}::test_a_sum_of_only_unpriced_findings_is_unknown_never_zero_in_every_format"
+            f"[{fmt}]"
+            for fmt in ("table", "markdown")
+        ),
+        check="an-unpriced-sum-is-unknown",
+    ),
+    Mutation(
+        name="the bundled table prices no disk",
+        module="audit/cost.py",
+        original="            if (unit := bundled.get(query.sku.casefold())) is not None:\n",
+        broken="            if (unit := None) is not None:\n",
+        tests=(
+            "tests/audit/test_audit_classify.py::"
+            "test_a_managed_disk_is_priced_offline_by_its_tier_a_month_being_730_hours"
+            "[Premium_LRS 100 GiB-19.71]",
+        ),
+        check="a-disk-priced-by-its-tier",
+    ),
+    Mutation(
         name="any --kind accepted",
         module="cloud/kinds.py",
         original="    if kind in _ORDER or _is_type_name(kind):\n",
