@@ -144,6 +144,42 @@ MUTATIONS = [
         check="an-empty-chart-draws-no-zero",
     ),
     Mutation(
+        name="a device or a FIFO read as an inventory",
+        module="audit/inventory_files.py",
+        original="    if not stat.S_ISREG(status.st_mode):\n        return f",
+        broken="    if False:\n        return f",
+        tests=(f"{ROW}[inventory a device]",),
+        check="its-exit-code",
+    ),
+    Mutation(
+        name="two reports written to one file",
+        module="audit/command.py",
+        original="        if where in seen:\n",
+        broken="        if False:\n",
+        tests=(f"{ROW}[report twice to one file]",),
+        check="its-exit-code",
+    ),
+    Mutation(
+        name="a webhook to the metadata service accepted",
+        module="notify/send.py",
+        original="    if _link_local(parts.hostname):\n",
+        broken="    if False:\n",
+        # Accepted, the audit posts to it: the guard this suite runs under refuses the reach.
+        tests=(f"{ROW}[webhook to the metadata service]",),
+        check="no-traceback",
+    ),
+    Mutation(
+        name="history resource takes only a whole id",
+        module="audit/history_command.py",
+        original="            if len(candidates) == 1:\n",
+        broken="            if False:\n",
+        tests=(
+            "tests/history/test_history_cli.py::"
+            "test_history_resource_takes_a_name_or_the_end_of_an_id_and_lists_an_ambiguous_one",
+        ),
+        check="a-name-finds-its-resource",
+    ),
+    Mutation(
         name="init replaces an existing file",
         module="init_command.py",
         original="            os.link(temporary, output)",
