@@ -180,6 +180,16 @@ MUTATIONS = [
         check="a-name-finds-its-resource",
     ),
     Mutation(
+        name="the default reap log dropped into the working directory",
+        module="documents/reap_log.py",
+        original="    where = directory or default_log_directory()\n",
+        broken="    where = directory or Path.cwd()\n",
+        tests=(
+            "tests/reap/test_reap_log_faults.py::test_the_default_log_is_new_unguessable_and_private",
+        ),
+        check="the-default-log-is-not-in-the-checkout",
+    ),
+    Mutation(
         name="init replaces an existing file",
         module="init_command.py",
         original="            os.link(temporary, output)",
