@@ -112,8 +112,10 @@ class Settings:
         default=(),
         flags=("--inventory", "-i"),
         metavar="FILE|-",
-        help="`az vm list --show-details -o json` or `aws ec2 describe-instances` output "
-        "(repeatable; - reads stdin).",
+        help="An export, told apart by its shape: `az vm list --show-details`, `az resource "
+        "list`, `az group list`, `az graph query` (-o json each), `aws ec2 "
+        "describe-instances` (or its flat --query forms), `aws resourcegroupstaggingapi "
+        "get-resources` (repeatable; - reads stdin; docs/audit.md lists them).",
         many=True,
         path=True,
     )

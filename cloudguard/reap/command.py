@@ -245,7 +245,7 @@ def apply_command(
     credential, evidence source, lock or item could not be read, another apply
     holds the plan, or the log cannot be written (nothing is acted on after
     that), or the history store cannot be used; 97 the plan is not a
-    cloudguard.reap.plan v2 document, is malformed, or is not the one approved;
+    cloudguard.reap.plan v3 document, is malformed, or is not the one approved;
     cloudguard.toml is invalid.
     """
     from cloudguard.audit import from_settings

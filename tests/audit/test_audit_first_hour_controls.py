@@ -10,8 +10,13 @@ file.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import cloudguard_aws
 import pytest
 from cloudguard_mutants import Mutation, assert_turns_red
+
+AWS = Path(cloudguard_aws.__file__).resolve().parent
 
 ODD = "tests/cli/test_odd_inputs.py"
 ROW = f"{ODD}::test_an_odd_input_gets_one_line_and_its_exit_code"
@@ -188,6 +193,16 @@ MUTATIONS = [
             "tests/reap/test_reap_log_faults.py::test_the_default_log_is_new_unguessable_and_private",
         ),
         check="the-default-log-is-not-in-the-checkout",
+    ),
+    Mutation(
+        name="a metavar as long as its choices squeezes the help",
+        module="options.py",
+        original='    metavar="ENGINE",\n    help="AWS: auto|tagging|resource-explorer:',
+        broken='    metavar="auto|tagging|resource-explorer",\n'
+        '    help="AWS: auto|tagging|resource-explorer:',
+        tests=(f"{ODD}::test_help_at_80_columns_reads_as_a_table[command0]",),
+        check="help-reads-as-a-table",
+        package=AWS,
     ),
     Mutation(
         name="init replaces an existing file",

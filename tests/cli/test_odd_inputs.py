@@ -534,6 +534,18 @@ def test_help_at_80_columns_keeps_option_names_whole() -> None:
     assert max(len(line) for line in shown.splitlines()) <= 80
 
 
+@pytest.mark.parametrize("command", [("audit",), ("reap", "apply")])
+def test_help_at_80_columns_reads_as_a_table(command: tuple[str, ...]) -> None:
+    """No metavar so long that a panel's help is squeezed into a few characters a line
+    (issue 36: `audit --help` was 401 lines, the Live providers' help 7 characters wide)."""
+    shown = _help(*command)
+    lines = len(shown.splitlines())
+    assert lines <= 260, broken("help-reads-as-a-table", f"{' '.join(command)} -h: {lines} lines")
+    if command == ("audit",):  # the live panel's help column holds a phrase a line
+        provider = next(line for line in shown.splitlines() if line.startswith("│ --provider"))
+        assert "Sweep live with an installed" in provider, provider
+
+
 @pytest.mark.parametrize(
     ("command", "literal"),
     [
