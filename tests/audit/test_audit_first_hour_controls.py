@@ -205,6 +205,17 @@ MUTATIONS = [
         package=AWS,
     ),
     Mutation(
+        name="no reach summary after an INTERNALERROR",
+        module="guard/pytest/session_guard.py",
+        original="            if self.pytest_status == pytest.ExitCode.INTERNAL_ERROR:\n",
+        broken="            if False:\n",
+        tests=(
+            "tests/pytest_plugin/test_plugin_first_hour.py::"
+            "test_an_internalerror_after_a_reach_still_says_the_reaches_and_where_the_log_is",
+        ),
+        check="an-internalerror-says-the-summary",
+    ),
+    Mutation(
         name="init replaces an existing file",
         module="init_command.py",
         original="            os.link(temporary, output)",
