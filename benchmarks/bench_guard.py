@@ -84,7 +84,9 @@ def startup(rounds: int, baseline: str) -> dict[str, float]:
             env={
                 **env,
                 "PYTHONPATH": str(baseline_package(baseline, Path(old))),
-                "BENCH_KEEPER": keeper.address,
+                # The abstract name every keeper-era refuser understands (today's are given
+                # the channel's path, whose last part it is).
+                "BENCH_KEEPER": "@" + keeper.name,
             },
             capture_output=True,
             text=True,

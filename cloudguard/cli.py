@@ -71,7 +71,16 @@ guard_command.register(app)
 @app.command(
     help="Run the embedded demo: a fake Azure fleet audited over HTTPS, then a sealed run."
 )
-def demo() -> None:
+def demo(
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve",
+            help="Leave the fake fleet running on 127.0.0.1 until Ctrl-C, and print the exact "
+            "audit and reap commands to try against it.",
+        ),
+    ] = False,
+) -> None:
     from importlib.metadata import entry_points
 
     # An adapter ships its demo under the `cloudguard.demos` entry-point group: the core
@@ -82,11 +91,12 @@ def demo() -> None:
     except (IndexError, ImportError):
         typer.echo(
             "cloudguard: the demo needs the Azure adapter: pip install 'cloudguard-ci[azure]' "
-            "'cloudguard-azure[fake]' (its fake ARM)",
+            "'cloudguard-azure[fake]' (its fake ARM; from a checkout: pip install ./ "
+            "'./adapters/azure[fake]')",
             err=True,
         )
         raise typer.Exit(exit_codes.DID_NOT_RUN) from None
-    raise typer.Exit(demo_main())
+    raise typer.Exit(demo_main(serve=True) if serve else demo_main())
 
 
 def _register_trust() -> None:

@@ -172,11 +172,19 @@ def init(
     text = render(answers)
     _write(output, text, force)
     typer.echo(f"cloudguard init: wrote {output}")
-    needing = _needs_trust(text)
+    needing, named = _needs_trust(text)
+    said = []
     if needing:
+        said.append(f"{', '.join(needing)}, which a discovered file sets only once trusted")
+    if named:
+        said.append(
+            f"{', '.join(named)}, which every report names as an untrusted file's until it is "
+            "trusted"
+        )
+    if said:
         typer.echo(
-            f"cloudguard init: it sets {', '.join(needing)}, which a discovered file sets only "
-            f"once trusted: review it, then `cloudguard trust {output}`"
+            f"cloudguard init: it sets {'; and '.join(said)}: review it, then "
+            f"`cloudguard trust {output}`"
         )
     if pytest:
         _pytest_lines(output.resolve().parent)
@@ -309,13 +317,20 @@ def _toml(value: str | list[str]) -> str:
     return json.dumps(value)
 
 
-def _needs_trust(text: str) -> list[str]:
+def _needs_trust(text: str) -> tuple[list[str], list[str]]:
+    """The keys of `text` that a discovered file sets only once trusted, and those that
+    apply untrusted but are named in every report (cloudguard.audit.settings_files)."""
     data = tomllib.loads(text)
     from cloudguard.audit.options import every_option
+    from cloudguard.audit.settings_files import needs_trust
 
-    keys = {(o.section, o.key) for o, _ in every_option() if o.trust is not None}
-    return [f"{section}.{key}" for section, table in data.items() for key in table
-            if (section, key) in keys]  # fmt: skip
+    needs = {(o.section, o.key): need for o, _ in every_option() if (need := needs_trust(o))}
+    present = [(section, key) for section, table in data.items() for key in table]
+    shown = [(f"{s}.{k}", needs[s, k]) for s, k in present if (s, k) in needs]
+    return (
+        [key for key, need in shown if not need.reported],
+        [key for key, need in shown if need.reported],
+    )
 
 
 def _write(output: Path, text: str, force: bool) -> None:

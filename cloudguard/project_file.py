@@ -129,13 +129,18 @@ def _assigns(line: str, key: str) -> bool:
     return "=" in line and head == key
 
 
-def read_project_file(path: Path, *, discovered: bool = False) -> ProjectDocument:
+def read_project_file(
+    path: Path, *, discovered: bool = False, own: bool = False
+) -> ProjectDocument:
     """Read and parse `path` once; every known section present must be a table.
 
     `discovered`: found by `find_project_file`, not named by the operator: opened
     through its directory and refused (UntrustedFileError) unless it is theirs alone.
+    `own`: named by the operator (`--config`), and taken as their consent, so it must be
+    theirs: what was opened (a link followed) is refused unless it is a regular file of
+    theirs that nobody else can write (`--help`: "only your own file").
     """
-    raw = _read_discovered(path) if discovered else _read_named(path)
+    raw = _read_discovered(path) if discovered else _read_named(path, own=own)
     try:
         # "utf-8-sig": a byte-order mark (Windows editors write one) is not TOML's to refuse.
         text = raw.decode("utf-8-sig")
@@ -153,14 +158,18 @@ def read_project_file(path: Path, *, discovered: bool = False) -> ProjectDocumen
     return document
 
 
-def _read_named(path: Path) -> bytes:
-    """A file the operator named: followed if a link, but never a FIFO waited on."""
+def _read_named(path: Path, *, own: bool = False) -> bytes:
+    """A file the operator named: followed if a link, but never a FIFO waited on; with
+    `own`, judged by what was opened as a discovered file is (its directory aside: the
+    operator chose where it lives)."""
     if path.is_dir():
         candidate = path / PROJECT_FILE
         inside = f" (the file in it: {candidate})" if candidate.is_file() else ""
         raise ProjectFileError(path, f"a directory, not a file: name the file{inside}")
     try:
         with open(private_files.open_regular(path, follow=True), "rb") as handle:
+            if own:
+                check_trusted(path, os.fstat(handle.fileno()))
             return handle.read()
     except FileNotFoundError:
         raise ProjectFileError(path, "does not exist") from None

@@ -44,12 +44,16 @@ class NeedsTrust:
     `why`: what the key can do, as the refusal says it ("runs a program with your
     environment"). `ignored`: while the file is untrusted the key is ignored and
     cloudguard says so (without it cloudguard is only stricter: a closed door, the
-    report on stdout); otherwise the command refuses (97), since ignoring the key
-    would change its result silently.
+    report on stdout). `reported`: the key takes effect all the same, and every report
+    head and plan names the file and the key (a key that describes the project's fleet,
+    its tag names or evidence, and so can hide a finding: ignoring it would judge
+    another fleet). Neither: the command refuses (97), since ignoring the key would
+    change its result silently.
     """
 
     why: str
     ignored: bool = False
+    reported: bool = False
 
 
 class TrustStoreError(Exception):

@@ -29,6 +29,7 @@ from cloudguard.audit.command_line import (
 from cloudguard.audit.evidence import controller_records
 from cloudguard.audit.inventories import Inventory
 from cloudguard.audit.options import Settings
+from cloudguard.audit.scope_lines import ScopeLines
 from cloudguard.cloud.options import AUDIT
 from cloudguard.cloud.records import SourceFailure
 from cloudguard.cloud.registry import Clouds
@@ -68,7 +69,9 @@ def audit(*, settings: Settings) -> None:
         )
     clouds = settings.clouds or Clouds.installed()
     check_cloud_options(settings, clouds)
-    inventories = _inventories(settings, clouds)
+    # Each scope a live sweep reads is said as it goes (on a terminal), or once it is slow.
+    scope_lines = ScopeLines(terminal=sys.stderr.isatty())
+    inventories = _inventories(settings, clouds, scope_lines)
     if not inventories:
         raise typer.BadParameter(
             "nothing to audit: give --inventory FILE or --provider NAME "
@@ -96,15 +99,18 @@ def audit(*, settings: Settings) -> None:
     store = remember.open_history_or_exit(settings, _say) if settings.history else None
     acks = _acknowledgements(settings, store, now)
     with _progress() as progress, _without_cycle_collection():
-        report = run_audit(
-            inventories,
-            from_settings.evidence_request(settings),
-            from_settings.audit_policy(settings),
-            bundled_prices(clouds),
-            now,
-            progress,
-            _price_lists(settings, clouds),
-        )
+        try:
+            report = run_audit(
+                inventories,
+                from_settings.evidence_request(settings),
+                from_settings.audit_policy(settings),
+                bundled_prices(clouds),
+                now,
+                progress,
+                _price_lists(settings, clouds),
+            )
+        finally:
+            scope_lines.close()
         report = remember.apply_acknowledgements(report, acks, clouds)
         if store is not None:
             report = _remembered(report, store, remember.scope_of(settings, clouds), clouds)
@@ -307,7 +313,9 @@ def _live_options_need_a_provider(settings: Settings) -> None:
             )
 
 
-def _inventories(settings: Settings, clouds: Clouds) -> list[Inventory]:
+def _inventories(
+    settings: Settings, clouds: Clouds, scope_lines: ScopeLines | None = None
+) -> list[Inventory]:
     from cloudguard.audit.inventories import LiveSweep
     from cloudguard.audit.inventory_files import STDIN, InventoryFile, inventory_problem
     from cloudguard.cloud.registry import UnknownProviderError
@@ -325,7 +333,10 @@ def _inventories(settings: Settings, clouds: Clouds) -> list[Inventory]:
             raise typer.BadParameter(str(exc), param_hint="--provider") from exc
         check_credential(settings, clouds, [cloud.name for cloud in swept])
         inventories += [
-            LiveSweep(cloud, from_settings.sweep_request(settings, cloud)) for cloud in swept
+            LiveSweep(
+                cloud, replace(from_settings.sweep_request(settings, cloud), progress=scope_lines)
+            )
+            for cloud in swept
         ]
     return inventories
 

@@ -53,7 +53,13 @@ def audit_policy(settings: Settings) -> AuditPolicy:
     values = _core_values(settings, _POLICY)
     if values.get("fail_on") == UNVERIFIED:
         values["fail_on"] = ORPHAN
-    return AuditPolicy(**values, fail_on_unverified=not settings.allow_unverified)
+    untrusted = settings.untrusted_keys and settings.config_file is not None
+    return AuditPolicy(
+        **values,
+        fail_on_unverified=not settings.allow_unverified,
+        untrusted_file=str(settings.config_file) if untrusted else None,
+        untrusted_keys=settings.untrusted_keys if untrusted else (),
+    )
 
 
 def evidence_request(settings: Settings) -> EvidenceRequest:

@@ -69,8 +69,8 @@ def from_command_line(declared: Option, value: Any) -> Any:
     """A command-line value, parsed; a bad one is a usage error (2) naming the flag."""
     try:
         if declared.many:
-            return tuple(declared.parse(item) for item in value)
-        return declared.parse(value)
+            return tuple(_checked(declared, declared.parse(item)) for item in value)
+        return _checked(declared, declared.parse(value))
     except OptionValueError as exc:
         raise typer.BadParameter(str(exc), param_hint=declared.flag) from exc
 
@@ -78,11 +78,20 @@ def from_command_line(declared: Option, value: Any) -> Any:
 def from_config(declared: Option, raw: object, base: Path) -> Any:
     """A cloudguard.toml value, parsed and its paths made absolute; OptionValueError if bad."""
     if not declared.many:
-        return _resolve(declared, declared.parse(raw), base)
+        return _checked(declared, _resolve(declared, declared.parse(raw), base))
     items = [raw] if isinstance(raw, str) and not declared.list_only else raw
     if not isinstance(items, list):
         raise OptionValueError(f"expected a list, got {type(raw).__name__}")
-    return tuple(_resolve(declared, declared.parse(item), base) for item in items)
+    return tuple(
+        _checked(declared, _resolve(declared, declared.parse(item), base)) for item in items
+    )
+
+
+def _checked(declared: Option, value: Any) -> Any:
+    """`value`, once its declaration's check (`Option.check`) holds for it."""
+    if declared.check is not None and value is not None:
+        declared.check(value)
+    return value
 
 
 def _resolve(declared: Option, value: Any, base: Path) -> Any:

@@ -39,6 +39,7 @@ from cloudguard.cloud.options import (
     boolean,
     choice,
     positive_int,
+    readable_file,
     string,
 )
 from cloudguard.cloud.records import SweepRequest
@@ -58,6 +59,12 @@ _MAX_AGE = timedelta(hours=24)
 # One item of `reap apply`: its live reads, retries and their waits included. azure-core's
 # default budget could hold one item whose every read fails for minutes.
 _ITEM_BUDGET = timedelta(minutes=5)
+
+
+def _reported(why: str) -> NeedsTrust:
+    """A key that describes the project's fleet, and so can hide a finding: from an
+    untrusted discovered file it applies, and the report head and the plan name it."""
+    return NeedsTrust(why, reported=True)
 
 
 def _extra_report(value: object) -> tuple[str, str]:
@@ -152,6 +159,7 @@ class Settings:
         show_default=False,
     )
     resource_group: tuple[str, ...] = option(
+        trust=_reported("narrows what is audited: what it leaves out is never judged"),
         parse=string,
         default=(),
         metavar="NAME",
@@ -160,6 +168,7 @@ class Settings:
         panel=LIVE_PANEL,
     )
     region: tuple[str, ...] = option(
+        trust=_reported("narrows what is audited: what it leaves out is never judged"),
         parse=string,
         default=(),
         metavar="NAME",
@@ -168,6 +177,7 @@ class Settings:
         panel=LIVE_PANEL,
     )
     kind: tuple[str, ...] = option(
+        trust=_reported("narrows what is audited: what it leaves out is never judged"),
         parse=parse_kind,
         default=(),
         metavar="KIND",
@@ -224,12 +234,14 @@ class Settings:
         parse=string,
         default=None,
         metavar="FILE",
-        help="CA bundle for the endpoint.",
+        help="CA bundle for the endpoint (a readable PEM file).",
         apply=True,
         path=True,
+        check=readable_file,
         panel=LIVE_PANEL,
     )
     task_tag: str = option(
+        trust=_reported("names the fleet's tag: a resource without it is not the fleet's"),
         parse=_tag_name,
         default="task-id",
         metavar="KEY",
@@ -237,6 +249,7 @@ class Settings:
         apply=Shown("Tag naming the fleet task (default: task-id).", "KEY"),
     )
     generation_tag: str = option(
+        trust=_reported("names the generation tag the generation check reads"),
         parse=_tag_name,
         default="repository-generation",
         metavar="KEY",
@@ -244,6 +257,7 @@ class Settings:
         apply=Shown("Tag naming the generation (default: repository-generation).", "KEY"),
     )
     require_generation: tuple[str, ...] = option(
+        trust=_reported("chooses which kinds are suspect without a generation tag"),
         parse=parse_kind,
         default=(VM,),
         metavar="KIND",
@@ -253,6 +267,7 @@ class Settings:
         many=True,
     )
     grace: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
+        trust=_reported("how long a resource without a record is pending, not an orphan"),
         parse=cfg.parse_duration,
         default=_GRACE,
         metavar="DURATION",
@@ -260,6 +275,8 @@ class Settings:
         apply=Shown("Younger without a record: pending (default: 2h).", "DURATION"),
     )
     leaked_by: tuple[tuple[str, str], ...] = option(
+        # Ignored while untrusted: it widens what reaping may delete (an ops bastion).
+        trust=NeedsTrust("marks resources leaked, which reaping deletes", ignored=True),
         parse=_leaked_by,
         default=(),
         metavar="KEY=VALUE",
@@ -311,6 +328,7 @@ class Settings:
         panel=REPORT_PANEL,
     )
     fail_on: str = option(
+        trust=_reported("which verdicts fail the audit"),
         parse=choice(cfg.FAIL_ON),
         default="orphan",
         metavar="VERDICT",
@@ -395,6 +413,7 @@ class Settings:
         on_command_line=False,
     )
     scope: str | None = option(
+        trust=_reported("chooses which history 'new' is judged against"),
         parse=non_empty,
         default=None,
         audit=False,
@@ -464,11 +483,13 @@ class Settings:
     )
     # Not options: the values of the options declared by evidence sources and clouds, by
     # name (defaults filled in); the names given on the command line; the cloudguard.toml
-    # read; the command resolved for; and the clouds whose options were read (the registry
-    # it works with).
+    # read and the keys of it that applied though it is not trusted (`audit.grace`: every
+    # report head and plan names them); the command resolved for; and the clouds whose
+    # options were read (the registry it works with).
     extra: Mapping[str, Any] = field(default_factory=dict)
     given: frozenset[str] = field(default=frozenset())
     config_file: Path | None = None  # the cloudguard.toml read (None: none found)
+    untrusted_keys: tuple[str, ...] = ()
     command: str = ""
     clouds: Clouds | None = field(default=None, compare=False, repr=False)
 

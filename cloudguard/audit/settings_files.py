@@ -19,7 +19,7 @@ from cloudguard import exit_codes, project_file
 from cloudguard.audit import config as cfg
 from cloudguard.audit.option_spec import from_command_line, from_config, given_on_command_line
 from cloudguard.audit.options import OPTIONS, Settings, every_option
-from cloudguard.cloud.options import AUDIT, REAP_APPLY, Option, OptionValueError
+from cloudguard.cloud.options import AUDIT, REAP_APPLY, NeedsTrust, Option, OptionValueError
 from cloudguard.cloud.registry import Clouds
 
 # `cloudguard history` and `cloudguard ack`: they read where the history lives, no more.
@@ -40,7 +40,7 @@ def resolve(
     """Defaults, then cloudguard.toml (97 when invalid), then the command line (2 when bad).
     `given`: the command line's values by option name (None: not given)."""
     declared = {o.name: o for o, _ in every_option(clouds)}
-    config_file, values = read_config(command, config_path, clouds)
+    config_file, values, reported = read_config_noting(command, config_path, clouds)
     on_command_line = {
         name: from_command_line(declared[name], value)
         for name, value in given.items()
@@ -58,6 +58,10 @@ def resolve(
         extra=extra,
         given=frozenset(on_command_line),
         config_file=config_file,
+        # What the command line set is the operator's, not the file's.
+        untrusted_keys=tuple(
+            key for key, option in reported.items() if option.name not in on_command_line
+        ),
         command=command,
         clouds=clouds,
     )
@@ -66,28 +70,50 @@ def resolve(
 def read_config(
     command: str, explicit: Path | None, clouds: Clouds | None
 ) -> tuple[Path | None, dict[str, Any]]:
-    """The file read (None: none found) and the validated tables `command` reads from it:
-    `explicit`, or the nearest cloudguard.toml.
+    """The file read (None: none found) and the validated tables `command` reads from it."""
+    path, values, _ = read_config_noting(command, explicit, clouds)
+    return path, values
+
+
+def read_config_noting(
+    command: str, explicit: Path | None, clouds: Clouds | None
+) -> tuple[Path | None, dict[str, Any], dict[str, Option]]:
+    """The file read (None: none found), the validated tables `command` reads from it, and
+    the keys of it that apply though it is not trusted (`audit.grace` -> its option):
+    `explicit` (`--config`, the caller's own file), or the nearest cloudguard.toml.
 
     A discovered file the operator has not trusted (cloudguard.trust) sets no key
     that needs trust: a key whose absence would change the result is refused (97
     naming `cloudguard trust`), one without which cloudguard is only stricter is
-    ignored, and said so."""
+    ignored, and said so; one that describes the fleet (and so can hide a finding)
+    applies, and is returned for the report head and the plan to name."""
     label = command.split()[0]
     try:
         path = explicit if explicit is not None else cfg.find_config(Path.cwd())
         if path is None:
-            return None, {}
+            return None, {}, {}
         try:
-            document = project_file.read_project_file(path, discovered=explicit is None)
+            document = project_file.read_project_file(
+                path, discovered=explicit is None, own=explicit is not None
+            )
         except project_file.ProjectFileError as exc:
             raise cfg.ConfigError(str(exc.path), exc.message) from exc
+        # Trust first: a key an untrusted file may not set is refused as such, before its
+        # value is checked (a path it names need not exist to be refused).
+        ignored, reported = _untrusted(document, SECTIONS[command], clouds)
         values: dict[str, Any] = {}
         for section in SECTIONS[command]:
             values.update(section_values(document, section, clouds))
-        for ignored in _untrusted(document, SECTIONS[command], clouds):
-            del values[ignored.name]
-        return path, values
+        for option in ignored:
+            del values[option.name]
+        if reported:
+            typer.echo(
+                f"cloudguard {label}: {document.path} is not trusted and sets "
+                f"{', '.join(reported)}: they apply{_named_where(command)} "
+                f"(review it, then `cloudguard trust {document.path}`)",
+                err=True,
+            )
+        return path, values, reported
     except cfg.ConfigError as exc:
         typer.echo(f"cloudguard {label}: invalid config: {exc}", err=True)
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
@@ -96,15 +122,33 @@ def read_config(
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
 
 
+def _named_where(command: str) -> str:
+    return ", and the report and the plan name them" if command == AUDIT else ""
+
+
+# An evidence source's location (a controller home, a state file, a list of owned ids)
+# vouches for resources: what it claims turns an orphan into an owned resource.
+VOUCHES = NeedsTrust("vouches for resources: what it claims is owned is no orphan", reported=True)
+
+
+def needs_trust(option: Option) -> NeedsTrust | None:
+    """What a discovered file's setting of `option` needs: its owner's declaration, or, for
+    an evidence location declaring none, `VOUCHES`."""
+    if option.trust is None and option.locates:
+        return VOUCHES
+    return option.trust
+
+
 class UntrustedKeys(Exception):
     """A discovered file sets keys that need the operator's trust, which it does not have."""
 
 
 def _untrusted(
     document: project_file.ProjectDocument, sections: tuple[str, ...], clouds: Clouds | None
-) -> list[Option]:
-    """The options of `document` to ignore; UntrustedKeys when one must be refused instead."""
-    known = {(o.section, o.key): o for o, _ in every_option(clouds) if o.trust is not None}
+) -> tuple[list[Option], dict[str, Option]]:
+    """The options of `document` to ignore, and those that apply but must be named (by
+    key); UntrustedKeys when one must be refused instead."""
+    known = {(o.section, o.key): o for o, _ in every_option(clouds) if needs_trust(o)}
     needing = {
         f"{section}.{key}": known[section, key]
         for section in sections
@@ -113,18 +157,22 @@ def _untrusted(
     }
     try:
         if not needing or document.trusted:
-            return []
+            return [], {}
     except project_file.ProjectFileError as exc:
         raise cfg.ConfigError(str(exc.path), exc.message) from exc
-    why = {key: option.trust for key, option in needing.items() if option.trust}
-    refused = {key: need for key, need in why.items() if not need.ignored}
+    why = {key: need for key, option in needing.items() if (need := needs_trust(option))}
+    refused = {key: need for key, need in why.items() if not (need.ignored or need.reported)}
     if refused:
         message = project_file.untrusted_message(document.path, refused)
         raise UntrustedKeys(f"{document.path}: {message}")
+    ignored = []
     for key, need in why.items():
-        message = project_file.untrusted_message(document.path, {key: need})
-        typer.echo(f"cloudguard: {document.path}: ignored {key}: {message}", err=True)
-    return list(needing.values())
+        if need.ignored:
+            message = project_file.untrusted_message(document.path, {key: need})
+            typer.echo(f"cloudguard: {document.path}: ignored {key}: {message}", err=True)
+            ignored.append(needing[key])
+    reported = {key: needing[key] for key, need in why.items() if need.reported}
+    return ignored, reported
 
 
 def section_values(

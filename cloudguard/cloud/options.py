@@ -11,6 +11,8 @@ name (`Option.value_in`). Stdlib only.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +74,9 @@ class Option:
     # The values shell completion offers (asked only when completing: the installed
     # adapters' names, say); a `choice` parser's choices are offered without it.
     complete: Callable[[], Iterable[str]] | None = None
+    # Checked once its value is whole (a path made absolute against its config file): a file
+    # the option names must be there when it is parsed, not found missing inside a sweep.
+    check: Callable[[Any], None] | None = None
 
     @property
     def key(self) -> str:
@@ -140,6 +145,29 @@ def choice(choices: tuple[str, ...]) -> Callable[[object], str]:
 
     check.choices = choices  # type: ignore[attr-defined]  # what shell completion offers
     return check
+
+
+def readable_file(value: object) -> None:
+    """A path to a regular file this process can read (a check: see `Option.check`)."""
+    if not isinstance(value, str):
+        return
+    try:
+        mode = os.stat(value).st_mode
+    except OSError as exc:
+        raise OptionValueError(
+            f"{value}: {exc.strerror or exc}: expected a readable file"
+        ) from None
+    if stat.S_ISDIR(mode):
+        raise OptionValueError(f"{value} is a directory: expected a readable file")
+    if not stat.S_ISREG(mode):
+        raise OptionValueError(f"{value} is not a regular file: expected a readable file")
+    try:
+        with open(value, "rb"):
+            pass
+    except OSError as exc:
+        raise OptionValueError(
+            f"{value}: {exc.strerror or exc}: expected a readable file"
+        ) from None
 
 
 def completions(declared: Option) -> tuple[str, ...]:

@@ -119,6 +119,11 @@ class SweepRequest:
     # `reap apply`: how long one item's reads may take, waits included (None: the sweep's).
     item_budget: timedelta | None = None
     settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    # Told as the sweep goes (cloudguard.cloud.progress.told): `progress(scope, what)`,
+    # "reading" as a scope (a subscription, a region) begins, then what it read. None: untold.
+    progress: Callable[[str, str], None] | None = field(
+        default=None, hash=False, compare=False, repr=False
+    )
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from cloudguard.cloud.records import Resource
 from cloudguard.documents.finding_lines import FindingLines
 from cloudguard.documents.findings import (
     VERDICTS,
+    AuditPolicy,
     AuditReport,
     Finding,
     ReportHistory,
@@ -43,6 +44,7 @@ from cloudguard.documents.findings import (
     spend,
 )
 from cloudguard.documents.strict_json import DocumentError, StrictReader, read_json_file
+from cloudguard.escape import one_line
 from cloudguard.history.records import BACK, GONE, NEW, STILL
 from cloudguard.schemas import schema_id
 
@@ -76,6 +78,7 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "kinds": list(report.policy.kinds),
             "require_generation": list(report.policy.require_generation),
             "fail_on_unverified": report.policy.fail_on_unverified,
+            "untrusted_file": untrusted_file_document(report.policy),
         },
         "evidence": dict(report.evidence_checked),
         "evidence_sources": dict(report.evidence_sources),
@@ -107,6 +110,25 @@ def report_head(report: AuditReport) -> dict[str, Any]:
         "warnings": list(report.warnings),
         "history": history_document(report.history),
     }
+
+
+def untrusted_file_document(policy: AuditPolicy | ReportedPolicy) -> dict[str, Any] | None:
+    """The untrusted discovered file whose keys applied, and those keys (None: none did)."""
+    if not policy.untrusted_keys:
+        return None
+    return {"path": policy.untrusted_file, "keys": list(policy.untrusted_keys)}
+
+
+def untrusted_policy_text(policy: AuditPolicy | ReportedPolicy) -> str | None:
+    """Whose policy this was, when not the operator's: the untrusted discovered file and each
+    of its keys that applied (principle 8: a key that can hide a finding is named). The
+    headline of every report format and the plan's table say it."""
+    if not policy.untrusted_keys:
+        return None
+    return (
+        f"Policy from an untrusted file: {one_line(policy.untrusted_file or '?', 300)} "
+        f"(discovered, not trusted) set {', '.join(policy.untrusted_keys)}."
+    )
 
 
 def price_sources(report: AuditReport) -> dict[str, int]:
@@ -250,6 +272,9 @@ class ReportedPolicy:
     task_tag: str = "task-id"
     generation_tag: str = "repository-generation"
     leaked_by: tuple[tuple[str, str], ...] = ()
+    # The untrusted discovered file whose keys applied, and those keys: the plan names them.
+    untrusted_file: str | None = None
+    untrusted_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -350,10 +375,19 @@ def _acknowledged(doc: StrictReader, value: Any, where: str) -> str | None:
 def read_policy(doc: StrictReader, value: Any) -> ReportedPolicy:
     """The `policy` object of a report (or of a plan, which carries the report's)."""
     policy = doc.obj(value, "policy")
+    untrusted = policy.get("untrusted_file")  # absent before it was reported: none
+    path: str | None = None
+    keys: tuple[str, ...] = ()
+    if untrusted is not None:
+        named = doc.obj(untrusted, "policy.untrusted_file")
+        path = doc.text(named, "path", "policy.untrusted_file")
+        keys = tuple(doc.text_list(named.get("keys"), "policy.untrusted_file.keys"))
     return ReportedPolicy(
         task_tag=doc.text(policy, "task_tag", "policy"),
         generation_tag=doc.text(policy, "generation_tag", "policy"),
         leaked_by=read_leaked_by(doc, policy.get("leaked_by"), "policy.leaked_by"),
+        untrusted_file=path,
+        untrusted_keys=keys,
     )
 
 

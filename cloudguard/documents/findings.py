@@ -114,6 +114,11 @@ class AuditPolicy:
     # accepted that by name (--allow-unverified): an audit that lost its evidence (a
     # scheduled job whose controller home moved) must not go green.
     fail_on_unverified: bool = True
+    # A discovered cloudguard.toml the operator never trusted, and the keys of it that
+    # applied (`audit.grace`): keys that describe the fleet, so every report head and plan
+    # names whose policy it was (docs/audit.md#configuration).
+    untrusted_file: str | None = None
+    untrusted_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from cloudguard.documents.audit_report import (
     read_evidence_sources,
     read_leaked_by,
     read_policy,
+    untrusted_file_document,
 )
 from cloudguard.documents.findings import LEAKED, ORPHAN, leaked_by_text
 from cloudguard.documents.strict_json import DocumentError, DocumentUsageError, StrictReader
@@ -142,6 +143,9 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "task_tag": plan.policy.task_tag,
             "generation_tag": plan.policy.generation_tag,
             "leaked_by": leaked_by_text(plan.policy.leaked_by),
+            # Whose policy it was, when not the operator's: the audit's untrusted file and
+            # its keys that applied (absent: none).
+            **untrusted_policy(plan.policy),
         },
         "items": [item_document(item) for item in plan.items],
         "not_planned": [
@@ -149,6 +153,11 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             for n in plan.not_planned
         ],
     }
+
+
+def untrusted_policy(policy: PlanPolicy) -> dict[str, Any]:
+    whose = untrusted_file_document(policy)
+    return {} if whose is None else {"untrusted_file": whose}
 
 
 def item_document(item: PlanItem) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """The record channel: the socket every refuser delivers its record on, served on one thread.
 
 A SOCK_SEQPACKET unix socket in the abstract namespace, under a random name
-(`reach.keeper_name`): one message per record, one answer (`ok`) per message,
+(`reach.keeper_name`), and (for a run's keeper) the same socket at a path, for
+refusers in another network namespace (`cloudguard.guard.rendezvous`): one
+message per record, one answer (`ok`) per message,
 sent only after the receiver took the record. Why this channel, and what the
 record keeper does with what arrives: `cloudguard.guard.keeper`. Inside the
 hard seal the supervisor serves the same names and relays what arrives to the
@@ -28,8 +30,9 @@ ACK = b"ok"
 
 
 class Channel:
-    """Serves record deliveries on abstract SEQPACKET sockets, one thread; each record goes
-    to `keep` before its refuser is answered, and anything amiss to `tamper`."""
+    """Serves record deliveries on SEQPACKET sockets, one thread; each record goes to `keep`
+    before its refuser is answered, and anything amiss to `tamper`. `names`: abstract names,
+    or absolute paths (bound in the filesystem)."""
 
     def __init__(
         self,
@@ -46,7 +49,7 @@ class Channel:
                     socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC
                 )
                 self._listeners.append(listener)
-                listener.bind(b"\0" + name.encode("ascii"))
+                listener.bind(name if name.startswith("/") else b"\0" + name.encode("ascii"))
                 listener.listen(socket.SOMAXCONN)
                 listener.setblocking(False)
         except OSError:

@@ -143,39 +143,59 @@ def project_verdict(
     )
     values = facts.get("values")
     return _ini_verdict(
-        str(config), values if isinstance(values, dict) else {}, environ, said, problems
+        facts, str(config), values if isinstance(values, dict) else {}, environ, said, problems
     )
 
 
 def _ini_verdict(
+    facts: Mapping[str, object],
     config: str,
     values: Mapping[str, object],
     environ: Mapping[str, str],
     said: list[str],
     problems: list[str],
 ) -> tuple[list[str], list[str]]:
-    """The chosen file's `cloudguard`, `addopts` and `required_plugins` (and PYTEST_ADDOPTS)."""
+    """The chosen file's `cloudguard`, `addopts` and `required_plugins`, and what pytest is
+    handed besides (PYTEST_ADDOPTS): read by pytest's own parser where it could be asked."""
     import shlex
 
     from_environment = shlex.split(environ.get("PYTEST_ADDOPTS", ""))
     options = _words(values.get("addopts")) + from_environment
-    disabled = _disables(options)
-    if disabled:
-        where = "PYTEST_ADDOPTS" if _disables(from_environment) else f"addopts in {config}"
-        problems.append(f"{where} turns the plugin off ({disabled})")
-    if environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD") and not _names_the_plugin(options):
+    handed = _as_pytest_reads(facts, config)
+    if handed is None:  # an older pytest that could not be asked: read PYTEST_ADDOPTS here
+        disabled = _disables(options)
+        if disabled:
+            where = "PYTEST_ADDOPTS" if _disables(from_environment) else f"addopts in {config}"
+            problems.append(f"{where} turns the plugin off ({disabled})")
+        override = None
+    else:
+        disabled_by, override = handed
+        if disabled_by:
+            problems.append(f"{disabled_by} turns the plugin off (-p no:cloudguard)")
+    autoload_off = environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD") or facts.get("autoload_off")
+    if autoload_off and not _names_the_plugin(options):
         problems.append(
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD is set and addopts has no "
             "-p cloudguard.guard.pytest.plugin: the plugin is never loaded"
         )
-    if str(values.get("cloudguard", "")).strip().lower() not in _TRUE and (
-        "--cloudguard" not in options
-    ):
+    required = [_requirement_name(word) for word in _words(values.get("required_plugins"))]
+    in_file = str(values.get("cloudguard", "")).strip().lower() in _TRUE
+    if override is not None and override[0].strip().lower() not in _TRUE:
+        value, place = override
+        stops = in_file or DISTRIBUTION in required
+        problems.append(
+            f"{place} sets -o cloudguard={value}: the plugin is off"
+            + (
+                f", and pytest stops every session (usage error, 4): {config} requires it"
+                if stops
+                else ": pytest runs these tests unguarded"
+            )
+        )
+    elif override is None and not in_file and "--cloudguard" not in options:
         problems.append(
             f"{config} does not enable the plugin (cloudguard = true): pytest runs these tests "
             "unguarded unless --cloudguard is given or `cloudguard run -- pytest` runs them"
         )
-    required = [_requirement_name(word) for word in _words(values.get("required_plugins"))]
     if DISTRIBUTION in required:
         said.append(f"required_plugins names {DISTRIBUTION}: without the plugin pytest stops")
     else:
@@ -185,6 +205,28 @@ def _ini_verdict(
             "warns about an unknown `cloudguard` option and runs every test unguarded"
         )
     return said, problems
+
+
+def _as_pytest_reads(
+    facts: Mapping[str, object], config: str
+) -> tuple[str, tuple[str, str] | None] | None:
+    """From the facts pytest's own parser gave (None: it could not be asked): where a
+    `-p no:cloudguard` comes from ("" when none), and the `-o cloudguard=` that holds
+    with where it comes from."""
+    if not facts.get("asked"):
+        return None
+    place = {"PYTEST_ADDOPTS": "PYTEST_ADDOPTS", "addopts": f"addopts in {config}"}
+    plugins = facts.get("plugins")
+    disabled_by = ""
+    for entry in plugins if isinstance(plugins, list) else []:
+        if isinstance(entry, dict) and str(entry.get("spec", "")).strip() == "no:cloudguard":
+            disabled_by = place.get(str(entry.get("from")), str(entry.get("from")))
+    overrides = facts.get("overrides")
+    given = overrides.get("cloudguard") if isinstance(overrides, dict) else None
+    if not isinstance(given, dict):
+        return disabled_by, None
+    origin = str(given.get("from"))
+    return disabled_by, (str(given.get("value", "")), place.get(origin, origin))
 
 
 def _words(value: object) -> list[str]:

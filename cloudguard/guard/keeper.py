@@ -24,23 +24,32 @@ namespace, under a random name (`reach.keeper_name`), because:
   hard seal the supervisor binds the same names and relays to the host's
   keeper over a pipe only the two of them hold (`cloudguard.guard.hard`).
 
+So that a refuser in a namespace of the command's own still reaches it, the
+keeper also binds the same socket at a path in a private per-uid directory,
+and its address (what refusers are given) is that path; a refuser that
+reaches neither opens the keeper's mark, which the keeper watches
+(`cloudguard.guard.rendezvous`).
+
 What the keeper cannot prevent it notices, as `tampering`: a malformed
 message, a flood of connections, a refuser that could not deliver (it sends
-the keeper SIGUSR1), the report rewritten under it, its own thread failing. A
+the keeper SIGUSR1 and opens its mark), its socket or mark removed or
+changed, the report rewritten under it, its own thread failing. A
 run with tampering and no reach is 97, never 0.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import signal
+import tempfile
 import threading
 from collections.abc import Mapping
 
 from cloudguard import private_files
-from cloudguard.guard import reach
+from cloudguard.guard import reach, rendezvous
 from cloudguard.guard.channel import Channel
 
 Record = Mapping[str, object]
@@ -66,19 +75,71 @@ class Keeper:
         self._written: list[bytes] = []
         self._size = len(self._before)  # what the log must measure while the keeper holds it
         self._signalled = signalled
+        self.path = ""  # the channel's path ("" when the per-uid directory is not ours)
+        self._own_directory = ""  # a private directory made for the path, if it was needed
+        self._marks: rendezvous.Marks | None = None
+        self._channel: Channel | None = None
         try:
-            self._channel: Channel | None = Channel([self.name], self.receive, self.tamper).start()
+            self._channel = Channel(self._bind_names(), self.receive, self.tamper).start()
+            if self.path:
+                self._marks = self._watch_marks()
         except OSError:
+            if self._channel is not None:
+                self._channel.close()
+            self._remove_path()
             os.close(self._log_fd)
             raise
         reach.register_local(self.address, self.keep)  # this process's refusers: no socket
         if signalled:
             signal.signal(signal.SIGUSR1, self._undelivered)
 
+    def _bind_names(self) -> list[str]:
+        """The abstract name, and the path in the per-uid directory with its mark beside it
+        (made before the socket: the watch on it begins once both exist)."""
+        home = rendezvous.directory()
+        try:
+            if home is None:  # squatted: a directory of this keeper's own (no nested run finds it)
+                home = self._own_directory = tempfile.mkdtemp(prefix="cloudguard-keeper-")
+            path = os.path.join(home, self.name)
+            if len(os.fsencode(path)) >= rendezvous.MAX_PATH:  # a long TMPDIR: the name alone
+                return [self.name]
+            rendezvous.sweep(home)
+            os.close(os.open(path + rendezvous.MARK_SUFFIX, os.O_CREAT | os.O_EXCL, 0o400))
+        except OSError:
+            return [self.name]
+        self.path = path
+        return [self.name, path]
+
+    def enclosing(self) -> list[str]:
+        """The keepers of the `cloudguard run`s this process runs inside, by its ancestors'
+        pids (`rendezvous.enclosing`): a nested run's environment may have dropped them."""
+        return rendezvous.enclosing(reach.pid_namespace())
+
+    def _watch_marks(self) -> rendezvous.Marks | None:
+        """The watch on the mark and the socket; None where inotify is out of instances (the
+        user's limit, 128 by default): the channel still serves, a refuser that reaches no
+        channel then leaves no mark, as before marks (docs/guard.md)."""
+        try:
+            return rendezvous.Marks(self.path + rendezvous.MARK_SUFFIX, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path + rendezvous.MARK_SUFFIX)  # no mark nobody watches
+            return None
+
+    def _remove_path(self) -> None:
+        if self.path:
+            for leftover in (self.path, self.path + rendezvous.MARK_SUFFIX):
+                with contextlib.suppress(OSError):
+                    os.unlink(leftover)
+        if self._own_directory:
+            with contextlib.suppress(OSError):
+                os.rmdir(self._own_directory)
+
     @property
     def address(self) -> str:
-        """The channel as refusers are given it: `@name` (abstract namespace, as `ss` shows)."""
-        return "@" + self.name
+        """The channel as refusers are given it: its path, whose last part is the abstract
+        name they try first; `@name` alone where no path could be bound (as `ss` shows)."""
+        return self.path or "@" + self.name
 
     def keep(self, record: Record) -> None:
         """Hold `record` and write it to the log (under the lock, before any answer)."""
@@ -136,6 +197,12 @@ class Keeper:
         self._channel.close()
         self._channel = None
         reach.unregister_local(self.address)
+        if self._marks is not None:  # read before the keeper removes them itself
+            for what in self._marks.read():
+                self.tamper(what)
+            self._marks.close()
+            self._marks = None
+        self._remove_path()
         if self._signalled:  # the verdict is given from here on: a late report changes nothing
             signal.signal(signal.SIGUSR1, signal.SIG_IGN)
         if not self._report_holds_every_line():

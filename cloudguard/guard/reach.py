@@ -224,6 +224,8 @@ def append(path: str, record: Mapping[str, object]) -> None:
 # -- delivery to the record keeper ---------------------------------------------------------
 
 KEEPER_VARIABLE = "CLOUDGUARD_KEEPER"
+MARK_SUFFIX = ".undelivered"  # rendezvous.MARK_SUFFIX, without importing the keeper's side
+_MARK_FLAGS = posix.O_RDONLY | posix.O_NOFOLLOW | posix.O_NONBLOCK | posix.O_CLOEXEC
 # How long a refuser waits for a keeper to take its record: a loaded host answers in
 # milliseconds; only a stopped or flooded keeper takes this long, and that is tampering.
 DELIVERY_TIMEOUT = 20.0
@@ -238,10 +240,10 @@ def keeper_name(pid_to_signal: int) -> str:
     A refuser that cannot deliver signals PID (0: never) when it runs in the keeper's
     own pid namespace (PIDNS): inside the hard seal the same number names another process.
     """
-    return f"cloudguard-keeper-{_pid_namespace()}-{pid_to_signal}-{posix.urandom(12).hex()}"
+    return f"cloudguard-keeper-{pid_namespace()}-{pid_to_signal}-{posix.urandom(12).hex()}"
 
 
-def _pid_namespace() -> str:
+def pid_namespace() -> str:
     try:
         return posix.readlink("/proc/self/ns/pid").removeprefix("pid:[").removesuffix("]")
     except OSError:
@@ -256,41 +258,72 @@ def unregister_local(address: str) -> None:
     _local.pop(address, None)
 
 
-def deliver(address: str, record: Mapping[str, object]) -> str | None:
-    """Hand `record` to the keeper at `address` (`@name`); None once it holds it, else why not.
+def abstract_name(address: str) -> str:
+    """The keeper's abstract name in `address` (`@name`, or a path whose last part it is)."""
+    return address.removeprefix("@").rpartition("/")[2]
 
-    One SOCK_SEQPACKET message and one answer, sent only after the keeper holds the
-    record in memory and wrote it to its log. `_socket`, not `socket`: the C module is
-    cheap to import and is not the class the in-process socket guard wraps.
+
+def deliver(address: str, record: Mapping[str, object]) -> str | None:
+    """Hand `record` to the keeper at `address`; None once it holds it, else why not.
+
+    `address`: `@name`, or the keeper's path (`cloudguard.guard.rendezvous`): its
+    abstract name first (nobody else can bind it while the keeper holds it), the path
+    when that name is not in this network namespace. One SOCK_SEQPACKET message and one
+    answer, sent only after the keeper holds the record in memory and wrote it to its
+    log. `_socket`, not `socket`: the C module is cheap to import and is not the class
+    the in-process socket guard wraps.
     """
     local = _local.get(address)
     if local is not None and local[0] == posix.getpid():
         local[1](record)
         return None
+    line = record_line(record)
+    problem = _send(b"\0" + abstract_name(address).encode("ascii", "replace"), line)
+    if problem is not None and address.startswith("/") and problem[1]:
+        problem = _send(address, line)
+    return None if problem is None else problem[0]
+
+
+def _send(where: str | bytes, line: bytes) -> tuple[str, bool] | None:
+    """One delivery; None once answered, else why not and whether another way may do."""
     import _socket
 
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET | _socket.SOCK_CLOEXEC)
     try:
         connection.settimeout(DELIVERY_TIMEOUT)
-        connection.connect(b"\0" + address.removeprefix("@").encode("ascii", "replace"))
-        connection.send(record_line(record))
+        try:
+            connection.connect(where)
+        except OSError as error:  # not there (another network namespace): try the next way
+            return f"the record keeper cannot be reached ({error.strerror or error})", True
+        connection.send(line)
         if connection.recv(16) != b"ok":
-            return "the record keeper did not confirm it"
+            return "the record keeper did not confirm it", False
     except TimeoutError:
-        return f"the record keeper did not answer within {DELIVERY_TIMEOUT:.0f} s"
+        return f"the record keeper did not answer within {DELIVERY_TIMEOUT:.0f} s", False
     except OSError as error:
-        return f"the record keeper cannot be reached ({error.strerror or error})"
+        return f"the record keeper cannot be reached ({error.strerror or error})", False
     finally:
         connection.close()
     return None
 
 
 def _report_undelivered(address: str) -> None:
-    """Tell a run's keeper that a record could not reach it: the run cannot end green."""
-    _, _, rest = address.partition("cloudguard-keeper-")
+    """Tell a run's keeper that a record could not reach it: the run cannot end green.
+
+    Its mark is opened (the keeper's inotify watch queues the open, wherever the opener
+    runs: `cloudguard.guard.rendezvous`), and in the keeper's own pid namespace the
+    keeper is signalled too."""
+    if address.startswith("/"):
+        try:
+            mark = posix.open(address + MARK_SUFFIX, _MARK_FLAGS)
+        except OSError:  # no mark to open (another mount namespace): the signal is all there is
+            mark = -1
+        if mark >= 0:
+            posix.close(mark)
+    _, _, rest = abstract_name(address).partition("cloudguard-keeper-")
     namespace, _, rest = rest.partition("-")
     pid = rest.partition("-")[0]
-    if pid.isdigit() and int(pid) and namespace == _pid_namespace():
+    if pid.isdigit() and int(pid) and namespace == pid_namespace():
         import _signal
 
         try:

@@ -25,7 +25,11 @@ is bounded (docs/guard.md, "Ambient roots"):
   bytes, at most `HASH_BUDGET` bytes per snapshot: past that, the stat
   fields decide.
 
-Stdlib only (hashlib, os); nothing here follows a symlink inside a root.
+A symlink inside a root is judged where it points (a write through
+`~/.aws/credentials -> ~/dotfiles/aws/credentials` changes the root's data):
+its fingerprint is its own (the target it names) and the target's, and a
+link to a directory is walked as one, each directory once per walk (a loop
+of links ends there). Stdlib only (hashlib, os).
 """
 
 from __future__ import annotations
@@ -158,10 +162,20 @@ class Snapshot:
             if limit is None and count == MAX_ENTRIES:
                 self.cut[root.path] = last
                 return
-            self.entries[path] = self._fingerprint(path, status)
+            if status is not None and stat.S_ISLNK(status.st_mode):
+                # Judged where it points: the link's own fields, then its target's.
+                target = _followed(path)
+                self.entries[path] = (
+                    *fingerprint(path, status),
+                    *self._fingerprint(path, target, follow=True),
+                )
+            else:  # the root itself was looked at through any link (`os.stat`)
+                self.entries[path] = self._fingerprint(path, status, follow=not key)
             last = key
 
-    def _fingerprint(self, path: str, status: os.stat_result | None) -> Fingerprint:
+    def _fingerprint(
+        self, path: str, status: os.stat_result | None, *, follow: bool = False
+    ) -> Fingerprint:
         if status is None or not stat.S_ISREG(status.st_mode):
             return fingerprint(path, status)
         size = status.st_size
@@ -172,7 +186,7 @@ class Snapshot:
         )
         if content:
             self.hashed += size
-        return fingerprint(path, status, content=content)
+        return fingerprint(path, status, content=content, follow=follow)
 
     def changes(self, later: Snapshot) -> list[Change]:
         """What changed from this snapshot to `later`, each under the root it falls in."""
@@ -195,14 +209,17 @@ class Snapshot:
 
 
 def _hashed(print_: Fingerprint) -> bool:
-    return print_[0] == stat.S_IFREG and print_[-1] is not None
+    # A regular file's print, or a link's that ends with its target's.
+    return len(print_) >= 7 and print_[-7] == stat.S_IFREG and print_[-1] is not None
 
 
 def _is_directory(print_: Fingerprint | None) -> bool:
     return print_ is not None and print_[0] == stat.S_IFDIR
 
 
-def fingerprint(path: str, status: os.stat_result | None, *, content: bool = True) -> Fingerprint:
+def fingerprint(
+    path: str, status: os.stat_result | None, *, content: bool = True, follow: bool = False
+) -> Fingerprint:
     """One entry: type, mode, inode, mtime, ctime; a symlink's target; a regular file's size
     and, with `content` and when small, a hash of its bytes."""
     if status is None:
@@ -214,7 +231,7 @@ def fingerprint(path: str, status: os.stat_result | None, *, content: bool = Tru
         return (*base, _readlink(path))
     if stat.S_ISREG(mode):
         small = content and status.st_size <= HASH_MAX_FILE
-        return (*base, status.st_size, _digest(path) if small else None)
+        return (*base, status.st_size, _digest(path, follow=follow) if small else None)
     return base
 
 
@@ -231,10 +248,11 @@ def fingerprint_path(path: str) -> Fingerprint | None:
 def _sorted_walk(
     top: str, skip: Sequence[str]
 ) -> Iterator[tuple[tuple[str, ...], str, os.stat_result | None]]:
-    """(key, path, lstat) for `top` and everything under it, depth first in sorted order, never
-    through a symlink below `top` (the root itself may be one: the data is where it points).
-    The key, the path's components under `top`, ascends along the walk: a later walk can stop
-    where this one stopped."""
+    """(key, path, lstat) for `top` and everything under it, depth first in sorted order; a
+    symlink below `top` to a directory is walked as that directory, under the link's path
+    (the root itself may be one too: the data is where it points), each directory once (a
+    loop of links ends at the directory seen before). The key, the path's components under
+    `top`, ascends along the walk: a later walk can stop where this one stopped."""
     try:
         status = os.stat(top)
     except FileNotFoundError:
@@ -244,6 +262,7 @@ def _sorted_walk(
     yield (), top, status
     if status is None or not stat.S_ISDIR(status.st_mode):
         return
+    seen = {(status.st_dev, status.st_ino)}
     # Each directory carries the skipped paths below it: most carry none, and check nothing.
     Level = tuple[tuple[str, ...], str, Iterator[str], list[str]]
     stack: list[Level] = [((), top, iter(_names(top)), [p for p in skip if under(p, top)])]
@@ -263,7 +282,12 @@ def _sorted_walk(
         except OSError:
             child = None
         yield (*key, name), path, child
+        if child is not None and stat.S_ISLNK(child.st_mode):
+            child = _followed(path)  # a link to a directory is walked as one, once
         if child is not None and stat.S_ISDIR(child.st_mode):
+            if (child.st_dev, child.st_ino) in seen:
+                continue
+            seen.add((child.st_dev, child.st_ino))
             inner = [p for p in below if under(p, path)]
             stack.append(((*key, name), path, iter(_names(path)), inner))
 
@@ -283,9 +307,18 @@ def _readlink(path: str) -> str:
         return ""
 
 
-def _digest(path: str) -> str:
+def _followed(path: str) -> os.stat_result | None:
+    """What a link points to (None: nothing, or nothing readable)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _digest(path: str, *, follow: bool = False) -> str:
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
     except OSError:
         return "unreadable"
     try:

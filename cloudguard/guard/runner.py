@@ -35,7 +35,7 @@ from typing import TextIO
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
-from cloudguard.guard import alarm, stragglers, witness
+from cloudguard.guard import alarm, late_imports, report, stragglers, witness
 from cloudguard.guard.hard import launch
 from cloudguard.guard.keeper import Keeper
 from cloudguard.guard.registry import Registry
@@ -72,6 +72,7 @@ def run(
                 allow_unix=allow_unix,
                 roots=[(root.path, root.entry) for root in kept],
                 outputs=writable,
+                sealed=registry.covers,
             )
         except launch.HardSealError as error:
             err.write(f"cloudguard: --hard: {error}\n")
@@ -94,6 +95,28 @@ def _run(
     hard_seal: launch.HardSeal | None,
     reports: Sequence[tuple[str, str]],
 ) -> int:
+    with contextlib.ExitStack() as after_the_command:  # from the command on: no import
+        return _guarded(
+            command,
+            registry=registry,
+            log=log,
+            err=err,
+            hard_seal=hard_seal,
+            reports=reports,
+            after_the_command=after_the_command,
+        )
+
+
+def _guarded(
+    command: Sequence[str],
+    *,
+    registry: Registry,
+    log: str | None,
+    err: TextIO,
+    hard_seal: launch.HardSeal | None,
+    reports: Sequence[tuple[str, str]],
+    after_the_command: contextlib.ExitStack,
+) -> int:
     try:
         armed = alarm.arm_log(log, by="cloudguard run")
     except (reach_log.ReachLogError, OSError) as error:
@@ -101,6 +124,8 @@ def _run(
         return exit_codes.REFUSED_ADMISSION
     # Inside another run, its keeper is written into this seal's refusers too: both see it.
     session = GuardSession.start(registry, armed, signalled=True, checkout=Path.cwd())
+    if hard_seal is not None and session.witness is not None:
+        session.witness.read_only_inside()  # its roots are read-only mounts inside
     keeper = session.keeper
     assert keeper is not None  # a session that starts keeps its own records
     stragglers.keep_out_of_reach()
@@ -115,6 +140,10 @@ def _run(
         for note in session.notes():
             err.write(f"cloudguard: {one_line(note, 2000)}\n")
         err.flush()
+        # What the verdict and the reports need is loaded now: the command may write
+        # where modules are loaded from (cloudguard.guard.late_imports).
+        late_imports.load_what_comes_after(reports)
+        after_the_command.enter_context(late_imports.refused())
         try:
             if hard_seal is not None:
                 code = hard_seal.run(
@@ -152,8 +181,6 @@ def _reported(
     """The run's findings in each `--report FORMAT=FILE`, from the keeper's memory."""
     if not reports:
         return code
-    from cloudguard.guard import report
-
     found = report.ReachReport.of(
         "cloudguard run", session.log.path, code, session.records(), session.tampering()
     )

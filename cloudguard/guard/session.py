@@ -83,6 +83,8 @@ class GuardSession:
         try:
             keeper = Keeper(log.path, log.start, signalled=signalled)
             keepers = reach.keepers([keeper.address], environ)
+            if signalled:  # a run inside runs: theirs by its ancestors, whatever its environment
+                keepers = list(dict.fromkeys((*keepers, *keeper.enclosing())))
             seal = sealing.create_seal(registry, log=log.path, keepers=keepers)
             witness = Witness.before(registry, environ, checkout, skip=[log.path, str(seal.root)])
             (seal.root / SPEC).write_text(witness.spec(), encoding="utf-8")

@@ -12,8 +12,11 @@ under xdist (sibling workers' tests run at the same time, and inotify does
 not say which process wrote), a write through `mmap`, into a directory
 created after the watch began and written before its own watch was added,
 or past `MAX_WATCHES` directories. A root that does not exist yet is watched
-through its nearest existing parent, for the root's own creation. Stdlib only
-(ctypes for the three libc calls).
+through its nearest existing parent, for the root's own creation. A link
+inside a root is watched where it points, as the comparison judges it
+(`roots`): a link to a directory as that directory (each directory once), a
+link to a file as that file, named by the link's path. Stdlib only (ctypes
+for the three libc calls).
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ class Watcher:
         self.skip = tuple(skip)
         self.watched: dict[int, _Watched] = {}
         self.incomplete = False  # MAX_WATCHES reached: the comparison after has the rest
+        self._directories: set[tuple[int, int]] = set()  # (device, inode) watched: loops end
         for root in roots:
             self._watch_root(root)
 
@@ -96,12 +100,20 @@ class Watcher:
     def _watch_tree(self, top: str, root: Root, found: list[str] | None = None) -> None:
         """Watch `top` and every directory below it; with `found`, also list what is already
         there (a directory that just appeared may hold files written before its watch)."""
-        pending = [top]
+        pending = [(top, False)]
         while pending:
-            path = pending.pop()
+            path, through_link = pending.pop()
+            try:
+                status = os.stat(path)  # through a link: the directory it is
+            except OSError:
+                continue
+            key = (status.st_dev, status.st_ino)
+            if through_link and key in self._directories:
+                continue  # seen through another path (a loop of links)
             wd = self._add(path, WRITES | IN_MASK_ADD)
             if wd is None:
                 continue
+            self._directories.add(key)
             self.watched.setdefault(wd, _Watched(path, root)).root = root
             try:
                 with os.scandir(path) as listing:
@@ -110,10 +122,19 @@ class Watcher:
                             continue
                         if found is not None:
                             found.append(entry.path)
-                        if entry.is_dir(follow_symlinks=False):
-                            pending.append(entry.path)
+                        if entry.is_dir():  # a link to a directory too
+                            pending.append((entry.path, entry.is_symlink()))
+                        elif entry.is_symlink():
+                            self._watch_link(entry.path, root)
             except OSError:
                 continue  # a file root, or unreadable: the comparison after covers it
+
+    def _watch_link(self, link: str, root: Root) -> None:
+        """A link to a file: its target is watched (inotify follows the link), named by the
+        link's path (its events carry no name)."""
+        wd = self._add(link, WRITES | IN_MASK_ADD)
+        if wd is not None:
+            self.watched.setdefault(wd, _Watched(link, root))
 
     def _skipped(self, path: str) -> bool:
         return any(under(path, skipped) for skipped in self.skip)

@@ -28,6 +28,7 @@ from cloudguard.audit.options import Settings
 from cloudguard.cloud.options import REAP_APPLY
 from cloudguard.cloud.reaping import REQUESTED_ACTIONS, REVERSIBLE
 from cloudguard.cloud.registry import Clouds
+from cloudguard.documents.audit_report import untrusted_policy_text
 from cloudguard.documents.plan import REAPABLE_VERDICTS, Plan
 from cloudguard.documents.strict_json import DocumentError, DocumentUsageError
 from cloudguard.escape import one_line
@@ -487,6 +488,8 @@ def plan_table(plan: Plan, clouds: Clouds | None = None) -> str:
         ),
         soft_wrap=True,
     )
+    if plan.policy.untrusted_keys:  # whose policy chose these: said before what it chose
+        console.print(Text(untrusted_policy_text(plan.policy) or ""), soft_wrap=True)
     if plan.items:
         table = Table()
         for header in (

@@ -7,6 +7,7 @@ import json
 import pytest
 from audit_helpers import azure_vm, controller_home, run_audit_cli, write_json
 from named_checks import broken
+from trusted_config import write_trusted
 
 
 @pytest.fixture
@@ -26,13 +27,15 @@ def test_a_scheduled_job_is_just_cloudguard_audit(fleet, monkeypatch):
     # Paths are relative to the config file, and the config is found from a subdirectory
     # (of the same repository: discovery stops at the repository root).
     (fleet / ".git").mkdir()
-    (fleet / "cloudguard.toml").write_text(
+    # The operator's own file, trusted (`cloudguard trust`): its leaked-by applies.
+    write_trusted(
+        fleet / "cloudguard.toml",
         "[audit]\n"
         'inventory = ["vms.json"]\n'
         'controller-home = "home"\n'
         'format = "json"\n'
         'grace = "30m"\n'
-        'leaked-by = ["run-id=r1"]\n'
+        'leaked-by = ["run-id=r1"]\n',
     )
     sub = fleet / "deep" / "er"
     sub.mkdir(parents=True)
@@ -42,6 +45,7 @@ def test_a_scheduled_job_is_just_cloudguard_audit(fleet, monkeypatch):
     report = json.loads(result.stdout)
     assert report["policy"]["grace_seconds"] == 1800
     assert report["policy"]["leaked_by"] == ["run-id=r1"]
+    assert report["policy"]["untrusted_file"] is None
     assert {f["resource"]["name"]: f["verdict"] for f in report["findings"]} == {
         "vm-orphan": "orphan",
         "vm-known": "ok",

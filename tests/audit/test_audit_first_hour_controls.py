@@ -5,7 +5,8 @@ Never silently clean (an unjudged resource fails the audit), unknown never
 zero (in any format), odd input is a message and its code (never a traceback,
 never 1), the table and the page fit where they are read, help keeps its
 brackets, a reader that leaves is not an error, and `init` never replaces a
-file.
+file. And from issue 36: a file option is checked when parsed, and a sweep
+says each scope as it goes (a slow one off a terminal too).
 """
 
 from __future__ import annotations
@@ -75,6 +76,36 @@ MUTATIONS = [
         "    except ValueError as error:\n",
         tests=(f"{ROW}[controller records 100,000 deep]",),
         check="no-traceback",
+    ),
+    Mutation(
+        name="a missing --ca-bundle is found inside the sweep",
+        module="audit/options.py",
+        original="        check=readable_file,\n",
+        broken="",
+        tests=(f"{ROW}[ca-bundle missing]", f"{ROW}[ca-bundle a directory]"),
+        check="its-exit-code",
+    ),
+    Mutation(
+        name="a sweep's scopes go untold",
+        module="cloud/progress.py",
+        original="    say(scope, READING)\n",
+        broken="    pass\n",
+        tests=(
+            "tests/audit/test_scope_lines.py::"
+            "test_on_a_terminal_each_scope_is_said_as_it_begins_and_ends",
+        ),
+        check="a-sweep-says-each-scope",
+    ),
+    Mutation(
+        name="a slow scope is silent off a terminal",
+        module="audit/scope_lines.py",
+        original="        timer.start()\n",
+        broken="        pass\n",
+        tests=(
+            "tests/audit/test_scope_lines.py::"
+            "test_off_a_terminal_a_slow_scope_is_said_once_it_is_slow_and_when_it_ends",
+        ),
+        check="a-slow-scope-is-said",
     ),
     Mutation(
         name="a duration past a century overflows",

@@ -123,6 +123,13 @@ ROWS: dict[str, Row] = {
                        says="stdin (-) can feed only one"),
     "nothing to audit, outside a repository": row(
         "audit", code=2, says="(not inside a git repository, so no parent is searched)"),
+    # -- file options checked when parsed (issue 36): 2, the option named ------------------
+    "ca-bundle missing": row(*AUDIT, "--ca-bundle", "nope.pem", code=2,
+                             says="Invalid value for --ca-bundle: nope.pem: No such file"),
+    "ca-bundle a directory": row(*AUDIT, "--ca-bundle", ".", code=2,
+                                 says="--ca-bundle: . is a directory: expected a readable file"),
+    "ca-bundle a device": row(*AUDIT, "--ca-bundle", "/dev/null", code=2,
+                              says="/dev/null is not a regular file"),
     # -- outputs that cannot be written ------------------------------------------------
     "output is a directory": row(*AUDIT, "-o", ".", code=75, says="cannot write --output ."),
     "output in a missing directory": row(*AUDIT, "-o", "no/x", code=75,

@@ -175,8 +175,9 @@ def test_hard_forward_of_an_untrusted_file_is_ignored_and_named(tmp_path: Path) 
 def test_harmless_keys_take_effect_untrusted(tmp_path: Path) -> None:
     repo, _ = repository(
         tmp_path,
+        # (task-tag, grace and the like apply too, and are named: test_untrusted_policy.py)
         '[seal.names]\nVAULT_TOKEN = "a secret store"\n[audit]\nformat = "json"\n'
-        'task-tag = "task-id"\ngrace = "1h"\n',
+        "concurrency = 2\nretries = 3\n",
     )
 
     done = cloudguard("audit", "--inventory", "vms.json", cwd=repo)

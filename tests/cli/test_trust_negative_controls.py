@@ -9,8 +9,56 @@ from cloudguard_mutants import Mutation, assert_turns_red
 TRUST = "tests/cli/test_trust.py"
 OPENS = "tests/cli/test_file_opens.py"
 COMMITTED = f"{TRUST}::test_a_committed_command_does_not_run_until_the_operator_trusts_the_file"
+POLICY = "tests/cli/test_untrusted_policy.py"
+HEADS = tuple(
+    f"{POLICY}::test_every_report_head_names_the_untrusted_file_and_its_keys[{fmt}]"
+    for fmt in ("table", "json", "markdown", "junit", "sarif", "html")
+)
+NOT_YOURS = tuple(
+    f"{POLICY}::test_a_config_file_that_is_not_yours_alone_is_refused[{whose}]"
+    for whose in ("writable by others", "another user's")
+)
 
 MUTATIONS = [
+    Mutation(
+        name="a report head leaves out whose policy it was",
+        module="audit/formats/summary.py",
+        original='    return f"{text} {whose}" if whose else text\n',
+        broken="    return text\n",
+        also=(
+            (
+                "documents/audit_report.py",
+                '            "untrusted_file": untrusted_file_document(report.policy),\n',
+                '            "untrusted_file": None,\n',
+            ),
+        ),
+        tests=HEADS,
+        check="the-report-names-whose-policy",
+    ),
+    Mutation(
+        name="the plan leaves out whose policy it was",
+        module="documents/plan.py",
+        original="            **untrusted_policy(plan.policy),\n",
+        broken="",
+        tests=(f"{POLICY}::test_the_plan_names_the_untrusted_file_and_its_keys",),
+        check="the-plan-names-whose-policy",
+    ),
+    Mutation(
+        name="an untrusted file's leaked-by applies",
+        module="audit/options.py",
+        original='which reaping deletes", ignored=True),\n',
+        broken='which reaping deletes", reported=True),\n',
+        tests=(f"{POLICY}::test_an_untrusted_leaked_by_is_ignored_and_the_bastion_never_planned",),
+        check="an-untrusted-leaked-by-is-ignored",
+    ),
+    Mutation(
+        name="--config takes a file others can write, or another user's",
+        module="project_file.py",
+        original="            if own:\n",
+        broken="            if False:\n",
+        tests=NOT_YOURS,
+        check="a-config-not-yours-is-refused",
+    ),
     Mutation(
         name="a discovered file is trusted without the operator",
         module="project_file.py",
@@ -42,7 +90,7 @@ MUTATIONS = [
     Mutation(
         name="the trust check looks at the path, the reader opens it again",
         module="project_file.py",
-        original="    raw = _read_discovered(path) if discovered else _read_named(path)\n",
+        original="    raw = _read_discovered(path) if discovered else _read_named(path, own=own)\n",
         broken=(
             "    check_trusted(path, os.lstat(path)) if discovered else None\n"
             "    raw = path.read_bytes()\n"

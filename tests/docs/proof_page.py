@@ -22,6 +22,8 @@ from cloudguard_mutants import Mutation  # noqa: E402
 SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("guard.md", "The guard: seal, refusers, reach log, record keeper"): (
         "tests/guard/test_negative_controls.py",
+        "tests/guard/test_delivery_controls.py",
+        "tests/guard/test_late_import_controls.py",
     ),
     (
         "guard.md#ambient-roots-and-tracked-files-left-as-they-were",
@@ -29,6 +31,7 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ): ("tests/guard/test_writes_negative_controls.py",),
     ("guard.md#the-hard-seal-cloudguard-run-hard", "The hard seal"): (
         "tests/hard/test_hard_negative_controls.py",
+        "tests/hard/test_hard_confinement_controls.py",
     ),
     ("pytest.md", "The pytest plugin and the in-process guards"): (
         "tests/pytest_plugin/test_plugin_negative_controls.py",
@@ -59,6 +62,7 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "adapters/azure/tests/test_azure_resource_graph_controls.py",
         "adapters/azure/tests/test_azure_throttling_controls.py",
         "adapters/azure/tests/test_azure_prices_controls.py",
+        "adapters/azure/tests/test_azure_demo_controls.py",
     ),
     ("aws.md", "AWS"): (
         "adapters/aws/tests/test_aws_organizations_controls.py",

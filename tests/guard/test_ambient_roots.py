@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from named_checks import broken
 
 from cloudguard.guard import roots
 from cloudguard.guard.roots import Root, Snapshot
@@ -86,16 +87,17 @@ def test_an_untouched_root_and_outputs_inside_one_show_no_change(tmp_path: Path)
     assert before.changes(before.again()) == []
 
 
-def test_a_symlink_below_a_root_is_recorded_as_a_link_never_followed(tmp_path: Path) -> None:
+def test_a_symlink_below_a_root_is_followed_and_its_target_compared(tmp_path: Path) -> None:
+    """Issue 31: a write through a link inside a root was unseen when links were not followed."""
     elsewhere = tmp_path / "elsewhere"
     tree(tmp_path, {"elsewhere/big": "outside", ".azure/x": "x"})
     (tmp_path / ".azure" / "link").symlink_to(elsewhere)
     before = Snapshot.take([Root("~/.azure", str(tmp_path / ".azure"))])
 
-    (elsewhere / "big").write_text("changed outside the root")
+    (elsewhere / "big").write_text("changed through the root")
 
-    assert before.changes(before.again()) == []
-    assert str(tmp_path / ".azure" / "link" / "big") not in before.entries
+    link = str(tmp_path / ".azure" / "link" / "big")
+    assert [(c.path, c.change) for c in before.changes(before.again())] == [(link, "modified")]
 
 
 def test_a_root_over_the_bound_is_compared_up_to_where_its_first_walk_stopped(
@@ -152,3 +154,54 @@ def test_a_file_changed_lately_is_hashed_and_an_older_one_judged_by_its_stat(
     assert recent.entries[str(tmp_path / "root" / "recent")][-1] is not None
     (tmp_path / "root" / "old").write_text("O")  # same length: its ctime moved
     assert [Path(c.path).name for c in old.changes(old.again())] == ["old"]
+
+
+def test_a_write_through_a_link_inside_a_root_is_judged_where_it_points(tmp_path: Path) -> None:
+    """A stow-style home: `~/.azure/config` and `~/.azure/profiles` are links into dotfiles."""
+    tree(tmp_path, {"dotfiles/azure/config": "a", "dotfiles/azure/profiles/p1": "p"})
+    azure = tmp_path / ".azure"
+    azure.mkdir()
+    (azure / "config").symlink_to(tmp_path / "dotfiles" / "azure" / "config")
+    (azure / "profiles").symlink_to(tmp_path / "dotfiles" / "azure" / "profiles")
+    (azure / "loop").symlink_to(azure)  # a loop of links ends where it began
+    before = Snapshot.take(roots.resolve(["~/.azure"], {"HOME": str(tmp_path)}))
+
+    (tmp_path / "dotfiles" / "azure" / "config").write_text("b")  # same length
+    (tmp_path / "dotfiles" / "azure" / "profiles" / "p2").write_text("new")
+
+    changes = {(c.path, c.change) for c in before.changes(before.again())}
+    expected = {(str(azure / "config"), "modified"), (str(azure / "profiles" / "p2"), "created")}
+    assert expected <= changes, broken(
+        "a-write-through-a-link-in-a-root-is-named", f"not named: {expected - changes}"
+    )
+    assert not any("loop/" in path for path, _ in changes)
+
+
+def test_a_link_unchanged_and_its_target_unchanged_are_no_change(tmp_path: Path) -> None:
+    tree(tmp_path, {"dotfiles/config": "a"})
+    (tmp_path / ".azure").mkdir()
+    (tmp_path / ".azure" / "config").symlink_to(tmp_path / "dotfiles" / "config")
+    (tmp_path / ".azure" / "dangling").symlink_to(tmp_path / "nowhere")
+    before = Snapshot.take(roots.resolve(["~/.azure"], {"HOME": str(tmp_path)}))
+    assert before.changes(before.again()) == []
+
+
+def test_the_watch_names_a_write_through_a_link_inside_a_root(tmp_path: Path) -> None:
+    tree(tmp_path, {"dotfiles/config": "a", "dotfiles/profiles/p1": "p"})
+    (tmp_path / ".azure").mkdir()
+    (tmp_path / ".azure" / "config").symlink_to(tmp_path / "dotfiles" / "config")
+    (tmp_path / ".azure" / "profiles").symlink_to(tmp_path / "dotfiles" / "profiles")
+    (tmp_path / ".azure" / "loop").symlink_to(tmp_path / ".azure")
+    watcher = Watcher(roots.resolve(["~/.azure"], {"HOME": str(tmp_path)}))
+    try:
+        (tmp_path / "dotfiles" / "config").write_text("b")
+        (tmp_path / "dotfiles" / "profiles" / "p2").write_text("n")
+        seen = {(path, change) for path, change, _ in watcher.poll()}
+    finally:
+        watcher.close()
+
+    azure = tmp_path / ".azure"
+    expected = {(str(azure / "config"), "modified"), (str(azure / "profiles" / "p2"), "created")}
+    assert expected <= seen, broken(
+        "the-watch-names-a-write-through-a-link", f"not seen: {expected - seen} in {seen}"
+    )

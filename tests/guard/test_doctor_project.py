@@ -66,7 +66,7 @@ PROJECTS = {
     "turned off in PYTEST_ADDOPTS": Project(
         {"pyproject.toml": ENABLED},
         97,
-        "PYTEST_ADDOPTS turns the plugin off (-pno:cloudguard)",
+        "PYTEST_ADDOPTS turns the plugin off (-p no:cloudguard)",
         env={"PYTEST_ADDOPTS": "-pno:cloudguard"},
     ),
     "autoload off": Project(
@@ -80,6 +80,30 @@ PROJECTS = {
         0,
         "will seal every test session",
         env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+    ),
+    # What pytest is handed besides the file, read by pytest's own parser (issue 36).
+    "overridden off in PYTEST_ADDOPTS": Project(
+        {"pyproject.toml": ENABLED},
+        97,
+        "PYTEST_ADDOPTS sets -o cloudguard=false: the plugin is off, and pytest stops",
+        env={"PYTEST_ADDOPTS": "-q --override-ini=cloudguard=false"},
+    ),
+    "overridden off in addopts": Project(
+        {"pyproject.toml": ENABLED + 'addopts = "-o cloudguard=no"\n'},
+        97,
+        "addopts in",
+    ),
+    "the last override holds": Project(
+        {"pyproject.toml": ENABLED},
+        0,
+        "will seal every test session",
+        env={"PYTEST_ADDOPTS": "-o cloudguard=false -o cloudguard=true"},
+    ),
+    "PYTEST_ADDOPTS picks another file": Project(
+        {"pyproject.toml": ENABLED, "ci.ini": "[pytest]\n"},
+        97,
+        "ci.ini does not enable the plugin",
+        env={"PYTEST_ADDOPTS": "-c ci.ini"},
     ),
     "cloudguard = false": Project(
         {"pyproject.toml": ENABLED.replace("true", "false")}, 97, "does not enable the plugin"

@@ -184,9 +184,28 @@ MUTATIONS = [
     Mutation(
         name="doctor sees no -p no:cloudguard",
         module="guard/doctor.py",
-        original="    disabled = _disables(options)\n",
-        broken='    disabled = ""\n',
+        original="        if disabled_by:\n",
+        broken="        if False:\n",
         tests=(DOCTOR + "[turned off in addopts]", DOCTOR + "[turned off in PYTEST_ADDOPTS]"),
+        check="doctor-says-whether-pytest-would-seal",
+    ),
+    Mutation(
+        name="doctor sees no -o cloudguard=false",
+        module="guard/doctor.py",
+        original="    if override is not None and override[0].strip().lower() not in _TRUE:\n",
+        broken="    if False:\n",
+        tests=(
+            DOCTOR + "[overridden off in PYTEST_ADDOPTS]",
+            DOCTOR + "[overridden off in addopts]",
+        ),
+        check="doctor-says-whether-pytest-would-seal",
+    ),
+    Mutation(
+        name="doctor's facts ignore the -c pytest is handed",
+        module="guard/pytest_facts.py",
+        original='        "inifile": early.inifilename,\n',
+        broken='        "inifile": None,\n',
+        tests=(DOCTOR + "[PYTEST_ADDOPTS picks another file]",),
         check="doctor-says-whether-pytest-would-seal",
     ),
 ]

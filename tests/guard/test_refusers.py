@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ import pytest
 from guard_helpers import child, cloudguard, minimal_env, reaches
 from named_checks import broken
 
-from cloudguard.guard import reach
+from cloudguard.guard import reach, rendezvous
 from cloudguard.guard.keeper import Keeper
 from cloudguard.guard.registry import load_registry
 from cloudguard.guard.seal import Seal, create_seal
@@ -371,3 +372,29 @@ def test_identity_variables_still_set_are_recorded_by_name_only(
         "AWS_SECRET_ACCESS_KEY"
     ]  # the seal's own redirections are not
     assert "v-0301" not in armed_log.read_text()
+
+
+def test_what_a_killed_keeper_left_is_swept_and_a_live_keepers_channel_is_not(
+    armed_log: Path,
+) -> None:
+    # A keeper killed with SIGKILL leaves its socket (nobody listens) and its mark behind.
+    home = rendezvous.directory()
+    assert home is not None
+    stale = Path(home) / f"cloudguard-keeper-0-0-{'0' * 24}"
+    left = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    left.bind(str(stale))
+    left.close()
+    Path(str(stale) + rendezvous.MARK_SUFFIX).touch()
+    live = Keeper(str(armed_log), 0)
+    try:
+        assert stale.is_socket() is False, "a killed keeper's socket was left"
+        assert not Path(str(stale) + rendezvous.MARK_SUFFIX).exists()
+        second = Keeper(str(armed_log), 0)  # sweeps again: the live one's channel stays
+        second.close()
+        assert Path(live.path).is_socket(), "a live keeper's channel was swept"
+        reach.unregister_local(live.address)  # through its path, not to this process's table
+        record = reach.reach_record(via="t", argv=["t"], target="t")
+        assert reach.deliver(live.path, record) is None and len(live.records) == 1
+    finally:
+        live.close()
+    assert not Path(live.path).exists(), "a keeper leaves its channel behind when it closes"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -9,10 +10,11 @@ import sys
 import time
 from pathlib import Path
 
-from guard_helpers import child, cloudguard, minimal_env, reaches, seal_lines
+import pytest
+from guard_helpers import child, cloudguard, git, minimal_env, reaches, seal_lines
 from named_checks import broken
 
-from cloudguard.guard import reach
+from cloudguard.guard import late_imports, reach
 
 
 def test_a_clean_command_keeps_its_own_exit_code_and_prints_one_seal_line(tmp_path: Path) -> None:
@@ -248,3 +250,111 @@ def test_a_shim_run_with_a_scrubbed_environment_still_reaches_the_runs_keeper(
         "scrubbed-shim-kept", f"a scrubbed shim's reach was not kept: {result.stderr}"
     )
     assert "az-shim reached `az account show`" in result.stderr
+
+
+# -- nothing is imported after the command started (cloudguard.guard.late_imports) ---------
+
+# Runs `python -m cloudguard ARGS` and writes, to LATE, every module first imported once the
+# command started: when the command is started (a soft run's), or when the hard seal is
+# given it.
+WATCH_IMPORTS = """
+import json, runpy, sys
+late_file, sys.argv = sys.argv[1], ["cloudguard", *sys.argv[2:]]
+started = []
+def snapshot():
+    if not started:
+        started.append(set(sys.modules))
+def hook(event, args):
+    if event == "subprocess.Popen" and list(args[1])[:2] == ["sh", "-c"]:  # not git's
+        snapshot()
+sys.addaudithook(hook)
+from cloudguard.guard.hard import launch
+given = launch.HardSeal.run
+def run(self, *args, **kwargs):
+    snapshot()
+    return given(self, *args, **kwargs)
+launch.HardSeal.run = run
+try:
+    runpy.run_module("cloudguard", run_name="__main__")
+finally:
+    late = sorted(set(sys.modules) - started[0]) if started else ["<the command never ran>"]
+    with open(late_file, "w") as handle:
+        json.dump(late, handle)
+"""
+REPORT_FORMATS = ("json", "junit", "markdown", "sarif")
+# A reach whose text needs escaping, an in-process guard's reach, a tracked file changed, a
+# process left running: the paths of the messages and findings after the command too.
+AFTER_SCRIPT = (
+    "az \"$(printf '\\342\\200\\256evil')\" 2>/dev/null; echo changed >> tracked.txt; "
+    f"{sys.executable} -c \"import socket; socket.getaddrinfo('management.azure.com', 443)\" "
+    "2>/dev/null; sh -c 'setsid sleep 300.4 >/dev/null 2>&1 &'; sleep 0.2; exit 0"
+)
+
+
+@pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
+def test_nothing_is_imported_after_the_command_started(tmp_path: Path, hard: bool) -> None:
+    wrapper, late = tmp_path / "watch_imports.py", tmp_path / "late.json"
+    wrapper.write_text(WATCH_IMPORTS)
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "tracked.txt").write_text("as committed\n")
+    git(checkout, "init", "-q")
+    git(checkout, "add", ".")
+    git(checkout, "commit", "-qm", "the checkout")
+    reports = [f"{name}={tmp_path / ('report.' + name)}" for name in REPORT_FORMATS]
+    command = [
+        *("unshare", "-rn", sys.executable, str(wrapper), str(late), "run"),
+        *(["--hard"] if hard else []),
+        *(f"--report={request}" for request in reports),
+        *("--log", str(tmp_path / "reach.jsonl"), "--", "sh", "-c", AFTER_SCRIPT),
+    ]
+    result = subprocess.run(
+        command,
+        env=minimal_env(tmp_path),
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    written = [name for name in REPORT_FORMATS if (tmp_path / f"report.{name}").is_file()]
+    assert (result.returncode, written) == (98, list(REPORT_FORMATS)), broken(
+        "the-run-is-red-and-reported",
+        f"exit {result.returncode}, reports {written}:\n{result.stderr}",
+    )
+    assert "tracked-write" in result.stderr and "management.azure.com" in result.stderr, (
+        result.stderr
+    )
+    if not hard:  # under --hard its pid namespace ends with the command
+        assert "stopped 1 process(es) the command left running" in result.stderr, result.stderr
+    imported = json.loads(late.read_text())
+    assert imported == [], broken(
+        "nothing-imported-after-the-command",
+        f"imported after the command started: {imported}",
+    )
+
+
+def test_an_import_after_the_command_started_is_refused_and_never_runs(tmp_path: Path) -> None:
+    # A module the command could have planted where modules are loaded from.
+    planted = tmp_path / "planted_by_the_command.py"
+    ran = tmp_path / "it-ran"
+    planted.write_text(f"open({str(ran)!r}, 'w').close()\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with late_imports.refused():
+            try:
+                import planted_by_the_command
+            except ImportError as error:
+                refusal = str(error)
+            else:
+                refusal = ""
+        refused_unrun = not ran.exists()
+        import planted_by_the_command  # noqa: F401  the control: outside, it does import
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("planted_by_the_command", None)
+
+    assert refused_unrun and "imports nothing after the command started" in refusal, broken(
+        "a-late-import-is-refused", f"the late import was not refused ({refusal!r})"
+    )
+    assert ran.exists()

@@ -126,7 +126,7 @@ FLOOD = (
     "import os, resource, socket\n"
     "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
     "resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))\n"
-    "name = os.environ['CLOUDGUARD_KEEPER'].split()[0].removeprefix('@')\n"
+    "name = os.environ['CLOUDGUARD_KEEPER'].split()[0].rpartition('/')[2].removeprefix('@')\n"
     "held = []\n"
     "for _ in range(1100):\n"
     "    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
@@ -180,6 +180,114 @@ def test_what_the_command_leaves_running_is_stopped_and_named(where: Path) -> No
     assert "sleep 300.25" in result.stderr, show(result)
     left = subprocess.run(["pgrep", "-f", "sleep 300.25"], capture_output=True, text=True)
     assert left.stdout == "", f"still running after the run: {left.stdout}"
+
+
+# -- a refusal from a namespace of the command's own ----------------------------------------
+
+# The command's own namespaces (nested in the test's): a network namespace has no abstract
+# socket of the keeper's, a pid namespace no pid to signal. Without --mount-proc the /proc
+# seen is the outer one; with it, the new pid namespace's.
+NAMESPACES = ["-rn", "-rnpf", "-rpf", "-rnpf --mount-proc"]
+SOCKET = '"${CLOUDGUARD_KEEPER%% *}"'  # the run's keeper: its channel's path
+
+
+@pytest.mark.parametrize("flags", NAMESPACES)
+def test_a_refusal_from_a_namespace_of_the_commands_own_makes_the_run_red(
+    where: Path, flags: str
+) -> None:
+    result = attacked_run(where, f"unshare {flags} az account show 2>az.err; cat az.err >&2")
+
+    assert result.returncode == 98, broken(
+        "a-refusal-from-another-namespace-is-red", f"the refusal did not reach:\n{show(result)}"
+    )
+    assert "az-shim reached `az account show`" in result.stderr, broken(
+        "the-refusal-is-named", f"the refusal was not named:\n{show(result)}"
+    )
+    assert "NOT recorded" not in result.stderr, show(result)
+    assert targets(where) == [RECORDED_AZ]
+
+
+@pytest.mark.parametrize("flags", ["-rn", "-rnpf"])
+def test_under_hard_a_refusal_from_a_namespace_of_the_commands_own_is_named(
+    where: Path, flags: str
+) -> None:
+    # Inside the seal the supervisor serves the keeper's names in the seal's network
+    # namespace only; from a further one the refuser reaches the host keeper's path.
+    result = attacked_run(
+        where, f"unshare {flags} az account show 2>az.err; cat az.err >&2", hard=True
+    )
+
+    assert "az-shim reached `az account show`" in result.stderr, broken(
+        "the-refusal-is-named", f"the refusal was not named:\n{show(result)}"
+    )
+    assert result.returncode == 98 and targets(where) == [RECORDED_AZ], show(result)
+
+
+def test_a_refusal_that_reaches_no_channel_leaves_its_mark(where: Path) -> None:
+    # Another network and pid namespace (no abstract name, no pid to signal), and the
+    # channel's path covered in a mount namespace of its own: only the mark is left.
+    hide = f"mount --bind /dev/null {SOCKET} && az account show"
+    result = attacked_run(where, f"unshare -rnpfm --propagation private sh -c '{hide}'; exit 0")
+
+    assert result.returncode == 97, broken(
+        "an-undelivered-refusal-is-red", f"an undelivered refusal left the run:\n{show(result)}"
+    )
+    assert "tampering: a refuser could not deliver its record to the keeper" in result.stderr
+    assert "(the run is marked red)" in result.stderr, show(result)
+
+
+def test_removing_the_keepers_channel_socket_is_tampering(where: Path) -> None:
+    result = attacked_run(where, f"rm {SOCKET}; unshare -rnpf az account show; exit 0")
+
+    assert "tampering: the keeper's channel socket was changed, moved or removed" in (
+        result.stderr
+    ), broken("a-removed-channel-is-named", f"the channel was removed unseen:\n{show(result)}")
+    assert result.returncode == 97, show(result)
+
+
+def test_a_nested_run_without_the_keeper_variable_still_reaches_the_outer_verdict(
+    where: Path,
+) -> None:
+    # The outer command swallows the nested run's 98; the nested run's environment dropped
+    # the outer keeper: it finds it by its ancestors' pids.
+    nested = guard_run_script(["az", "account", "show"], where / "nested.jsonl")
+    (where / "nested.py").write_text(nested)
+    script = "env -u CLOUDGUARD_KEEPER python3 nested.py 2>nested.err; exit 0"
+    result = attacked_run(where, script)
+
+    assert result.returncode == 98, broken(
+        "a-nested-reach-reaches-the-outer-verdict",
+        f"the nested run kept its reach to itself:\n{show(result)}",
+    )
+    assert targets(where) == [RECORDED_AZ], show(result)
+
+
+GARBAGE = (
+    "import os, socket, sys\n"
+    "path = os.environ['CLOUDGUARD_KEEPER'].split()[0]\n"
+    "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
+    "s.connect(path if sys.argv[1] == 'path' else b'\\0' + path.rpartition('/')[2].encode())\n"
+    "s.send(b'not a record')\n"
+    "s.settimeout(5); s.recv(16)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("way", "hard"), [("abstract", False), ("path", False), ("abstract", True)]
+)
+def test_a_malformed_message_on_the_keepers_channel_is_tampering(
+    where: Path, way: str, hard: bool
+) -> None:
+    # Under --hard the abstract name is the supervisor's, which relays what it saw.
+    (where / "garbage.py").write_text(GARBAGE)
+    result = attacked_run(where, f"python3 garbage.py {way}", hard=hard)
+
+    assert result.returncode == 97, broken(
+        "a-malformed-message-is-tampering", f"the garbage went unseen:\n{show(result)}"
+    )
+    assert "a malformed message arrived on the record keeper's channel" in result.stderr, show(
+        result
+    )
 
 
 # -- cloudguard run --hard -----------------------------------------------------------------

@@ -28,6 +28,32 @@ REGISTRY = (
 HOOK = TRACKED + "test_a_hook_written_into_the_checkouts_git_directory_is_an_ambient_write"
 FURTHER = TRACKED + "test_a_dirty_file_changed_further_and_a_deletion_are_named"
 DIRTY = TRACKED + "test_a_checkout_dirty_before_the_run_is_not_blamed_on_it"
+DOORS = [
+    TRACKED + f"test_nothing_the_command_planted_for_git_runs_after_it[{kind}]"
+    for kind in (
+        "fsmonitor-in-home-gitconfig",
+        "clean-filter-in-git-config-global",
+        "fsmonitor-in-dot-git-config",
+        "a-dot-git-indirection",
+        "git-first-on-path",
+    )
+]
+CLEAN = TRACKED + "test_a_file_git_holds_as_clean_is_compared_as_its_object"
+TOLD = TRACKED + "test_what_would_hide_a_change_from_git_is_a_finding[{}]"
+LINK = (
+    "tests/guard/test_ambient_roots.py::"
+    "test_a_write_through_a_link_inside_a_root_is_judged_where_it_points"
+)
+WATCH_LINK = (
+    "tests/guard/test_ambient_roots.py::test_the_watch_names_a_write_through_a_link_inside_a_root"
+)
+NOT_THE_COMMANDS = "tests/guard/test_writes_not_the_commands.py::"
+HISTORY = NOT_THE_COMMANDS + "test_the_history_store_written_by_another_process_is_no_finding"
+OWN_OUTPUT = NOT_THE_COMMANDS + "test_the_runs_own_output_file_in_the_checkout_is_no_finding"
+READ_ONLY_INSIDE = (
+    "tests/hard/test_hard_witness.py::"
+    "test_a_root_read_only_inside_changed_by_another_process_is_no_finding"
+)
 HARD = "tests/hard/test_hard_roots.py::"
 HARD_WRITES = HARD + "test_a_write_into_each_root_is_refused_inside_and_recorded_at_the_attempt"
 HARD_MOUNTS = HARD + "test_each_existing_root_is_a_read_only_mount_inside_and_an_output_writable"
@@ -71,8 +97,8 @@ MUTATIONS = [
     Mutation(
         name="a dirty checkout is blamed on the run",
         module="guard/tracked.py",
-        original="        if was == now:\n",
-        broken="        if False:\n",
+        original="        if listed and _same(was, now):\n",
+        broken="        if listed and False:\n",
         tests=(DIRTY,),
         check="a-dirty-checkout-is-not-blamed-on-the-run",
     ),
@@ -99,6 +125,103 @@ MUTATIONS = [
         broken="return name.startswith(self.prefixes)",
         tests=(HOSTILE,),
         check="the-hostile-roots-are-left-byte-identical",
+    ),
+]
+
+# Issue 31: the witness runs nothing the command could plant, cannot be told, and blames the
+# command for nothing it did not write.
+MUTATIONS += [
+    Mutation(
+        name="git is asked again after the run, as the operator",
+        module="guard/witness.py",
+        original=(
+            "            now = self.checkout.look(self.tracked_before)  # no git after the run\n"
+        ),
+        broken=(
+            "            now = (__import__('subprocess').run(['git', '-C', self.checkout.root,"
+            " 'status'], capture_output=True, check=False),"
+            " self.checkout.look(self.tracked_before))[1]\n"
+        ),
+        tests=tuple(DOORS),
+        check="nothing-planted-for-git-runs-after-the-run",
+    ),
+    Mutation(
+        name="the .git metadata is not compared (a commit, a skip-worktree bit)",
+        module="guard/tracked.py",
+        original=(
+            "        if not _held_same(meaning, held, now_metadata.get(path, (meaning, None))"
+            "[1]):\n"
+        ),
+        broken="        if False:\n",
+        tests=(TOLD.format("a-commit-during-the-run"), TOLD.format("a-skip-worktree-bit")),
+        check="what-would-hide-a-change-from-git-is-found",
+    ),
+    Mutation(
+        name="a new path is judged by the ignore rules as they are after the run",
+        module="guard/tracked.py",
+        original="                    before.rules, path, is_directory=is_directory\n",
+        broken=(
+            "                    self._rules({**before.files, **{os.path.relpath(os.path.join("
+            "d, '.gitignore'), self.root): None for d, _, names in os.walk(self.root) "
+            "if '.gitignore' in names}}), path, is_directory=is_directory\n"
+        ),
+        tests=(TOLD.format("a-new-gitignore-with-a-star"), TOLD.format("a-global-excludes-file")),
+        check="what-would-hide-a-change-from-git-is-found",
+    ),
+    Mutation(
+        name="a file the index held as clean is not read again after the run",
+        module="guard/tracked.py",
+        original='        return (*now[:6], "blob " + _object_id(path, oid_size))\n',
+        broken="        return was\n",
+        tests=(CLEAN,),
+        check="a-clean-file-is-compared-as-its-object",
+    ),
+    Mutation(
+        name="a link inside a root is not followed",
+        module="guard/roots.py",
+        original="                target = _followed(path)\n",
+        broken="                target = None\n",
+        tests=(LINK,),
+        check="a-write-through-a-link-in-a-root-is-named",
+    ),
+    Mutation(
+        name="the per-test watch does not follow a link inside a root",
+        module="guard/watch.py",
+        original="                            self._watch_link(entry.path, root)\n",
+        broken="                            pass\n",
+        also=(
+            (
+                "guard/watch.py",
+                "                        if entry.is_dir():  # a link to a directory too\n",
+                "                        if entry.is_dir(follow_symlinks=False):\n",
+            ),
+        ),
+        tests=(WATCH_LINK,),
+        check="the-watch-names-a-write-through-a-link",
+    ),
+    Mutation(
+        name="the history store is watched as part of the state root",
+        module="guard/witness.py",
+        original="        skip = [*skip, *history_store(environ)]\n",
+        broken="        skip = [*skip]\n",
+        tests=(HISTORY,),
+        check="the-history-store-is-not-an-ambient-root",
+    ),
+    Mutation(
+        name="cloudguard's own stdout/stderr file is judged as the command's",
+        module="guard/witness.py",
+        original="        witness.own_output = own_output()\n",
+        broken="        witness.own_output = frozenset()\n",
+        tests=(OWN_OUTPUT,),
+        check="the-runs-own-output-file-is-no-finding",
+    ),
+    Mutation(
+        name="a root read-only inside the hard seal is judged as the command's",
+        module="guard/witness.py",
+        original="        self.sealed = read_only(self.roots, self.outputs)[0]\n",
+        broken="        self.sealed = []\n",
+        tests=(READ_ONLY_INSIDE,),
+        check="a-root-read-only-inside-is-not-the-commands-finding",
     ),
 ]
 

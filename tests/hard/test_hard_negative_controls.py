@@ -227,9 +227,10 @@ MASK_MUTATIONS = [
     Mutation(
         name="the repository's git hooks stay writable",
         module="guard/hard/masks.py",
-        # The one place that finds them: both the mask list and the read-only roots use it.
+        # The one place that finds them: the mask list, the read-only roots and the whole
+        # metadata's read-only bind all use it.
         original="        if os.path.lexists(dot_git):\n            break\n",
-        broken="        if os.path.lexists(dot_git):\n            return []\n",
+        broken="        if os.path.lexists(dot_git):\n            return None\n",
         tests=(f"{SIDE_DOORS}test_the_repositorys_git_hooks_and_config_are_read_only_inside",),
         check="git-hooks-are-read-only",
     ),

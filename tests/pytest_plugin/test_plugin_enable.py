@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from inner_runs import SEAL_LINE
 from named_checks import broken
 
@@ -252,3 +253,104 @@ def test_a_nested_xdist_controller_judges_the_tests_its_workers_ran(fenced, monk
     )
     assert "cloud reach(es) refused and recorded" in red.stdout.str()
     assert "sts.amazonaws.com" not in red.stdout.str()
+
+
+# -- never off unsaid (issue 36, item 1) ---------------------------------------------------
+
+ON_AND_REQUIRED = "[pytest]\ncloudguard = true\nrequired_plugins = cloudguard-ci\n"
+OVERRIDDEN = {
+    # (pytest.ini, where the override is given, what the stop names)
+    "on the command line": (ON_AND_REQUIRED, "cmdline", "the command line"),
+    "in PYTEST_ADDOPTS": (ON_AND_REQUIRED, "env", "PYTEST_ADDOPTS"),
+    "only cloudguard = true": ("[pytest]\ncloudguard = true\n", "env", "PYTEST_ADDOPTS"),
+    "only required_plugins": (
+        "[pytest]\nrequired_plugins = cloudguard-ci\n",
+        "env",
+        "PYTEST_ADDOPTS",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", OVERRIDDEN.values(), ids=OVERRIDDEN.keys())
+def test_an_override_cannot_turn_off_a_plugin_the_project_requires(fenced, monkeypatch, case):
+    ini, where_given, source = case
+    fenced.makefile(".ini", pytest=ini)
+    fenced.makepyfile(test_mod=REACHING_MODULE)
+    args = ["-p", "no:cacheprovider"]
+    if where_given == "env":
+        monkeypatch.setenv("PYTEST_ADDOPTS", "-o cloudguard=false")
+    else:
+        args += ["-o", "cloudguard=false"]
+    result = fenced.runpytest_subprocess(*args)
+
+    said = result.stderr.str()
+    stopped = f"cloudguard: {source} turns the plugin off (-o cloudguard=false), but pytest.ini"
+    assert (result.ret, stopped in said) == (pytest.ExitCode.USAGE_ERROR, True), broken(
+        "an-override-cannot-turn-a-required-plugin-off", f"exit {result.ret}\n{said}"
+    )
+    assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
+
+
+OFF_BY_THE_FILE = {
+    "cloudguard = false": ("[pytest]\ncloudguard = false\n", "pytest.ini says cloudguard = false"),
+    "required, not enabled": (
+        "[pytest]\nrequired_plugins = cloudguard-ci\n",
+        "pytest.ini names cloudguard-ci but does not set cloudguard = true",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", OFF_BY_THE_FILE.values(), ids=OFF_BY_THE_FILE.keys())
+def test_off_by_the_projects_own_file_is_said_in_one_line(fenced, case):
+    ini, reason = case
+    fenced.makefile(".ini", pytest=ini)
+    fenced.makepyfile(test_mod=REACHING_MODULE)
+    result = fenced.runpytest_subprocess("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=2)  # unguarded, as the project's own file says
+    line = f"cloudguard: off: {reason}: this session's tests run unguarded"
+    said = [text for text in result.errlines if text.startswith("cloudguard:")]
+    assert said == [line], broken("off-is-said", "\n".join(result.errlines))
+
+
+def test_a_project_that_names_no_plugin_hears_nothing_of_it(fenced):
+    # The control of the lines above: the plugin installed in an environment whose project
+    # never asked for it says nothing (the same session with the file's word says "off").
+    fenced.makefile(".ini", pytest="[pytest]\n")
+    fenced.makepyfile(test_mod="def test_clean():\n    pass\n")
+    result = fenced.runpytest_subprocess("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    assert [text for text in result.errlines if "cloudguard" in text] == []
+
+
+def test_a_blocked_plugin_the_project_names_is_said_in_one_line(fenced):
+    # `-p no:cloudguard` blocks the plugin before it is imported: its sibling entry point
+    # (cloudguard-switch) says so. Where required_plugins names it, pytest stops first.
+    fenced.makefile(".ini", pytest="[pytest]\ncloudguard = true\n")
+    fenced.makepyfile(test_mod="def test_clean():\n    pass\n")
+    result = fenced.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:cloudguard")
+
+    result.assert_outcomes(passed=1)
+    line = (
+        "cloudguard: off: -p no:cloudguard blocks the plugin pytest.ini names: "
+        "this session's tests run unguarded"
+    )
+    said = [text for text in result.errlines if text.startswith("cloudguard:")]
+    assert said == [line], broken("a-blocked-plugin-is-said", "\n".join(result.errlines))
+
+
+def test_a_blocked_plugin_the_project_requires_stops_the_session(fenced):
+    # cloudguard-switch is of the required distribution: loaded, pytest's own check would
+    # count it, so it stops the session itself, as pytest did before it existed.
+    fenced.makefile(
+        ".ini", pytest="[pytest]\ncloudguard = true\nrequired_plugins = cloudguard-ci\n"
+    )
+    fenced.makepyfile(test_mod="def test_clean():\n    pass\n")
+    result = fenced.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:cloudguard")
+
+    said = result.stdout.str() + result.stderr.str()
+    assert (result.ret, "Missing required plugins: cloudguard-ci" in said) == (
+        pytest.ExitCode.USAGE_ERROR,
+        True,
+    ), broken("a-blocked-required-plugin-stops", said)

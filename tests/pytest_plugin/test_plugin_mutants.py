@@ -1,4 +1,5 @@
-"""Negative controls for the nested-session rule (harness: tests/cloudguard_mutants.py).
+"""Negative controls for the nested-session rule and the project's switch (harness:
+tests/cloudguard_mutants.py).
 
 A pytest session started by another session's test shares that session's log;
 it must judge only records naming its own tests, and when it is an xdist
@@ -30,6 +31,46 @@ MUTATIONS = [
         broken="        pass\n",
         tests=(f"{ENABLE}test_a_nested_xdist_controller_judges_the_tests_its_workers_ran",),
         check="the-controller-judges-its-workers-tests",
+    ),
+    # Never off unsaid (issue 36, item 1).
+    Mutation(
+        name="an override turns a required plugin off",
+        module="guard/pytest/switch.py",
+        original="    if declared.requires and given is not None:\n",
+        broken="    if False:\n",
+        tests=(
+            f"{ENABLE}test_an_override_cannot_turn_off_a_plugin_the_project_requires"
+            "[in PYTEST_ADDOPTS]",
+            f"{ENABLE}test_an_override_cannot_turn_off_a_plugin_the_project_requires"
+            "[only required_plugins]",
+        ),
+        check="an-override-cannot-turn-a-required-plugin-off",
+    ),
+    Mutation(
+        name="off by the project's file, unsaid",
+        module="guard/pytest/plugin.py",
+        original="        switch.judge_off(early_config)\n",
+        broken="        pass\n",
+        tests=(
+            f"{ENABLE}test_off_by_the_projects_own_file_is_said_in_one_line[cloudguard = false]",
+        ),
+        check="off-is-said",
+    ),
+    Mutation(
+        name="-p no:cloudguard, unsaid",
+        module="guard/pytest/blocked.py",
+        original="    _say_if_blocked(early_config)\n",
+        broken="    pass\n",
+        tests=(f"{ENABLE}test_a_blocked_plugin_the_project_names_is_said_in_one_line",),
+        check="a-blocked-plugin-is-said",
+    ),
+    Mutation(
+        name="the sibling entry point satisfies required_plugins",
+        module="guard/pytest/blocked.py",
+        original="    if declared.required:\n",
+        broken="    if False:\n",
+        tests=(f"{ENABLE}test_a_blocked_plugin_the_project_requires_stops_the_session",),
+        check="a-blocked-required-plugin-stops",
     ),
 ]
 

@@ -29,6 +29,7 @@ from cloudguard.cloud import kinds as cloud_kinds
 from cloudguard.cloud.endpoints import EndpointRefused
 from cloudguard.cloud.kinds import wanted as kinds_wanted
 from cloudguard.cloud.pricing import PriceQuery
+from cloudguard.cloud.progress import told
 from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
 from cloudguard_aws import kinds, prices, reap_kinds
@@ -167,7 +168,14 @@ class AwsAdapter:
                 return _failed(f"aws region {region}", describe_error(error))
 
         with ThreadPoolExecutor(max_workers=max(1, request.concurrency)) as pool:
-            results = list(pool.map(sweep_region, regions))
+            results = list(
+                pool.map(
+                    lambda region: told(
+                        request, f"aws region {region}", lambda: sweep_region(region)
+                    ),
+                    regions,
+                )
+            )
         return SweepResult(
             resources=(
                 *(r for result in results for r in result.resources),

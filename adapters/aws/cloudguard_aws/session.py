@@ -13,6 +13,7 @@ functions.
 
 from __future__ import annotations
 
+import random
 import re
 import threading
 import time
@@ -88,13 +89,35 @@ def make_client(session: Any, request: SweepRequest, service: str, region: str) 
     from botocore.config import Config
 
     with _CLIENT_CREATION:
-        return session.client(
+        client = session.client(
             service,
             region_name=region,
             endpoint_url=request.endpoint,
             verify=request.ca_bundle,
             config=Config(retries=retry_config(request)),
         )
+    # Ahead of botocore's own retry handler: a connection that cannot be made is budgeted apart.
+    client.meta.events.register_first("needs-retry", connect_budget)
+    return client
+
+
+CONNECT_RETRIES = 2  # retries of a connection that cannot be made, apart from --retries
+CONNECT_BACKOFF_MAX = 1.0  # seconds: the longest wait before one of them
+
+
+def connect_budget(attempts: int, caught_exception: Exception | None = None, **_: Any) -> Any:
+    """botocore's `needs-retry` answer for a connection that cannot be made (refused, no
+    route, a connect timeout): a dead or mistyped endpoint is no busy server, so it is
+    retried `CONNECT_RETRIES` times with short waits, then its error is raised (the sweep
+    names it: 75), instead of the whole `--retries` budget's backoffs (up to 20 s each).
+    Anything else (throttling, 5xx, read errors) is left to botocore's handler (None)."""
+    from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError
+
+    if not isinstance(caught_exception, EndpointConnectionError | ConnectTimeoutError):
+        return None
+    if attempts > CONNECT_RETRIES:
+        raise caught_exception
+    return random.uniform(0, min(CONNECT_BACKOFF_MAX, 0.25 * 2**attempts))
 
 
 def retry_config(request: SweepRequest) -> dict[str, Any]:

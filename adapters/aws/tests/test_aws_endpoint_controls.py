@@ -20,6 +20,18 @@ CHECK = "no-operator-key-at-a-loopback-endpoint"
 
 MUTATIONS = [
     Mutation(
+        name="a dead endpoint spends the whole AWS retry budget",
+        module="session.py",
+        original='    client.meta.events.register_first("needs-retry", connect_budget)\n',
+        broken="",
+        tests=(
+            "adapters/aws/tests/test_aws_throttling.py"
+            "::test_a_dead_endpoint_is_given_up_in_a_few_quick_tries",
+        ),
+        check="a-dead-endpoint-fails-fast",
+        package=AWS,
+    ),
+    Mutation(
         name="Resource Explorer's endpoint is not judged",
         module="explorer.py",
         original="    credential_for(ENDPOINTS, endpoint, request.credential)\n",

@@ -77,3 +77,44 @@ def test_a_budget_too_small_for_the_throttling_names_the_region(endpoint: str) -
     assert failure.source == "aws region us-east-1"
     assert "RequestLimitExceeded" in failure.reason
     assert throttling.counts["throttled"] == 3  # 1 + 2 retries
+
+
+# -- a connection that cannot be made (issue 36, item 2) -------------------------------------
+
+
+@pytest.fixture
+def dead_port() -> Iterator[int]:
+    """A loopback port bound and held but never listening: every connection to it is
+    refused, and no other process can take it meanwhile."""
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield int(held.getsockname()[1])
+
+
+def test_a_dead_endpoint_is_given_up_in_a_few_quick_tries(dead_port: int) -> None:
+    from botocore.exceptions import EndpointConnectionError
+    from named_checks import broken
+
+    request = SweepRequest(
+        endpoint=f"http://127.0.0.1:{dead_port}", credential="fake", regions=("us-east-1",)
+    )
+    client = make_client(session(request), request, "ec2", "us-east-1")
+    attempts: list[str] = []
+    client.meta.events.register("before-send", lambda **_: attempts.append("sent"))
+
+    with pytest.raises(EndpointConnectionError):
+        client.describe_instances()
+    # The default budget (--retries 10: 11 attempts, backoffs up to 20 s) is for a busy
+    # server; nothing answered here: 3 attempts, waits of at most 1 s.
+    assert len(attempts) == 3, broken("a-dead-endpoint-fails-fast", f"{len(attempts)} attempts")
+
+
+def test_a_throttled_read_keeps_the_whole_budget_beside_the_connect_one(endpoint: str) -> None:
+    # The control: botocore's own handler still decides everything but a failed connect.
+    launch(endpoint, "us-east-1", {"task-id": "t"}, count=1)
+    throttling = Throttling("DescribeInstances", first=5)
+    with throttling_proxy(endpoint, throttling) as proxy:
+        result = sweep(proxy)
+    assert result.failures == () and throttling.counts["throttled"] == 5

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from cloudguard.cloud import kinds as cloud_kinds
 from cloudguard.cloud.kinds import wanted as kinds_wanted
 from cloudguard.cloud.pricing import PriceQuery
+from cloudguard.cloud.progress import told
 from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
 from cloudguard_azure import (
@@ -208,20 +209,29 @@ class AzureAdapter:
         except ValueError as exc:
             return _failed("azure engine", str(exc))
         if by_graph:
-            swept_by_graph = resource_graph.sweep(
-                credential,
+            swept_by_graph = told(
                 request,
-                subscriptions,
-                # The ARM engine's own construction, one clock (deadline) per batch's client.
-                lambda: self._client_options(request, Clock(self._settings(request))),
-                _filter(request),
+                f"azure resource graph ({len(subscriptions)} subscriptions)",
+                lambda: resource_graph.sweep(
+                    credential,
+                    request,
+                    subscriptions,
+                    # The ARM engine's own construction, one clock (deadline) per batch's client.
+                    lambda: self._client_options(request, Clock(self._settings(request))),
+                    _filter(request),
+                ),
             )
             return SweepResult(swept_by_graph.resources, (*failures, *swept_by_graph.failures))
         workers = max(1, min(request.concurrency, len(subscriptions)))
         with ThreadPoolExecutor(workers, thread_name_prefix="cloudguard-azure") as pool:
             swept = list(
                 pool.map(
-                    lambda sub: self._sweep_subscription(credential, request, sub), subscriptions
+                    lambda sub: told(
+                        request,
+                        f"azure subscription {sub}",
+                        lambda: self._sweep_subscription(credential, request, sub),
+                    ),
+                    subscriptions,
                 )
             )
         resources = tuple(r for s in swept for r in s.resources)

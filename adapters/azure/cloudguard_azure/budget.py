@@ -30,6 +30,10 @@ class RetrySettings:
     time_budget: float = 1800.0  # seconds per subscription, first request to last page
     quota_low_water: int = 20  # pace when a remaining-quota header falls below this
     quota_pause_max: float = 1.0  # the longest pause before one request, at 0 left
+    # A connection that cannot be made (refused, no route, connect timeout) is no busy
+    # server: budgeted apart from `total`, a few quick tries, then the endpoint is named.
+    connect_retries: int = 2
+    connect_backoff_max: float = 1.0
 
 
 class TimeBudgetExhausted(Exception):

@@ -9,18 +9,28 @@ user would, with the loopback-only `fake-arm` credential: no ambient
 identity is consulted and nothing leaves the machine. Last, it runs
 `cloudguard run -- az vm list` to show the seal refusing a reach. Everything
 it made is removed, and its exit code is the audit's (1: an orphan found).
+
+`cloudguard demo --serve` (`main(serve=True)`) builds the same and runs no
+audit: it leaves the fake fleet serving on 127.0.0.1 in the foreground and
+prints the exact `cloudguard audit`, `reap plan` and `reap apply` (a dry run)
+commands to try against it, until Ctrl-C (or SIGTERM), then removes all it
+made and exits 0.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from threading import Event
+from types import FrameType
 
 from cloudguard import exit_codes
 from cloudguard_azure.fake_arm import ArmState, FakeArm, FakeArmUnavailable, serve
@@ -136,27 +146,37 @@ def seed_fleet(state: ArmState, shas: list[str], now: datetime) -> None:
 
 
 def audit_command(arm: FakeArm, home: Path, repo: Path) -> list[str]:
+    return [sys.executable, "-m", "cloudguard", "audit", *audit_options(arm, home, repo)]
+
+
+def live_options(arm: FakeArm) -> list[str]:
+    """How `audit` and `reap apply` (whose plan names the cloud) reach the fake: the
+    loopback-only `fake-arm` credential (no identity of the user's is consulted), the
+    fake's endpoint and its throwaway CA."""
     return [
-        sys.executable,
-        "-m",
-        "cloudguard",
-        "audit",
-        "--provider",
-        "azure",
-        "--subscription",
-        SUB_FLEET,
-        "--subscription",
-        SUB_PILOT,
         "--credential",
         "fake-arm",
         "--management-endpoint",
         arm.base_url,
         "--ca-bundle",
         arm.ca_pem,
-        "--controller-home",
-        str(home),
-        "--repo",
-        str(repo),
+    ]
+
+
+def evidence_options(home: Path, repo: Path) -> list[str]:
+    return ["--controller-home", str(home), "--repo", str(repo)]
+
+
+def audit_options(arm: FakeArm, home: Path, repo: Path) -> list[str]:
+    return [
+        "--provider",
+        "azure",
+        *live_options(arm),
+        "--subscription",
+        SUB_FLEET,
+        "--subscription",
+        SUB_PILOT,
+        *evidence_options(home, repo),
         # A demo of a fake fleet has nothing to remember, and no business in the user's
         # history (the state directory): every run is the first.
         "--no-history",
@@ -176,15 +196,102 @@ def _run(argv: list[str], cwd: Path) -> int:
         return exit_codes.DID_NOT_RUN
 
 
-def main() -> int:
+def main(serve: bool = False) -> int:
+    """The demo (its exit code is the audit's), or with `serve` the fake fleet left running
+    until Ctrl-C (0)."""
     root = Path(tempfile.mkdtemp(prefix="cloudguard-demo-"))
     try:
-        return _demo(root)
+        return _serve(root) if serve else _demo(root)
     except FakeArmUnavailable as exc:
-        print(f"cloudguard demo: {exc}", file=sys.stderr)
+        # From a checkout, the README's line: pip install ./ './adapters/azure[fake]'.
+        print(
+            f"cloudguard demo: {exc} (from a checkout: pip install ./ './adapters/azure[fake]')",
+            file=sys.stderr,
+        )
         return exit_codes.DID_NOT_RUN
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def shown(argv: list[str]) -> str:
+    """A command as the user pastes it into a shell."""
+    return shlex.join(argv)
+
+
+def own_config(root: Path) -> Path:
+    """An empty cloudguard.toml of the user's own (`--config` takes no other)."""
+    path = root / "cloudguard.toml"
+    if not path.exists():
+        path.write_text("# cloudguard demo --serve: every setting is on the command line\n")
+        path.chmod(0o600)
+    return path
+
+
+def try_commands(arm: FakeArm, home: Path, repo: Path, root: Path) -> list[str]:
+    """The commands to try against the running fake, in order: the audit (a table), the
+    same audit as JSON, the plan made from it, and the plan's dry run (reads each item live,
+    changes nothing)."""
+    report, plan = str(root / "audit.json"), str(root / "plan.json")
+    # The demo's own, empty cloudguard.toml: run from a project, the commands read none of
+    # its settings (a discovered file's inventory or tag names would join the fake's).
+    config = ["--config", str(own_config(root))]
+    audit = ["cloudguard", "audit", *audit_options(arm, home, repo), *config]
+    return [
+        shown(audit),
+        shown([*audit, "--format", "json", "--output", report]),
+        shown(["cloudguard", "reap", "plan", report, "--output", plan]),
+        shown(
+            [
+                "cloudguard",
+                "reap",
+                "apply",
+                plan,
+                *live_options(arm),
+                *evidence_options(home, repo),
+                "--no-history",
+                "--log",
+                str(root / "reap.jsonl"),
+                *config,
+            ]
+        ),
+    ]
+
+
+def _serve(root: Path) -> int:
+    now = datetime.now(UTC)
+    shas = make_repo(root / "repo")
+    home = make_controller_home(root / "controller")
+    stop = Event()
+
+    def stopping(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, stopping) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with serve() as arm:
+            seed_fleet(arm.state, shas, now)
+            _say(
+                f"cloudguard demo: a fake Azure Resource Manager is serving HTTPS on "
+                f"{arm.base_url} (its throwaway CA: {arm.ca_pem}), {len(arm.state.vms)} VMs in "
+                f"2 subscriptions, one of them leaked ({INCIDENT_VM})."
+            )
+            _say(
+                f"Controller home {home}; repository {root / 'repo'}. The credential "
+                "`fake-arm` works on loopback only: nothing leaves the machine."
+            )
+            _say()
+            _say("Try, in another terminal (the audit exits 1: it finds the orphan):")
+            for command in try_commands(arm, home, root / "repo", root):
+                _say(f"  $ {command}")
+            _say()
+            _say("Press Ctrl-C to stop the fake fleet (everything under it is removed).")
+            stop.wait()
+            requests = arm.faults.total_requests
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    _say(f"cloudguard demo: stopped after {requests} requests; {root} is removed.")
+    return 0
 
 
 def _demo(root: Path) -> int:

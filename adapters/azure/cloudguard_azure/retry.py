@@ -2,7 +2,7 @@
 
 One setting, the retry budget (`--retries N`, `[audit] retries`), reaches
 azure-core as every one of its counters: `retry_total`, `retry_status`,
-`retry_read` and `retry_connect`. azure-core stops at the SMALLEST of them
+`retry_read` (and `retry_connect`, capped: below). azure-core stops at the SMALLEST of them
 (`RetryPolicyBase.is_exhausted` takes the min of the non-zero counters), and
 `retry_status`/`retry_read`/`retry_connect` default to 3, so setting only
 `retry_total` never raised the budget past 3 retries.
@@ -13,6 +13,11 @@ On top of azure-core's RetryPolicy:
   capped): a storm's clients do not come back in lockstep. azure-core's own
   backoff has no jitter and skips the first wait.
 - Retry-After is always honoured, as given.
+- a connection that cannot be made (azure-core's ServiceRequestError:
+  refused, unresolvable, a connect timeout) is budgeted apart: at most
+  `connect_retries` (2) retries with waits of at most `connect_backoff_max`
+  (1 s), so a dead or mistyped endpoint fails in seconds, not after the
+  whole budget; a busy server (429, 5xx, resets, read timeouts) keeps it.
 - a connection reset mid-response (azure-core raises IncompleteReadError, a
   DecodeError) counts as a READ retry and backs off; azure-core counts it
   against the status budget with no wait at all.
@@ -31,7 +36,7 @@ import random
 import time
 from typing import Any
 
-from azure.core.exceptions import IncompleteReadError, ServiceResponseError
+from azure.core.exceptions import IncompleteReadError, ServiceRequestError, ServiceResponseError
 from azure.core.pipeline import PipelineRequest, PipelineResponse
 from azure.core.pipeline.policies import HTTPPolicy, RetryPolicy
 
@@ -47,7 +52,7 @@ class BudgetedRetryPolicy(RetryPolicy):
             retry_total=budget.total,
             retry_status=budget.total,
             retry_read=budget.total,
-            retry_connect=budget.total,
+            retry_connect=min(budget.total, budget.connect_retries),
             retry_backoff_factor=budget.backoff_factor,
             retry_backoff_max=budget.backoff_max,
         )
@@ -70,6 +75,8 @@ class BudgetedRetryPolicy(RetryPolicy):
     def get_backoff_time(self, settings: Any) -> float:
         failures = max(1, len(settings["history"]))
         ceiling = min(settings["max_backoff"], settings["backoff"] * 2 ** (failures - 1))
+        if _last_failed_to_connect(settings):  # nothing answered: short waits, few tries
+            ceiling = min(ceiling, self.clock.budget.connect_backoff_max)
         return self._rng.uniform(0, ceiling)
 
     def sleep(self, settings: Any, transport: Any, response: Any = None) -> None:
@@ -78,6 +85,11 @@ class BudgetedRetryPolicy(RetryPolicy):
             self.clock.wait(retry_after, transport.sleep, "Retry-After")
             return
         self.clock.wait(self.get_backoff_time(settings), transport.sleep, "backoff")
+
+
+def _last_failed_to_connect(settings: Any) -> bool:
+    history = settings.get("history") or []
+    return bool(history) and isinstance(getattr(history[-1], "error", None), ServiceRequestError)
 
 
 class QuotaPacing(HTTPPolicy):

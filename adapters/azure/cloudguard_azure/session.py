@@ -155,10 +155,17 @@ def _attempts(text: str) -> str:
 
 def describe_error(exc: BaseException) -> str:
     """A one-line reason naming the HTTP status and ARM error code where there is one."""
-    from azure.core.exceptions import ClientAuthenticationError, DecodeError, IncompleteReadError
+    from azure.core.exceptions import (
+        ClientAuthenticationError,
+        DecodeError,
+        IncompleteReadError,
+        ServiceRequestError,
+    )
 
     if isinstance(exc, TimeBudgetExhausted):
         return f"gave up: {exc}"
+    if isinstance(exc, ServiceRequestError):
+        return _not_connected(str(exc))
     if isinstance(exc, IncompleteReadError):
         # azure-core's text is urllib3's tuple, and its log a bare "Incomplete download.".
         read = _INCOMPLETE.search(str(exc))
@@ -188,6 +195,20 @@ def arm_code(exc: Exception) -> str:
     return str(code).casefold()
 
 
+def _not_connected(text: str) -> str:
+    """A connection that could not be made (the connect retries spent, a few quick ones):
+    where to, and the system's own reason (urllib3's text, its object names left out)."""
+    where = _CONNECTING.search(text)
+    target = f"{where.group(1)}:{where.group(2)}" if where else "the endpoint"
+    reason = _first_lines(text, 1)
+    for pattern in (r"\[Errno -?\d+\][^)'\"]*", r"timed out", r"Name or service not known"):
+        if found := re.search(pattern, text):
+            reason = found.group(0).strip().rstrip(".,")
+            break
+    return f"could not connect to {target}: {reason} (connect retries spent)"
+
+
+_CONNECTING = re.compile(r"host='([^']+)', port=(\d+)")
 _INCOMPLETE = re.compile(r"IncompleteRead\((\d+) bytes read, (\d+) more expected\)")
 
 

@@ -14,6 +14,41 @@ TESTS = "adapters/azure/tests/test_azure_throttling.py"
 
 MUTATIONS = [
     Mutation(
+        name="a dead endpoint spends the whole retry budget",
+        module="retry.py",
+        original="            retry_connect=min(budget.total, budget.connect_retries),\n",
+        broken="            retry_connect=budget.total,\n",
+        tests=(f"{TESTS}::test_a_connection_that_cannot_be_made_is_given_up_in_a_few_quick_tries",),
+        check="a-dead-endpoint-fails-fast",
+        package=AZURE,
+    ),
+    Mutation(
+        name="the subscriptions of a sweep go untold",
+        module="adapter.py",
+        original=(
+            "                    lambda sub: told(\n"
+            "                        request,\n"
+            '                        f"azure subscription {sub}",\n'
+            "                        lambda: self._sweep_subscription(credential, request, sub),\n"
+            "                    ),\n"
+        ),
+        broken=(
+            "                    lambda sub: self._sweep_subscription(credential, request, sub),\n"
+        ),
+        tests=(f"{TESTS}::test_a_sweep_tells_each_subscription_as_it_goes",),
+        check="a-sweep-says-each-scope",
+        package=AZURE,
+    ),
+    Mutation(
+        name="a dead endpoint waits the busy server's backoffs",
+        module="retry.py",
+        original="        if _last_failed_to_connect(settings):",
+        broken="        if False:",
+        tests=(f"{TESTS}::test_a_connection_that_cannot_be_made_is_given_up_in_a_few_quick_tries",),
+        check="a-dead-endpoint-fails-fast",
+        package=AZURE,
+    ),
+    Mutation(
         name="the retry budget stops at azure-core's default status counter",
         module="retry.py",
         original="            retry_status=budget.total,\n",

@@ -5,17 +5,20 @@ from __future__ import annotations
 from collections import Counter
 
 from cloudguard.audit.formats.text import money, one_line
+from cloudguard.documents.audit_report import untrusted_policy_text
 from cloudguard.documents.findings import VERDICTS, AuditReport, Spend, exit_code, spend
 
 
 def headline(report: AuditReport) -> str:
     counts = ", ".join(f"{report.count(v)} {v}" for v in VERDICTS if report.count(v))
     status = "DID NOT RUN COMPLETELY" if report.failures else f"exit {exit_code(report)}"
-    return (
+    text = (
         f"cloudguard audit: {status}. {report.resources_seen} resources, "
         f"{report.untagged} without the {report.policy.task_tag!r} tag (not the fleet's); "
         f"{counts or 'no fleet resources'}. {spend_text(spend(report.findings), report)}."
     )
+    whose = untrusted_policy_text(report.policy)
+    return f"{text} {whose}" if whose else text
 
 
 def spend_text(cost: Spend, report: AuditReport) -> str:

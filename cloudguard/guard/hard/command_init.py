@@ -14,7 +14,9 @@ with pidfd_getfd (the init cannot send it: its own sendmsg would wait for
 the gate). `Started.go` then sends it the command and its
 environment; it forks the command in a further user namespace mapped back
 to the invoking user (not root over the mounts or the network, so it can
-neither unmount a mask nor reroute around the sink), reaps every orphan,
+neither unmount a mask nor reroute around the sink) and a new session with
+no controlling terminal (nothing it does reaches the operator's terminal's
+input, TIOCSTI; the seccomp filter refuses that ioctl too), reaps every orphan,
 passes on the signals the supervisor forwards and exits with the command's
 status. The kernel delivers a signal to a namespace's init only when it has
 a handler, so the command can neither kill nor stop it; when it exits, the
@@ -23,6 +25,7 @@ kernel kills whatever is left in the namespace.
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import signal
@@ -33,7 +36,9 @@ from cloudguard import exit_codes
 from cloudguard.guard.hard import linux, seccomp_filter
 from cloudguard.guard.hard.namespaces import SetupError
 
-FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+# SIGINT too: the command has a session of its own, so the terminal's Ctrl-C reaches only
+# the run's processes outside it (the supervisor among them), which pass it on.
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT)
 MAX_DESCRIPTOR = 1 << 20
 
 
@@ -65,6 +70,9 @@ def start(uid: int, gid: int, keep_out: Sequence[int], gate: seccomp_filter.Arch
     go_read, go_write = os.pipe()
     spawner = os.fork()
     if spawner == 0:
+        # A process group of its own: a signal the terminal sends the run (Ctrl-C) reaches
+        # the command once, passed on by the supervisor, never also straight to its init.
+        os.setpgid(0, 0)
         for fd in (ready_read, go_write, *keep_out):
             os.close(fd)
         try:
@@ -114,7 +122,6 @@ def _spawn_init(uid: int, gid: int, ready: int, go: int, gate: seccomp_filter.Ar
     os.close(go)
     for sig in FORWARDED_SIGNALS:
         signal.signal(sig, lambda signum, _frame: os.kill(init, signum))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _, status = os.waitpid(init, 0)
     return exit_code(status)
 
@@ -161,13 +168,23 @@ def _init(uid: int, gid: int, ready: int, go: int, gate: seccomp_filter.Arch | N
     child = os.fork()
     if child == 0:
         _exec_command(command, env, uid, gid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the command itself
     for sig in FORWARDED_SIGNALS:
-        signal.signal(sig, lambda signum, _frame: os.kill(child, signum))
+        signal.signal(sig, lambda signum, _frame: _pass_on(child, signum))
     while True:
         pid, status = os.wait()
         if pid == child:
             return exit_code(status)
+
+
+def _pass_on(child: int, signum: int) -> None:
+    """A signal to the command; Ctrl-C's to its whole process group, as a terminal sends it
+    (its session's first group is the command's own pid)."""
+    if signum == signal.SIGINT:
+        with contextlib.suppress(ProcessLookupError):  # before its setsid: the command alone
+            os.killpg(child, signum)
+            return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(child, signum)
 
 
 def _exec_command(command: list[str], env: dict[str, str], uid: int, gid: int) -> None:
@@ -176,6 +193,10 @@ def _exec_command(command: list[str], env: dict[str, str], uid: int, gid: int) -
         linux.set_dumpable(True)  # its own /proc files again: it writes its id maps
         linux.unshare(linux.CLONE_NEWUSER)
         linux.map_single_ids(uid, 0, gid, 0)
+        # A session of its own, without the operator's terminal as its controlling one: the
+        # command cannot push input into the operator's shell (TIOCSTI, CVE-2017-5226) nor
+        # take the terminal's foreground. Its output still goes where the run's does.
+        os.setsid()
         for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # as subprocess does: defaults, not ours
             signal.signal(sig, signal.SIG_DFL)
         os.execvpe(command[0], command, env)

@@ -151,11 +151,13 @@ class HardSeal:
         environ: Mapping[str, str] = os.environ,
         roots: Sequence[tuple[str, str]] = (),
         outputs: Sequence[str] = (),
+        sealed: Callable[[str], bool] = lambda name: False,
     ) -> HardSeal:
         """Fork the supervisor, which starts making the seal at once (HardSealError: 2 for an
         --allow-unix that names no socket). `roots`: the ambient roots (path, as declared),
         read-only inside, each write there refused and recorded by the gate; `outputs`: the
-        declared outputs among them, writable."""
+        declared outputs among them, writable; `sealed`: whether the seal drops a variable
+        (what a dropped variable names is masked too)."""
         from cloudguard.guard.hard import seccomp_filter, supervisor
 
         allowed = allowed_sockets(allow_unix)
@@ -176,6 +178,8 @@ class HardSeal:
                 temp_dir=temp_dir,
                 ambient_roots=[path for path, _ in roots],
                 outputs=outputs,
+                sealed=sealed,
+                installation=masks.installation(),
             ),
             allow_unix=allowed,
             ports=ports,
@@ -259,7 +263,7 @@ class HardSeal:
         )
         inside.start()
         relays = forward.HostForwarders(self.forward_channel, self.ports) if self.ports else None
-        job = Job(str(seal_root), [a.removeprefix("@") for a in keepers], command, env)
+        job = Job(str(seal_root), list(keepers), command, env)
         try:
             with os.fdopen(self.ends.pop("job"), "wb") as pipe:
                 pipe.write(job.encode())

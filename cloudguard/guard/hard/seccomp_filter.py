@@ -15,6 +15,10 @@ can reach past the network namespace or that names where a datagram goes:
   path: `open`/`openat` with a write flag, and every call of
   `writes.CALLS` (the gate records one into a root, `writes`).
 
+`ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)` are refused (EPERM): each pushes
+input into a terminal (the operator's shell, after the run). The command's
+new session already keeps it from doing so on the operator's terminal
+(`command_init`); the filter refuses it on any terminal, as defence in depth.
 `io_uring_setup` is refused outright (EPERM): its operations connect and
 send without system calls a filter sees. Calls of the 32-bit ABI (i386,
 arm) to sockets are refused (EPERM): a 32-bit program gets no sockets
@@ -40,6 +44,10 @@ RET_USER_NOTIF = 0x7FC00000
 RET_ERRNO = 0x00050000
 IO_URING_SETUP = 425  # the same number on every architecture
 X32_SYSCALL_BIT = 0x40000000
+# The ioctls that push input into a terminal: a faked keystroke (TIOCSTI), the console's
+# selection pasted as input (TIOCLINUX). The request is an unsigned int: its low 32 bits.
+TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+TERMINAL_INPUT = (TIOCSTI, TIOCLINUX)
 # Families a network namespace isolates, or that reach nothing outside the machine; every
 # other one is denied and recorded (AF_VSOCK reaches the hypervisor's host, for one).
 ALLOWED_FAMILIES = {
@@ -68,14 +76,23 @@ class Arch:
         compat_audit: int,
         compat_socket_calls: tuple[int, ...],
         x32: bool = False,
+        compat_ioctl: int | None = None,
     ) -> None:
         self.audit, self.calls, self.x32 = audit, calls, x32
         self.compat_audit, self.compat_socket_calls = compat_audit, compat_socket_calls
+        self.compat_ioctl = compat_ioctl
         self.writes: dict[str, int] = {}  # the write calls the gate judges (none by default)
 
     def watching(self, calls: dict[str, int]) -> Arch:
         """This architecture with the write calls `calls` sent to the gate too."""
-        arch = Arch(self.audit, self.calls, self.compat_audit, self.compat_socket_calls, self.x32)
+        arch = Arch(
+            self.audit,
+            self.calls,
+            self.compat_audit,
+            self.compat_socket_calls,
+            self.x32,
+            self.compat_ioctl,
+        )
         arch.writes = dict(calls)
         return arch
 
@@ -84,17 +101,19 @@ ARCHES = {
     "x86_64": Arch(
         0xC000003E,
         {"socket": 41, "socketpair": 53, "connect": 42, "sendto": 44, "sendmsg": 46,
-         "sendmmsg": 307},
+         "sendmmsg": 307, "ioctl": 16},
         0x40000003,  # i386: socketcall, socket, socketpair, connect, sendto, sendmsg, sendmmsg
         (102, 359, 360, 362, 369, 370, 345, IO_URING_SETUP),
         x32=True,
+        compat_ioctl=54,
     ),
     "aarch64": Arch(
         0xC00000B7,
         {"socket": 198, "socketpair": 199, "connect": 203, "sendto": 206, "sendmsg": 211,
-         "sendmmsg": 269},
+         "sendmmsg": 269, "ioctl": 29},
         0x40000028,  # arm (EABI)
         (281, 288, 283, 290, 296, 374, IO_URING_SETUP),
+        compat_ioctl=54,
     ),
 }  # fmt: skip
 
@@ -154,6 +173,8 @@ def program(arch: Arch) -> bytes:
     p.load(NR)
     for number in arch.compat_socket_calls:
         p.jump(_JEQ_K, number, "deny", 0)
+    if arch.compat_ioctl is not None:
+        p.jump(_JEQ_K, arch.compat_ioctl, "ioctl", 0)
     p.ret(RET_ALLOW)
     p.label("native")
     p.load(NR)
@@ -165,6 +186,7 @@ def program(arch: Arch) -> bytes:
     p.jump(_JEQ_K, arch.calls["socket"], "family", 0)
     p.jump(_JEQ_K, arch.calls["socketpair"], "family", 0)
     p.jump(_JEQ_K, IO_URING_SETUP, "deny", 0)
+    p.jump(_JEQ_K, arch.calls["ioctl"], "ioctl", 0)
     for name, number in arch.writes.items():  # open/openat only when they would write
         flags = writes.FLAGS_ARGUMENT.get(name)
         p.jump(_JEQ_K, number, "notify" if flags is None else f"flags{flags}", 0)
@@ -178,6 +200,11 @@ def program(arch: Arch) -> bytes:
     p.jump(_JEQ_K, 0, 0, "notify")
     p.load(arg_low(4) + 4)
     p.jump(_JEQ_K, 0, "allow", "notify")
+    p.label("ioctl")  # into a terminal's input: refused
+    p.load(arg_low(1))
+    for request in TERMINAL_INPUT:
+        p.jump(_JEQ_K, request, "deny", 0)
+    p.ret(RET_ALLOW)
     p.label("family")
     p.load(arg_low(0))
     for family in ALLOWED_FAMILIES:

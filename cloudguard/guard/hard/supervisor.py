@@ -11,9 +11,12 @@ setup error: the host exits 75 naming it, and the command never runs):
 2. the resolver: listeners on every address a lookup may go to, the seal's
    resolv.conf where this host's layout makes the C library read it
    (`resolver`);
-3. the masks: credential homes, the host's daemon and resolver sockets, the
-   repository's git hooks, the ambient roots read-only (`masks`); a working
-   directory beneath a mask stops the run here;
+3. the masks: the homes as layers thrown away after the run, credential
+   homes and what sealed variables and their links name, the host's daemon
+   and resolver sockets, the repository's git metadata, the installation and
+   the CI runner's files, the ambient roots read-only (`masks`); a working
+   directory beneath a mask stops the run here; then every other mount
+   read-only, what the run may write kept writable;
 4. the probe: a name looked up as the command would; the run stops here,
    naming the layout, if the lookup does not reach the sink;
 5. the command's init: pid 1 of a new pid namespace with its own /proc, its
@@ -101,6 +104,20 @@ class Pipes:
         return (self.status, self.records, self.answers, self.job, self.forwards.fileno())
 
 
+def _keeper_sockets(keepers: Sequence[str]) -> frozenset[tuple[int, int, int]]:
+    """The run's keepers' path sockets, as the gate knows a socket: a refuser inside that
+    cannot reach the names served here delivers to the host's keeper directly."""
+    found = set()
+    for path in keepers:
+        try:
+            status = os.stat(path) if path.startswith("/") else None
+        except OSError:
+            continue  # not visible inside: the names served here are the way
+        if status is not None:
+            found.add((os.major(status.st_dev), os.minor(status.st_dev), status.st_ino))
+    return frozenset(found)
+
+
 def _status(fd: int, **fields: object) -> None:
     os.write(fd, protocol.encode(fields.items()).encode("utf-8", "backslashreplace"))
 
@@ -134,8 +151,13 @@ def main(setup: Setup, pipes: Pipes) -> int:
         if job is None:  # the host gave up before it had a job for us: nothing runs
             started.cancel()
             return exit_codes.DID_NOT_RUN
-        # The run's keepers, served here where the refusers inside can reach them.
-        channel = Channel(job.keepers, relay.receive, relay.tamper)
+        # The run's keepers, served here where the refusers inside can reach them; a keeper's
+        # path (for a refuser in a network namespace of the command's own) is the host's.
+        channel = Channel(
+            [k.removeprefix("@").rpartition("/")[2] for k in job.keepers],
+            relay.receive,
+            relay.tamper,
+        )
     except (SetupError, masks.MaskError) as error:
         _status(pipes.status, setup_error=str(error))
         return exit_codes.DID_NOT_RUN
@@ -156,7 +178,7 @@ def main(setup: Setup, pipes: Pipes) -> int:
             setup.gate,
             relay=relay,
             flows=flows,
-            allowed=frozenset(setup.allow_unix.values()),
+            allowed=frozenset(setup.allow_unix.values()) | _keeper_sockets(job.keepers),
             seal_root=job.seal,
             writes=watched if setup.gate.writes else None,
         )
@@ -169,9 +191,8 @@ def main(setup: Setup, pipes: Pipes) -> int:
     def forward_signal(signum: int, _frame: object) -> None:
         os.kill(child, signum)
 
-    for sig in FORWARDED_SIGNALS:
+    for sig in FORWARDED_SIGNALS:  # SIGINT too: the command is in a session of its own
         signal.signal(sig, forward_signal)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the command too
     sink.serve(until=os.pidfd_open(child))
     _, wait_status = os.waitpid(child, 0)
     if gate is not None:
@@ -200,9 +221,10 @@ def _make_seal(
         holes[layout.target] = sources.resolv_conf
     tun = namespaces.make_tun()
     listeners = resolver.Listeners(ipv6=namespaces.ipv6_enabled())
-    applied = masks.apply(setup.entries, sources.empty, holes)
+    applied = masks.apply(setup.entries, sources.empty, holes, sources.layers)
     sources.detach()
     masks.check_working_directory(setup.cwd, applied, setup.temp_dir)
+    masks.freeze_the_rest(applied, setup.cwd, setup.temp_dir)
     os.chdir(setup.cwd)  # re-entered: through the read-only binds made over it, if any
     forwards = {forward.inside_listener(port): port for port in setup.ports}
     sink = Sink(

@@ -3,6 +3,7 @@
 One role per module, as pytest-xdist splits its plugin:
 
 - `plugin`: the hooks pytest calls (entry point `pytest11: cloudguard`), thin;
+- `switch`: the project's switch: never off without saying so;
 - `early`: the session's own seal, made before the suite's declarations;
 - `roles`: which session this is, and which records are its to judge;
 - `session_guard`: per test, the log since the test began; at the end, the verdict;

@@ -16,7 +16,11 @@ Then each test runs with `CLOUDGUARD_TEST=<nodeid>` and is failed for every
 reach recorded in its name (`session_guard`, by the one rule of `roles`); the
 session exits 98 when any unexpected reach was recorded.
 
-There is no marker, option or variable that lets a test reach a cloud.
+There is no marker, option or variable that lets a test reach a cloud. A
+project whose configuration file declares the plugin is never off unsaid
+(`switch`): off by its own file, one line says so; turned off by an override
+(`-o cloudguard=false`, PYTEST_ADDOPTS) where the file requires it, the
+session stops before any conftest is imported (usage error, 4).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import pytest
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
 from cloudguard.guard import reach, registry, seal
-from cloudguard.guard.pytest import early, where
+from cloudguard.guard.pytest import early, switch, where
 from cloudguard.guard.pytest.fixture import cloudguard
 from cloudguard.guard.pytest.session_guard import GUARD, SessionGuard
 
@@ -89,7 +93,11 @@ def _enabled(config: pytest.Config) -> bool:
 # suite's own and survives (listed as kept); what the shell gave the session is dropped.
 @pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, None, None]:
-    made = early.seal_before_the_suite(early_config) if _enabled(early_config) else None
+    if _enabled(early_config):
+        made = early.seal_before_the_suite(early_config)
+    else:  # never off unsaid: a project that declares the plugin hears it, or stops (4)
+        made = None
+        switch.judge_off(early_config)
     try:
         return (yield)
     finally:

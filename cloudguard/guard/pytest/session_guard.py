@@ -372,6 +372,7 @@ def _reports(config: pytest.Config) -> list[tuple[str, str]]:
     except report.ReportRequestError as error:
         raise pytest.UsageError(f"--cloudguard-report: {error}") from None
     for name, path in reports:
+        report.load(name)  # now, before any test could write where it is loaded from
         directory = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(directory):
             pytest.exit(

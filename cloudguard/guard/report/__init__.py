@@ -22,6 +22,7 @@ import importlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TextIO
 
 from cloudguard import exit_codes
@@ -141,9 +142,14 @@ class ReachReport:
         return "no cloud reach recorded"
 
 
+def load(name: str) -> ModuleType:
+    """The module of format `name`. `cloudguard run` loads each requested one before the
+    command starts: nothing is imported after it (`cloudguard.guard.late_imports`)."""
+    return importlib.import_module(f"{__name__}.{'json_report' if name == 'json' else name}")
+
+
 def render(name: str, report: ReachReport) -> str:
-    module = importlib.import_module(f"{__name__}.{'json_report' if name == 'json' else name}")
-    text: str = module.render(report)
+    text: str = load(name).render(report)
     return text
 
 
