@@ -149,7 +149,7 @@ def init(
             param_hint="--output",
         )
     answers = Answers(
-        task_tag=task_tag or "task-id",
+        task_tag=task_tag if task_tag is not None else "task-id",  # "" is refused, not defaulted
         generation_tag=generation_tag if generation_tag is not None else "repository-generation",
         repo=repo,
         fixtures_from=list(fixtures_from or ()),

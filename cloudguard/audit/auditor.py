@@ -193,8 +193,11 @@ def _unknown_power_warnings(findings: Iterable[Finding]) -> list[str]:
 
 
 def _unknown_age_warnings(findings: Iterable[Finding]) -> list[str]:
-    unknown = Counter(f.resource.source for f in findings if f.age is None)
-    example = {f.resource.source: f.resource.name for f in findings if f.age is None}
+    # `az group list` prints no creation time for any group: a warning on every audit
+    # would say nothing; a group is judged without an age (docs/audit.md).
+    aged = [f for f in findings if f.age is None and f.resource.kind != RESOURCE_GROUP]
+    unknown = Counter(f.resource.source for f in aged)
+    example = {f.resource.source: f.resource.name for f in aged}
     return [
         f"{count} fleet resource{'s' if count > 1 else ''} from {_where(source)} (e.g. "
         f"{example[source]}) with no creation time, or one that is not an ISO 8601 time: "

@@ -88,11 +88,16 @@ def classify(
 
     gen_state, gen_detail = NOT_CHECKED, ""
     if evidence.generations is not None:
-        if generation is None:
+        if generation is None and resource.kind in policy.require_generation:
             # A fleet VM always carries its generation; without one nothing
             # ties it to a commit.
             gen_state, gen_detail = "no-tag", f"no {policy.generation_tag} tag"
             reasons.append(UNKNOWN_GENERATION)
+        elif generation is None:
+            # Infrastructure code tags a NIC, a disk, a public IP with the task id
+            # alone: lacking the tag says nothing against it (docs/audit.md).
+            gen_state = "no-tag"
+            gen_detail = f"no {policy.generation_tag} tag (not required of a {resource.kind})"
         else:
             check = evidence.generations.get(generation)
             if check is not None:

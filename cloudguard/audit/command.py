@@ -40,6 +40,9 @@ from cloudguard.history.errors import HistoryError
 if TYPE_CHECKING:
     from cloudguard.history.store import HistoryStore
 
+# The formats a human reads on a terminal, which print the report's warnings themselves.
+_SHOWS_WARNINGS = frozenset({"table", "markdown"})
+
 
 def register_audit(app: typer.Typer) -> None:
     """Add `audit` to `app` (its docstring is the help: it lists the audit's exit codes)."""
@@ -58,6 +61,7 @@ def audit(*, settings: Settings) -> None:
     webhook could not be told (named on stderr); 97 invalid config.
     """
     _live_options_need_a_provider(settings)
+    _one_report_per_file(settings)
     if settings.fail_on == UNVERIFIED and settings.allow_unverified:
         raise typer.BadParameter(
             "--fail-on unverified and --allow-unverified say opposite things: keep one",
@@ -123,10 +127,12 @@ def audit(*, settings: Settings) -> None:
         )
         for attempt in attempts:
             typer.echo(f"  {one_line(attempt, 300)}", err=True)
-    for warning in report.warnings:
+    destination = settings.output
+    # A human report on the terminal shows its own warnings: once, not again on stderr.
+    shown = destination is None and settings.format in _SHOWS_WARNINGS and sys.stdout.isatty()
+    for warning in () if shown else report.warnings:
         typer.echo(f"cloudguard audit: warning: {one_line(warning, 500)}", err=True)
     code = exit_code(report)
-    destination = settings.output
     color = destination is None and settings.format == "table" and sys.stdout.isatty()
     fmt = get_format(settings.format)
     if destination is None:
@@ -277,6 +283,21 @@ def _config_used(settings: Settings) -> str:
     return project_file.not_found_message(Path.cwd())
 
 
+def _one_report_per_file(settings: Settings) -> None:
+    # Two reports to one file: the last written would silently replace the other.
+    seen: dict[Path, str] = {}
+    named = [("--output", settings.output)] if settings.output else []
+    named += [(f"--report {fmt}={path}", path) for fmt, path in settings.report]
+    for flag, path in named:
+        where = Path(path).expanduser().resolve()
+        if where in seen:
+            raise typer.BadParameter(
+                f"{flag} writes to the same file as {seen[where]}: one report per file",
+                param_hint="--report",
+            )
+        seen[where] = flag
+
+
 def _live_options_need_a_provider(settings: Settings) -> None:
     # These steer a live sweep only: with inventory files alone they would be
     # silently ignored, and the audit would look at something else than asked.
@@ -296,9 +317,12 @@ def _inventories(
     settings: Settings, clouds: Clouds, scope_lines: ScopeLines | None = None
 ) -> list[Inventory]:
     from cloudguard.audit.inventories import LiveSweep
-    from cloudguard.audit.inventory_files import InventoryFile
+    from cloudguard.audit.inventory_files import STDIN, InventoryFile, inventory_problem
     from cloudguard.cloud.registry import UnknownProviderError
 
+    for path in settings.inventory:
+        if path != STDIN and (problem := inventory_problem(path)) is not None:
+            raise typer.BadParameter(problem, param_hint="--inventory")
     inventories: list[Inventory] = [
         InventoryFile(path, clouds=clouds) for path in settings.inventory
     ]

@@ -4,11 +4,13 @@ Prices come first from the clouds' price lists (`listed`, resolved for the
 audit by cloudguard.audit.price_lists: the Azure Retail Prices API, the AWS
 Price List Query API, through a dated cache), and otherwise from the bundled
 table (`prices.json` beside this module: its date, currency and basis), the
-offline fallback for VM sizes. Each figure says which (`Cost.source`). A price
-no list and no table has is "unknown", never zero. Which power states and
-kinds bill, how a size is spelled, and which price a resource needs come from
-its cloud (`Cloud`, from the registry the table is made with); with no
-adapter, nothing is known to bill and the cost is unknown.
+offline fallback for VM sizes and the common other kinds (managed disk tiers,
+EBS volumes per GiB, public IPs; what is listed per month counts 730 hours).
+Each figure says which (`Cost.source`). A price no list and no table has is
+"unknown", never zero. Which power states and kinds bill, how a size is
+spelled, and which price a resource needs come from its cloud (`Cloud`, from
+the registry the table is made with); with no adapter, nothing is known to
+bill and the cost is unknown.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from importlib import resources
 from typing import Any
 
 from cloudguard.cloud.kinds import VM, Billing
-from cloudguard.cloud.pricing import ListedPrice
+from cloudguard.cloud.pricing import HOURS_PER_MONTH, ListedPrice
 from cloudguard.cloud.records import Resource
 from cloudguard.cloud.registry import Clouds, installed_clouds
 from cloudguard.documents.findings import Cost, PriceTableInfo
@@ -42,6 +44,9 @@ class PriceTable:
     clouds: Clouds = field(compare=False, repr=False)
     # provider -> PriceQuery.key -> a price list's answer (price_lists.PriceLists.resolve).
     listed: Mapping[str, Mapping[str, ListedPrice]] = field(default_factory=dict, repr=False)
+    # provider -> PriceQuery.kind -> PriceQuery.sku (case-folded) -> per hour of one unit: the
+    # bundled table's other kinds (a disk tier, a GiB of a volume, a public IP).
+    kinds: Mapping[str, Mapping[str, Mapping[str, float]]] = field(default_factory=dict, repr=False)
     # (provider, kind, power state, size, region) -> Quote: a fleet has few distinct kinds
     # of VM, so each is worked out once, not once per VM.
     quotes: dict[tuple[str, str, str, str, str], Quote] = field(
@@ -71,10 +76,29 @@ class PriceTable:
                 return found.hourly * query.quantity, f"{found.source}, {found.fetched}"
         if resource.kind == VM and (hourly := self.price(resource.provider, resource.size)):
             return hourly, self.fallback
+        if query is not None and resource.kind != VM:
+            bundled = self.kinds.get(resource.provider, {}).get(query.kind, {})
+            if (unit := bundled.get(query.sku.casefold())) is not None:
+                return unit * query.quantity, self.fallback
         return None, ""
 
 
 _INFO_KEYS = ("as_of", "currency", "basis")
+# The other kinds' sections: each price per this many hours.
+_KIND_SECTIONS = {"per_hour": 1.0, "per_month": HOURS_PER_MONTH}
+
+
+def _kind_prices(document: Any) -> dict[str, dict[str, dict[str, float]]]:
+    """`per_hour` and `per_month` (provider -> kind -> sku -> price), per hour."""
+    found: dict[str, dict[str, dict[str, float]]] = {}
+    for section, hours in _KIND_SECTIONS.items():
+        for provider, by_kind in (document.get(section) or {}).items():
+            if not isinstance(by_kind, dict):
+                continue  # its "_what" note
+            for kind, skus in by_kind.items():
+                prices = found.setdefault(provider, {}).setdefault(kind, {})
+                prices.update({str(sku).casefold(): float(p) / hours for sku, p in skus.items()})
+    return found
 
 
 def parse_price_table(document: Any, clouds: Clouds | None = None) -> PriceTable:
@@ -88,14 +112,14 @@ def parse_price_table(document: Any, clouds: Clouds | None = None) -> PriceTable
             for size, price in sizes.items()
         }
         for provider, sizes in document.items()
-        if provider not in _INFO_KEYS and isinstance(sizes, dict)
+        if provider not in _INFO_KEYS and provider not in _KIND_SECTIONS and isinstance(sizes, dict)
     }
     for cloud in clouds.available():
         if cloud.name not in hourly and cloud.hourly_prices:
             hourly[cloud.name] = {
                 cloud.price_key(size): float(price) for size, price in cloud.hourly_prices.items()
             }
-    return PriceTable(info=info, hourly=hourly, clouds=clouds)
+    return PriceTable(info=info, hourly=hourly, clouds=clouds, kinds=_kind_prices(document))
 
 
 @cache

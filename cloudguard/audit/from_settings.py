@@ -28,6 +28,7 @@ _POLICY = {
     "leaked_by": "leaked_by",
     "fail_on": "fail_on",
     "kinds": "kind",
+    "require_generation": "require_generation",
 }
 _SWEEP = {
     "subscriptions": "subscription",

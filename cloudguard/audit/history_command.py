@@ -34,6 +34,9 @@ EXIT_CODES = (
     "Exit codes: 0 answered; 2 usage; 75 the history store cannot be read or written; "
     "97 invalid cloudguard.toml."
 )
+# `history resource` of a resource the store never saw: no answer, as grep's 1 (not usage:
+# the question was well formed).
+NOT_FOUND = 1
 
 app = typer.Typer(
     name="history",
@@ -58,7 +61,15 @@ Format = Annotated[
     str,
     typer.Option("--format", "-f", metavar="table|json", help="table (default) or json."),
 ]
-Limit = Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1, help="How many.")]
+# A bound SQLite's 64-bit integers hold (a longer one was a traceback), and more rows than
+# any store has.
+MAX_LIMIT = 1_000_000
+Limit = Annotated[
+    int,
+    typer.Option(
+        "--limit", "-n", metavar="N", min=1, max=MAX_LIMIT, help="How many (at most 1,000,000)."
+    ),
+]
 
 
 def _say(message: str) -> None:
@@ -97,23 +108,44 @@ def runs(limit: Limit = 30, output: Format = "table", config: ConfigFile = None)
 @app.command(
     "resource",
     help="One resource's timeline: every audit that saw it (verdict, billable hours, cost) "
-    "and every reap action on it; each incarnation apart.\n\n" + EXIT_CODES,
+    "and every reap action on it; each incarnation apart. ID: its cloud id, or a name or "
+    "the end of an id that names one resource (several: they are listed, exit 2).\n\n"
+    + EXIT_CODES.replace("0 answered;", "0 answered; 1 not in the history;"),
 )
 def resource(
     resource_id: Annotated[
         str | None,
-        typer.Argument(metavar="ID", help="The resource's cloud id.", show_default=False),
+        typer.Argument(
+            metavar="ID", help="The resource's cloud id, name or end of id.", show_default=False
+        ),
     ] = None,
     output: Format = "table",
     config: ConfigFile = None,
 ) -> None:
-    resource_id = _given(resource_id)
-    _answer(
-        config,
-        output,
-        "resource",
-        lambda store: store.timeline(resource_id),
-        lambda found: show.timelines(found, resource_id),
+    wanted = _given(resource_id)
+    if output not in ("table", "json"):
+        raise typer.BadParameter(f"{output!r} is not table or json", param_hint="--format")
+    store = _store(config)
+    try:
+        with store:
+            found = store.timeline(wanted)
+            # Not an id the store knows: a name, or the end of an id, that names one resource.
+            candidates = [] if found else store.ids_like(wanted)
+            if len(candidates) == 1:
+                found = store.timeline(candidates[0])
+    except HistoryError as exc:
+        _say(f"did not run: {one_line(str(exc), 600)}")
+        raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
+    if len(candidates) > 1:
+        _say(f"{one_line(wanted, 200)} names {len(candidates)} resources: give one's whole id")
+        for candidate in candidates:
+            typer.echo(f"  {one_line(candidate, 300)}", err=True)
+        raise typer.Exit(exit_codes.USAGE)
+    if not found:
+        _say(f"no resource {one_line(wanted, 300)} in the history (by id, name or end of id)")
+        raise typer.Exit(NOT_FOUND)
+    sys.stdout.write(
+        show.as_json("resource", found) if output == "json" else show.timelines(found, wanted)
     )
 
 

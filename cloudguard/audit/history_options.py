@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from cloudguard.cloud.options import OptionValueError, string
-from cloudguard.history.postgresql import SCHEMES, is_postgresql_url
+from cloudguard.history.postgresql import SCHEMES, is_postgresql_url, url_problem
 from cloudguard.notify.send import KINDS, Webhook, check_url
 
 WEBHOOK_KEYS = ("kind", "name", "url", "url-env")
@@ -29,6 +29,8 @@ def postgresql_url(value: object) -> str:
         raise OptionValueError(
             f"expected a {' or '.join(f'{s}://' for s in SCHEMES)} URL (a SQLite file is `path`)"
         )
+    if (problem := url_problem(url)) is not None:
+        raise OptionValueError(f"not a valid URL: {problem}")
     return url
 
 

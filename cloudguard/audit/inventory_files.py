@@ -18,15 +18,17 @@ inventory: an audit that did not see the resources must not report "clean".
 from __future__ import annotations
 
 import codecs
+import errno
 import json
+import os
 import re
+import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TextIO
 
-from cloudguard import json_input
+from cloudguard import json_input, private_files
 from cloudguard.cloud.exports import ExportParser, InventoryFormatError
 from cloudguard.cloud.records import Resource, SourceFailure, SweepResult
 from cloudguard.cloud.registry import Clouds, installed_clouds
@@ -52,7 +54,9 @@ class InventoryFile:
             if self.path == STDIN:
                 text = (self.stdin or sys.stdin).read()
             else:
-                text = _decoded(Path(self.path).read_bytes())
+                text = _decoded(read_capped(self.path))
+        except TooLarge as exc:
+            return _failed(source, str(exc))
         except (OSError, UnicodeDecodeError) as exc:
             return _failed(source, f"cannot read: {exc}")
         if not text.strip():
@@ -67,6 +71,45 @@ class InventoryFile:
         except InventoryFormatError as exc:
             return _failed(source, str(exc))
         return SweepResult(resources=resources)
+
+
+# The largest inventory file read: an export of 100,000 VMs is about 200 MB; past this it
+# is no export (`-i /dev/zero` grew to 6 GB in 10 s before the cap).
+MAX_INVENTORY_BYTES = 2 * 1024**3
+MAX_TEXT = "2 GiB"
+
+
+class TooLarge(Exception):
+    """Larger than MAX_INVENTORY_BYTES."""
+
+
+def inventory_problem(path: str) -> str | None:
+    """Why `path` cannot be an inventory file, before anything is read: not a regular file
+    (a FIFO would hang the audit, a device never ends), or larger than the cap. None: fine,
+    or missing or a directory (the read says so, as a source that could not be read)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISDIR(status.st_mode):
+        return None  # as before: a source that cannot be read (75), named
+    if not stat.S_ISREG(status.st_mode):
+        return f"{path} is not a regular file (a FIFO or a device): give a file"
+    if status.st_size > MAX_INVENTORY_BYTES:
+        return f"{path} is larger than {MAX_TEXT}, the most an inventory file may be"
+    return None
+
+
+def read_capped(path: str) -> bytes:
+    """The file's bytes: opened without waiting (a FIFO swapped in since is refused, not
+    waited on), a regular file, at most MAX_INVENTORY_BYTES."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    with open(private_files.open_regular(path, follow=True), "rb") as handle:
+        data = handle.read(MAX_INVENTORY_BYTES + 1)
+    if len(data) > MAX_INVENTORY_BYTES:
+        raise TooLarge(f"larger than {MAX_TEXT}, the most an inventory file may be")
+    return data
 
 
 def _decoded(data: bytes) -> str:

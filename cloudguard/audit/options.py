@@ -30,7 +30,7 @@ from cloudguard.audit.evidence.registry import evidence_options
 from cloudguard.audit.formats import FORMATS
 from cloudguard.audit.history_options import non_empty, postgresql_url, variable_name, webhook
 from cloudguard.audit.option_spec import declarations, option
-from cloudguard.cloud.kinds import SHORT_KINDS, parse_kind
+from cloudguard.cloud.kinds import SHORT_KINDS, VM, parse_kind
 from cloudguard.cloud.options import (
     LIVE_PANEL,
     NeedsTrust,
@@ -119,8 +119,10 @@ class Settings:
         default=(),
         flags=("--inventory", "-i"),
         metavar="FILE|-",
-        help="`az vm list --show-details -o json` or `aws ec2 describe-instances` output "
-        "(repeatable; - reads stdin).",
+        help="An export, told apart by its shape: `az vm list --show-details`, `az resource "
+        "list`, `az group list`, `az graph query` (-o json each), `aws ec2 "
+        "describe-instances` (or its flat --query forms), `aws resourcegroupstaggingapi "
+        "get-resources` (repeatable; - reads stdin; docs/audit.md lists them).",
         many=True,
         path=True,
     )
@@ -253,6 +255,16 @@ class Settings:
         metavar="KEY",
         help="Tag naming the repository generation (default: repository-generation).",
         apply=Shown("Tag naming the generation (default: repository-generation).", "KEY"),
+    )
+    require_generation: tuple[str, ...] = option(
+        trust=_reported("chooses which kinds are suspect without a generation tag"),
+        parse=parse_kind,
+        default=(VM,),
+        metavar="KIND",
+        help="A fleet resource of this kind without a generation tag is suspect (repeatable; "
+        "default: vm; naming kinds replaces it). Other kinds are judged without one.",
+        apply=Shown("Kinds that must carry a generation tag (default: vm).", "KIND"),
+        many=True,
     )
     grace: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
         trust=_reported("how long a resource without a record is pending, not an orphan"),

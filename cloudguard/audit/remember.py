@@ -193,6 +193,17 @@ def remember(report: AuditReport, store: HistoryStore, scope: str, clouds: Cloud
     return replace(report, history=history)
 
 
+def shared_scope(scope: str) -> str:
+    """The scope as a webhook is told it: an inventory by its file's name, not the path on
+    this machine (no evidence or local paths leave it, docs/history.md)."""
+    return "; ".join(
+        f"inventory {os.path.basename(part[len('inventory ') :])}"
+        if part.startswith("inventory ")
+        else part
+        for part in scope.split("; ")
+    )
+
+
 def notification(report: AuditReport) -> message.Notification:
     """What a person should hear of: the findings that are news (`news`: new, back again,
     newly failing) and those whose acknowledgement expired since the previous audit of the
@@ -202,7 +213,7 @@ def notification(report: AuditReport) -> message.Notification:
     failing = failing_verdicts(report.policy)
     return message.Notification(
         generated_at=report.generated_at,
-        scope=history.scope if history is not None else "",
+        scope=shared_scope(history.scope) if history is not None else "",
         exit_code=exit_code(report),
         currency=report.prices.currency,
         new=tuple(_notified(f, why, report) for f, why in told if why != ACK_EXPIRED),

@@ -77,6 +77,7 @@ def report_head(report: AuditReport) -> dict[str, Any]:
             "leaked_by": leaked_by_text(report.policy.leaked_by),
             "fail_on": report.policy.fail_on,
             "kinds": list(report.policy.kinds),
+            "require_generation": list(report.policy.require_generation),
             "fail_on_unverified": report.policy.fail_on_unverified,
             "untrusted_file": untrusted_file_document(report.policy),
         },

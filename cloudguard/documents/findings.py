@@ -106,6 +106,10 @@ class AuditPolicy:
     leaked_by: tuple[tuple[str, str], ...] = ()
     fail_on: str = ORPHAN  # "orphan", "suspect" or "new" (NEW_ONLY)
     kinds: tuple[str, ...] = ()  # the kinds audited (`--kind`); empty: every kind
+    # The kinds whose fleet resources must carry a generation tag (`--require-generation`):
+    # the controller tags its VMs, while a Terraform module tags a NIC or a disk with the
+    # task id alone, so a missing tag there is no evidence against it.
+    require_generation: tuple[str, ...] = ("vm",)
     # A fleet resource no evidence source could judge fails the audit unless the operator
     # accepted that by name (--allow-unverified): an audit that lost its evidence (a
     # scheduled job whose controller home moved) must not go green.

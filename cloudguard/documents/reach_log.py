@@ -52,7 +52,7 @@ class ReachLog:
 def _is_armed_header(line: bytes) -> bool:
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deeply to read: no header either
         return False
     return isinstance(record, dict) and record.get("kind") == "armed" and "schema" in record
 
@@ -101,7 +101,7 @@ def read(path: str, *, start: int = 0) -> ReachLog:
         line_starts.add(offset)
         try:
             record = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
             raise ReachLogError(
                 f"reach log {path} line {number} is not a JSON record (torn or corrupted)"
             ) from None

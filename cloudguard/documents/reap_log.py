@@ -24,6 +24,7 @@ import fcntl
 import json
 import os
 import secrets
+import stat
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -46,10 +47,30 @@ class ReapLogError(Exception):
     """The log cannot be opened or written: nothing is done without a record."""
 
 
+def default_log_directory() -> Path:
+    """`$XDG_STATE_HOME/cloudguard/reap-logs` (else `~/.local/state/...`): the user's own
+    state, not the checkout a reap was started in (where a log is one more untracked file),
+    made 0700 and refused when it is not the user's or others may write it."""
+    state = os.environ.get("XDG_STATE_HOME", "")
+    base = Path(state) if os.path.isabs(state) else Path.home() / ".local" / "state"
+    directory = base / "cloudguard" / "reap-logs"
+    try:
+        directory.mkdir(parents=True, mode=0o700, exist_ok=True)
+        status = os.lstat(directory)
+    except OSError as exc:
+        raise ReapLogError(f"cannot make the reap log directory {directory}: {exc}") from exc
+    if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.geteuid() or status.st_mode & 0o022:
+        raise ReapLogError(
+            f"reap log directory {directory} is not a directory of this user's only: give --log"
+        )
+    return directory
+
+
 def default_log_path(now: datetime, directory: Path | None = None) -> Path:
     """A fresh name nobody could have guessed and planted a file or link under."""
     stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return (directory or Path.cwd()) / f"cloudguard-reap-{stamp}-{secrets.token_hex(6)}.jsonl"
+    where = directory or default_log_directory()
+    return where / f"cloudguard-reap-{stamp}-{secrets.token_hex(6)}.jsonl"
 
 
 class ReapLog:

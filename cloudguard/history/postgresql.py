@@ -32,7 +32,19 @@ CONNECT_TIMEOUT = 10  # seconds
 
 
 def is_postgresql_url(location: str) -> bool:
-    return urlsplit(location).scheme in SCHEMES
+    """By its scheme alone: a malformed URL (`postgresql://[bad`) is still one, never a path."""
+    scheme, separator, _ = location.partition("://")
+    return bool(separator) and scheme.casefold() in SCHEMES
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be read as a URL (urllib's words), or None."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (reading it checks it)
+    except ValueError as error:
+        return str(error)
+    return None
 
 
 def redacted(url: str) -> str:
@@ -63,6 +75,8 @@ class PostgresDatabase(Database):
     types = Types(id="BIGINT", float="DOUBLE PRECISION")
 
     def __init__(self, url: str, *, busy_timeout: float) -> None:
+        if (problem := url_problem(url)) is not None:  # e.g. from url-env: no traceback
+            raise HistoryUnavailable("a postgresql:// URL", f"not a valid URL: {problem}")
         self.location = redacted(url)
         self.busy_timeout = busy_timeout
         self._secrets = _secrets(url)

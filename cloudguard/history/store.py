@@ -349,6 +349,21 @@ class HistoryStore:
             )
         return [_run_summary(*row) for row in rows]
 
+    def ids_like(self, text: str, limit: int = 20) -> list[str]:
+        """The ids (as reported) of resources named `text` or whose id ends in `/text`, case
+        ignored: what `history resource NAME` may mean. At most `limit`."""
+        folded = text.casefold()
+        suffix = "%/" + folded.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        db = self._db
+        with db.guarded(), db.read():
+            rows = db.rows(
+                "SELECT DISTINCT display_id FROM cloudguard_resources "
+                "WHERE lower(name) = ? OR lower(match_id) LIKE ? ESCAPE '\\' "
+                "ORDER BY display_id LIMIT ?",
+                (folded, suffix, limit),
+            )
+        return [str(display_id) for (display_id,) in rows]
+
     def timeline(self, resource_id: str) -> list[ResourceTimeline]:
         """Every resource known by this id, as typed or case-folded (the key of a cloud whose ids
         ignore case), each incarnation apart, with its observations and reap actions in order."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from cloudguard.escape import one_line
+from cloudguard.escape import inert
 from cloudguard.notify.message import (
     ACK_EXPIRED,
     BACK,
@@ -41,11 +41,12 @@ _TEAMS_MARKDOWN = ("\\", "*", "_", "[", "]", "(", ")", "`", "~", "#", "<", ">")
 
 
 def line(finding: NotifiedFinding, currency: str) -> str:
-    """One finding as one plain line (escaped for a terminal, shortened)."""
-    where = f"{finding.provider} {one_line(finding.account, 40)}"
-    parts = [f"{finding.verdict} {one_line(finding.name, 80)} ({where})"]
+    """One finding as one plain line (escaped for a terminal, shortened, defanged: a chat
+    links a bare URL or address in a cloud's name, as SARIF and JUnit viewers do)."""
+    where = f"{finding.provider} {inert(finding.account, 40)}"
+    parts = [f"{finding.verdict} {inert(finding.name, 80)} ({where})"]
     if finding.task_id is not None:
-        parts.append(f"task {one_line(finding.task_id, 60)}")
+        parts.append(f"task {inert(finding.task_id, 60)}")
     if finding.reasons:
         parts.append(", ".join(finding.reasons))
     hourly = "unknown" if finding.hourly is None else f"{finding.hourly:.4f} {currency}"
@@ -61,8 +62,8 @@ def _why(finding: NotifiedFinding) -> str:
     if finding.why == ACK_EXPIRED:
         until = finding.ack_until.isoformat() if finding.ack_until else "?"
         return (
-            f"acknowledged by {one_line(finding.ack_owner, 60)} until {until} "
-            f"({one_line(finding.ack_reason, 120)}): expired"
+            f"acknowledged by {inert(finding.ack_owner, 60)} until {until} "
+            f"({inert(finding.ack_reason, 120)}): expired"
         )
     if finding.why == NOW_FAILING:
         return f"was {finding.previous_verdict}"

@@ -115,14 +115,41 @@ def _url(webhook: Webhook, environ: Mapping[str, str]) -> tuple[str | None, str 
     return url, None if problem is None else f"{problem}: nothing was sent"
 
 
+# Where a cloud's instance metadata answers (credentials included): never a webhook. A body
+# posted there from a cloud VM would reach the one service that hands out its identity.
+_METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata", "instance-data"})
+
+
 def check_url(url: str) -> str | None:
     """Why `url` is not sent to (None when it is fine)."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (reading it checks it)
+    except ValueError as error:
+        return f"not a valid URL ({error})"
+    if _link_local(parts.hostname):
+        return (
+            f"the URL's host {parts.hostname} is link-local or a cloud's metadata service, "
+            "never a webhook"
+        )
     if parts.scheme == "https" and parts.hostname:
         return None
     if parts.scheme == "http" and _loopback(parts.hostname):
         return None
     return "the URL must be https:// (http:// only to a loopback receiver)"
+
+
+def _link_local(host: str | None) -> bool:
+    if host is None:
+        return False
+    if host.casefold().rstrip(".") in _METADATA_HOSTS:
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    # 169.254.0.0/16 (169.254.169.254 on every cloud), fe80::/10, AWS's fd00:ec2::254.
+    return address.is_link_local or address == ipaddress.ip_address("fd00:ec2::254")
 
 
 def _loopback(host: str | None) -> bool:

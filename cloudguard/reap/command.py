@@ -252,7 +252,8 @@ def apply_command(
             "-l",
             metavar="PATH",
             help="Reap log, JSON Lines, appended; never through a symlink, never another "
-            "user's file (default: a new cloudguard-reap-<UTC timestamp>-<random>.jsonl here).",
+            "user's file (default: a new cloudguard-reap-<UTC timestamp>-<random>.jsonl in "
+            "$XDG_STATE_HOME/cloudguard/reap-logs, else ~/.local/state/cloudguard/reap-logs).",
         ),
     ] = None,
     *,
@@ -327,8 +328,8 @@ def apply_command(
     from cloudguard.audit.remember import open_history_or_exit
 
     store = open_history_or_exit(settings, _say) if yes and settings.history else None
-    path = log or default_log_path(started)
     try:
+        path = log or default_log_path(started)
         reap_log = ReapLog(path, echo=lambda line: typer.echo(line), new=log is None)
     except ReapLogError as exc:
         _say(f"did not run: {exc}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from named_checks import broken
 
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import bundled_prices, estimate
@@ -175,20 +176,55 @@ def test_unknown_sizes_say_unknown():
     assert "price unknown" in cost.note
 
 
-def test_a_disk_bills_storage_and_says_it_is_not_priced():
-    disk = vm(tags={}, power="unknown")._replace(kind="disk", size="Premium_LRS 128 GiB")
+@pytest.mark.parametrize(
+    ("size", "tier_monthly"),
+    [
+        ("Premium_LRS 128 GiB", 19.71),  # P10
+        ("Premium_LRS 100 GiB", 19.71),  # billed as the smallest tier that holds it: P10
+        ("StandardSSD_LRS 128 GiB", 9.60),  # E10
+        ("Standard_LRS 128 GiB", 5.89),  # S10
+        ("Standard_LRS 8 GiB", 1.54),  # Standard HDD starts at S4
+    ],
+)
+def test_a_managed_disk_is_priced_offline_by_its_tier_a_month_being_730_hours(
+    size: str, tier_monthly: float
+) -> None:
+    disk = vm(tags={}, power="unknown")._replace(kind="disk", size=size)
+
+    cost = estimate(disk, bundled_prices(), NOW)
+
+    assert cost.billable is True and cost.hourly == pytest.approx(tier_monthly / 730), broken(
+        "a-disk-priced-by-its-tier", f"{size}: {cost.hourly} per hour, {cost.note}"
+    )
+    assert f"disk ({size}): a managed disk bills its storage" in cost.note
+    assert "offline fallback" in cost.source
+
+
+@pytest.mark.parametrize("size", ["Premium_LRS", "UltraSSD_LRS 128 GiB", "PremiumV2_LRS 64 GiB"])
+def test_a_disk_of_unknown_size_or_billed_otherwise_says_it_is_not_priced(size: str) -> None:
+    disk = vm(tags={}, power="unknown")._replace(kind="disk", size=size)
 
     cost = estimate(disk, bundled_prices(), NOW)
 
     assert cost.billable is True and cost.hourly is None and cost.accrued is None
-    assert "disk (Premium_LRS 128 GiB): a managed disk bills its storage" in cost.note
     assert "no hourly price known" in cost.note
+
+
+def test_an_ebs_volume_is_priced_offline_per_gib_month() -> None:
+    volume = vm(tags={}, power="unknown")._replace(
+        provider="aws", kind="disk", size="gp3 100 GiB", region="us-east-1"
+    )
+
+    cost = estimate(volume, bundled_prices(), NOW)
+
+    assert cost.hourly == pytest.approx(0.08 * 100 / 730)
 
 
 @pytest.mark.parametrize(
     ("kind", "billable", "note"),
     [
         ("public-ip", True, "bills by the hour while it exists, attached or not"),
+        ("storage-account", True, "(usage, not hours)"),
         ("resource-group", False, "bills nothing itself"),
         ("nic", False, "bills nothing by itself"),
         ("microsoft.web/sites", None, "billing of a microsoft.web/sites unknown"),
@@ -203,7 +239,9 @@ def test_each_kind_bills_as_its_cloud_says_and_an_unknown_kind_is_unknown_not_ze
 
     assert cost.billable is billable, f"{kind}: billable {cost.billable}, expected {billable}"
     assert note in cost.note
-    assert cost.hourly == (0.0 if billable is False else None)
+    # A public IP is priced offline (Standard static, per hour); usage has no hourly price.
+    priced = {"public-ip": 0.005, "storage-account": None}
+    assert cost.hourly == (0.0 if billable is False else priced.get(kind))
 
 
 def test_price_table_states_date_and_currency():

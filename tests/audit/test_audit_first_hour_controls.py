@@ -11,14 +11,23 @@ says each scope as it goes (a slow one off a terminal too).
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import cloudguard_aws
 import pytest
 from cloudguard_mutants import Mutation, assert_turns_red
+
+AWS = Path(cloudguard_aws.__file__).resolve().parent
 
 ODD = "tests/cli/test_odd_inputs.py"
 ROW = f"{ODD}::test_an_odd_input_gets_one_line_and_its_exit_code"
 FIGURES = "tests/audit/test_audit_figures_agree.py"
 HTML = "tests/audit/test_audit_html.py::test_every_column_is_visible_at_common_window_widths"
 SETUP = "tests/cli/test_setup_commands.py"
+WORDS = (
+    "tests/audit/test_audit_html.py::"
+    "test_at_1400_px_no_word_is_broken_and_a_one_day_trend_is_one_narrow_column"
+)
 
 MUTATIONS = [
     Mutation(
@@ -139,10 +148,103 @@ MUTATIONS = [
     Mutation(
         name="an HTML cell never breaks",
         module="audit/formats/html.py",
-        original="td{overflow-wrap:anywhere}",
-        broken="",
+        original="td.long{overflow-wrap:anywhere}",
+        broken="td.long{}",
         tests=(f"{HTML}[1280]",),
         check="every-cell-on-screen",
+    ),
+    Mutation(
+        name="an HTML cell breaks any word, wherever",
+        module="audit/formats/html.py",
+        original="td{overflow-wrap:break-word;word-break:normal}",
+        broken="td{overflow-wrap:anywhere}",
+        tests=(f"{WORDS}",),
+        check="no-word-broken-where-it-fits",
+    ),
+    Mutation(
+        name="a one-day trend drawn as a full-width block",
+        module="audit/formats/html.py",
+        original="    step = min((width - left) / max(len(columns), 1), MAX_COLUMN_WIDTH)\n",
+        broken="    step = (width - left) / max(len(columns), 1)\n",
+        tests=(f"{WORDS}",),
+        check="one-day-is-one-narrow-column",
+    ),
+    Mutation(
+        name="a chart of zeros drawn with a scale of zero",
+        module="audit/formats/html.py",
+        original="    drawn = any(value for _, value in columns)\n",
+        broken="    drawn = bool(columns)\n",
+        tests=(
+            "tests/audit/test_audit_html.py::test_the_charts_show_cost_by_account_and_by_verdict",
+        ),
+        check="an-empty-chart-draws-no-zero",
+    ),
+    Mutation(
+        name="a device or a FIFO read as an inventory",
+        module="audit/inventory_files.py",
+        original="    if not stat.S_ISREG(status.st_mode):\n        return f",
+        broken="    if False:\n        return f",
+        tests=(f"{ROW}[inventory a device]",),
+        check="its-exit-code",
+    ),
+    Mutation(
+        name="two reports written to one file",
+        module="audit/command.py",
+        original="        if where in seen:\n",
+        broken="        if False:\n",
+        tests=(f"{ROW}[report twice to one file]",),
+        check="its-exit-code",
+    ),
+    Mutation(
+        name="a webhook to the metadata service accepted",
+        module="notify/send.py",
+        original="    if _link_local(parts.hostname):\n",
+        broken="    if False:\n",
+        # Accepted, the audit posts to it: the guard this suite runs under refuses the reach.
+        tests=(f"{ROW}[webhook to the metadata service]",),
+        check="no-traceback",
+    ),
+    Mutation(
+        name="history resource takes only a whole id",
+        module="audit/history_command.py",
+        original="            if len(candidates) == 1:\n",
+        broken="            if False:\n",
+        tests=(
+            "tests/history/test_history_cli.py::"
+            "test_history_resource_takes_a_name_or_the_end_of_an_id_and_lists_an_ambiguous_one",
+        ),
+        check="a-name-finds-its-resource",
+    ),
+    Mutation(
+        name="the default reap log dropped into the working directory",
+        module="documents/reap_log.py",
+        original="    where = directory or default_log_directory()\n",
+        broken="    where = directory or Path.cwd()\n",
+        tests=(
+            "tests/reap/test_reap_log_faults.py::test_the_default_log_is_new_unguessable_and_private",
+        ),
+        check="the-default-log-is-not-in-the-checkout",
+    ),
+    Mutation(
+        name="a metavar as long as its choices squeezes the help",
+        module="options.py",
+        original='    metavar="ENGINE",\n    help="AWS: auto|tagging|resource-explorer:',
+        broken='    metavar="auto|tagging|resource-explorer",\n'
+        '    help="AWS: auto|tagging|resource-explorer:',
+        tests=(f"{ODD}::test_help_at_80_columns_reads_as_a_table[command0]",),
+        check="help-reads-as-a-table",
+        package=AWS,
+    ),
+    Mutation(
+        name="no reach summary after an INTERNALERROR",
+        module="guard/pytest/session_guard.py",
+        original="            if self.pytest_status == pytest.ExitCode.INTERNAL_ERROR:\n",
+        broken="            if False:\n",
+        tests=(
+            "tests/pytest_plugin/test_plugin_first_hour.py::"
+            "test_an_internalerror_after_a_reach_still_says_the_reaches_and_where_the_log_is",
+        ),
+        check="an-internalerror-says-the-summary",
     ),
     Mutation(
         name="init replaces an existing file",

@@ -95,7 +95,10 @@ def test_the_charts_show_cost_by_account_and_by_verdict(page: Path, browser: Bro
         "Leaked cost observed accruing, per day (USD)",
     ]
     bars = browser.evaluate("document.querySelectorAll('svg rect').length")
-    assert bars == 3 + 5 + 1 + 1  # two subscriptions and an AWS account; five verdicts
+    # Two subscriptions and an AWS account; five verdicts; today's leaking resources. The
+    # first audit observed no cost accruing yet: that chart says so, with no scale of zero.
+    assert bars == 3 + 5 + 1, broken("an-empty-chart-draws-no-zero", f"{bars} bars")
+    assert "none in 1 day" in page.read_text() and "max 0.0000" not in page.read_text()
 
 
 def test_control_a_page_that_fetches_from_the_network_is_caught(
@@ -177,4 +180,50 @@ def test_every_column_is_visible_at_common_window_widths(
     assert "…(+" not in findings, "a value was cut in the findings table"
     ARTEFACTS.mkdir(exist_ok=True)
     browser.screenshot(ARTEFACTS / f"audit-report-{width}.png", width=width)
+    browser.resize(1400)
+
+
+# Each run of a word between spaces and hyphens, in a cell that may not break inside one,
+# that the browser drew on more than one line.
+_BROKEN_WORDS = (
+    "[].concat.apply([], [].map.call(document.querySelectorAll('#findings td:not(.long)'),"
+    "function (td) { var t = td.firstChild, out = [], re = /[^\\s-]+/g, m;"
+    "if (!t || t.nodeType !== 3) { return out; }"
+    "while ((m = re.exec(t.data))) { var r = document.createRange();"
+    "r.setStart(t, m.index); r.setEnd(t, m.index + m[0].length);"
+    "if (r.getClientRects().length > 1) { out.push(m[0]); } } return out; }))"
+)
+
+
+def test_at_1400_px_no_word_is_broken_and_a_one_day_trend_is_one_narrow_column(
+    tmp_path: Path, browser: Browser
+) -> None:
+    from audit_helpers import azure_vm, write_json
+
+    dead = azure_vm("vm-task-dead9", tags={"task-id": "task-dead9c0ffee-0042"})
+    inventory = write_json(tmp_path / "dead.json", [dead])
+    report = tmp_path / "report.html"
+    args = [*fleet_args(tmp_path), "-i", str(inventory)]
+    assert run_audit_cli(*args, "-f", "html", "-o", str(report)).exit_code == 1
+    browser.open(report.as_uri())
+    browser.resize(1400)
+
+    broken_words = browser.evaluate(_BROKEN_WORDS)
+    assert not broken_words, broken(
+        "no-word-broken-where-it-fits", f"words broken across lines at 1400 px: {broken_words}"
+    )
+    widths = browser.evaluate(
+        "[].map.call(document.querySelectorAll('svg[aria-label^=\"Orphans\"] rect'),"
+        "function (r) { return r.width.baseVal.value; })"
+    )
+    assert len(widths) == 1 and widths[0] <= 24, broken(
+        "one-day-is-one-narrow-column", f"a one-day trend drawn {widths} px wide"
+    )
+    offenders = browser.evaluate(
+        "[].map.call(document.querySelectorAll('#offenders th'), function (c) {"
+        "return c.textContent; })"
+    )
+    assert "leaking observations" in offenders and not any("audits" in h for h in offenders)
+    browser.screenshot(ARTEFACTS / "audit-report-1400-words.png", width=1400)
+    browser.screenshot(ARTEFACTS / "audit-report-900.png", width=900)
     browser.resize(1400)

@@ -3,12 +3,20 @@ says, through the CLI on an `az resource list -o json` export."""
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_helpers import SUBSCRIPTION, run_audit_cli, write_json
+from audit_helpers import (
+    SUBSCRIPTION,
+    by_name,
+    controller_home,
+    make_repo,
+    run_audit_cli,
+    write_json,
+)
 from named_checks import broken
 
 GROUP = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/rg-ci"
@@ -76,9 +84,11 @@ def test_every_kind_is_billed_as_its_cloud_says_and_unknown_is_never_zero(export
         "each-kind-billed-as-its-cloud-says", f"a kind's billing was read wrong: {billable}"
     )
     summary = report["summary"]
+    # The public IP is priced (offline: Standard static, per hour); the storage account bills
+    # by usage, which has no hourly price.
     assert (summary["billable"], summary["unpriced_billable"], summary["billing_unknown"]) == (
         2,
-        2,
+        1,
         1,
     )
     assert summary["by_kind"] == {
@@ -96,11 +106,28 @@ def test_the_headline_of_every_format_says_how_many_billable_findings_are_unpric
     done = audit(export, "-f", fmt)
 
     assert "2 billable" in done.stdout, done.stdout
-    assert "(2 of unknown price in neither sum" in done.stdout, broken(
+    assert "(1 of unknown price in neither sum" in done.stdout, broken(
         "the-headline-counts-the-unpriced",
         f"the headline does not say how many are unpriced: {done.stdout[:400]}",
     )
     assert "1 more of unknown billing" in done.stdout
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "junit", "sarif", "html"])
+def test_a_sum_of_only_unpriced_findings_is_unknown_never_zero_in_every_format(
+    tmp_path: Path, fmt: str
+) -> None:
+    only_usage = write_json(
+        tmp_path / "storage.json",
+        [az_resource("Microsoft.Storage/storageAccounts", "st1", sku={"name": "Standard_LRS"})],
+    )
+    done = audit(only_usage, "-f", fmt)
+
+    shown = html.unescape(done.stdout.replace("\\", ""))  # markdown escapes, HTML entities
+    assert "1 billable: cost unknown (1 of unknown price in neither sum" in shown, broken(
+        "an-unpriced-sum-is-unknown", f"the headline made a figure of nothing: {shown[:400]}"
+    )
+    assert "0.0000 USD/h" not in shown and "0.00 USD accrued" not in shown
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "junit", "sarif", "html"])
@@ -141,3 +168,44 @@ def test_kind_is_a_config_key_and_in_the_help(export: Path, tmp_path: Path) -> N
 
     help_text = run_audit_cli("--help").stdout
     assert "--kind" in help_text and "public-ip" in help_text
+
+
+def test_only_the_kinds_that_must_carry_a_generation_are_suspect_without_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As a Terraform module tags them: the task id alone, and the controller knows the task.
+    monkeypatch.chdir(tmp_path)
+    repo, _ = make_repo(tmp_path / "repo", {"tests/test_x.py": "def test_x(): pass\n"})
+    home = controller_home(tmp_path / "home", meta=["t-77"])
+    vm = az_resource("Microsoft.Compute/virtualMachines", "vm-1")
+    export = write_json(
+        tmp_path / "resources.json",
+        [
+            vm,
+            az_resource("Microsoft.Network/networkInterfaces", "nic-1"),
+            az_resource("Microsoft.Compute/disks", "disk-1", sku={"name": "Premium_LRS"}),
+            az_resource("Microsoft.Network/publicIPAddresses", "ip-1", sku={"name": "Standard"}),
+        ],
+    )
+    evidence = ("--controller-home", str(home), "--repo", str(repo), "-f", "json")
+
+    done = run_audit_cli("--inventory", str(export), *evidence, "--fail-on", "suspect")
+    found = by_name(json.loads(done.stdout))
+    verdicts = {name: finding["verdict"] for name, finding in found.items()}
+    assert verdicts == {"vm-1": "suspect", "nic-1": "ok", "disk-1": "ok", "ip-1": "ok"}, broken(
+        "a-kind-not-required-is-not-suspect", f"verdicts without a generation tag: {verdicts}"
+    )
+    assert found["disk-1"]["reasons"] == [] and found["vm-1"]["reasons"] == ["unknown-generation"]
+    assert found["disk-1"]["checks"]["generation"] == "no-tag"
+    assert json.loads(done.stdout)["policy"]["require_generation"] == ["vm"]
+
+    asked = run_audit_cli("--inventory", str(export), *evidence, "--require-generation", "disk")
+    verdicts = {name: f["verdict"] for name, f in by_name(json.loads(asked.stdout)).items()}
+    assert verdicts == {"vm-1": "ok", "nic-1": "ok", "disk-1": "suspect", "ip-1": "ok"}, broken(
+        "the-operator-requires-it-of-a-kind",
+        f"--require-generation disk did not apply: {verdicts}",
+    )
+
+    (tmp_path / "cloudguard.toml").write_text('[audit]\nrequire-generation = ["vms"]\n')
+    refused = run_audit_cli("--inventory", str(export), *evidence)
+    assert refused.exit_code == 97 and "unknown kind 'vms'" in refused.output, refused.output

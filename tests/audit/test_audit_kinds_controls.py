@@ -10,6 +10,8 @@ KINDS = "tests/audit/test_audit_kinds.py"
 HEADLINE = (
     f"{KINDS}::test_the_headline_of_every_format_says_how_many_billable_findings_are_unpriced"
 )
+ONCE = "tests/audit/test_audit_warnings_once.py"
+GENERATION = "test_only_the_kinds_that_must_carry_a_generation_are_suspect_without_one"
 
 MUTATIONS = [
     Mutation(
@@ -37,6 +39,64 @@ MUTATIONS = [
             f"{HEADLINE}[{fmt}]" for fmt in ("table", "markdown", "junit", "sarif", "html")
         ),
         check="the-headline-counts-the-unpriced",
+    ),
+    Mutation(
+        name="every kind suspect without a generation tag",
+        module="audit/classify.py",
+        original="        if generation is None and resource.kind in policy.require_generation:\n",
+        broken="        if generation is None:\n",
+        tests=(f"{KINDS}::{GENERATION}",),
+        check="a-kind-not-required-is-not-suspect",
+    ),
+    Mutation(
+        name="--require-generation not applied",
+        module="audit/from_settings.py",
+        original='    "require_generation": "require_generation",\n',
+        broken="",
+        tests=(f"{KINDS}::{GENERATION}",),
+        check="the-operator-requires-it-of-a-kind",
+    ),
+    Mutation(
+        name="a group without a creation time warns",
+        module="audit/auditor.py",
+        original="f.age is None and f.resource.kind != RESOURCE_GROUP]",
+        broken="f.age is None]",
+        tests=(
+            f"{ONCE}::test_a_group_without_a_creation_time_is_no_warning_and_a_vm_without_one_is",
+        ),
+        check="no-warning-for-a-group-without-a-time",
+    ),
+    Mutation(
+        name="warnings on stderr beside the table that shows them",
+        module="audit/command.py",
+        original="    for warning in () if shown else report.warnings:\n",
+        broken="    for warning in report.warnings:\n",
+        tests=(f"{ONCE}::test_a_table_on_a_terminal_says_each_warning_once",),
+        check="each-warning-once",
+    ),
+    Mutation(
+        name="a sum of only unpriced findings shown as a zero",
+        module="audit/formats/summary.py",
+        original="    if cost.billable and not priced:\n",
+        broken="    if False:\n",
+        tests=tuple(
+            f"{KINDS}::test_a_sum_of_only_unpriced_findings_is_unknown_never_zero_in_every_format"
+            f"[{fmt}]"
+            for fmt in ("table", "markdown")
+        ),
+        check="an-unpriced-sum-is-unknown",
+    ),
+    Mutation(
+        name="the bundled table prices no disk",
+        module="audit/cost.py",
+        original="            if (unit := bundled.get(query.sku.casefold())) is not None:\n",
+        broken="            if (unit := None) is not None:\n",
+        tests=(
+            "tests/audit/test_audit_classify.py::"
+            "test_a_managed_disk_is_priced_offline_by_its_tier_a_month_being_730_hours"
+            "[Premium_LRS 100 GiB-19.71]",
+        ),
+        check="a-disk-priced-by-its-tier",
     ),
     Mutation(
         name="any --kind accepted",

@@ -439,6 +439,39 @@ ROWS: dict[str, Row] = {
                            says="--owned-ids: an empty path"),
     "init over a file": row("init", "--no-input", code=2, says="cloudguard.toml exists",
                             cloudguard__toml=b"# mine\n"),
+    "init task tag empty": row("init", "--no-input", "--task-tag", "", code=2,
+                               says="expected a tag name, got ''"),
+    # -- issue 36 ------------------------------------------------------------------------
+    "report twice to one file": row(*AUDIT, "--report", "json=a", "--report", "html=a",
+                                    code=2, says="writes to the same file as --report json=a"),
+    "output and report to one file": row(*AUDIT, "-o", "a", "--report", "json=./a", code=2,
+                                         says="one report per file"),
+    "require-generation unknown kind": row(*AUDIT, "--require-generation", "vms", code=2,
+                                           says="unknown kind 'vms'"),
+    "inventory a device": row("audit", "-i", "/dev/zero", code=2,
+                              says="/dev/zero is not a regular file"),
+    "history url malformed": row("history", "runs", "--config", "c.toml", code=97,
+                                 says="history.url: not a valid URL",
+                                 c__toml=b'[history]\nurl = "postgresql://[bad"\n'),
+    "history url malformed, audit without history": row(
+        *AUDIT, "--no-history", "--config", "c.toml", code=97,
+        says="history.url: not a valid URL", c__toml=b'[history]\nurl = "postgresql://[bad"\n'),
+    "history limit 20 digits": row("history", "runs", "--limit", "99999999999999999999",
+                                   code=2, says="--limit"),
+    "history resource not found": row("history", "resource", "vm-leak-01", "--config",
+                                      "c.toml", code=1, says="no resource vm-leak-01 in the",
+                                      c__toml=b'[history]\npath = "h.db"\n'),
+    "check a line 200,000 deep": row("check", "--log", "r.jsonl", code=97,
+                                     says="line 2 is not a JSON record",
+                                     r__jsonl=b'{"schema":1,"kind":"armed"}\n'
+                                     + b"[" * 200_000 + b"]" * 200_000 + b"\n"),
+    "webhook to the metadata service": row(
+        *AUDIT, "--config", "c.toml", code=97, says="link-local or a cloud's metadata service",
+        c__toml=b'[[notify.webhook]]\nkind = "slack"\nname = "x"\n'
+        b'url = "https://169.254.169.254/latest/meta-data"\n'),
+    "webhook to a link-local IPv6": row(
+        *AUDIT, "--config", "c.toml", code=97, says="is link-local",
+        c__toml=b'[[notify.webhook]]\nkind = "teams"\nname = "x"\nurl = "https://[fe80::1]/"\n'),
 }  # fmt: skip
 
 
@@ -508,6 +541,18 @@ def test_help_at_80_columns_keeps_option_names_whole() -> None:
     assert max(len(line) for line in shown.splitlines()) <= 80
 
 
+@pytest.mark.parametrize("command", [("audit",), ("reap", "apply")])
+def test_help_at_80_columns_reads_as_a_table(command: tuple[str, ...]) -> None:
+    """No metavar so long that a panel's help is squeezed into a few characters a line
+    (issue 36: `audit --help` was 401 lines, the Live providers' help 7 characters wide)."""
+    shown = _help(*command)
+    lines = len(shown.splitlines())
+    assert lines <= 260, broken("help-reads-as-a-table", f"{' '.join(command)} -h: {lines} lines")
+    if command == ("audit",):  # the live panel's help column holds a phrase a line
+        provider = next(line for line in shown.splitlines() if line.startswith("│ --provider"))
+        assert "Sweep live with an installed" in provider, provider
+
+
 @pytest.mark.parametrize(
     ("command", "literal"),
     [
@@ -522,3 +567,16 @@ def test_help_keeps_brackets_literal(command: tuple[str, ...], literal: str) -> 
     assert literal in shown, broken(
         "brackets-kept-literal", f"a literal {literal!r} was swallowed as markup: {shown}"
     )
+
+
+def test_a_fifo_as_an_inventory_is_refused_at_once_not_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "inventory.fifo"
+    os.mkfifo(fifo)
+    # No writer ever opens it: an audit that opened it to read would wait for ever.
+    done = subprocess.run(
+        [CLOUDGUARD, "audit", "-i", str(fifo), "--no-history"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, broken("its-exit-code", done.stderr)
+    assert "is not a regular file (a FIFO or a device)" in done.stderr
+    assert "Traceback" not in done.stderr

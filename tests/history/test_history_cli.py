@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from cli.cli_helpers import cloudguard
 from history_helpers import audit, observed, vm_id
+from named_checks import broken
 from trusted_config import write_trusted
 
 from cloudguard.history.location import open_store
@@ -45,10 +46,31 @@ def test_the_history_answers_as_tables_and_json(seeded: Path) -> None:
     assert [m["month"] for m in _json("cost")] == ["2025-05", "2025-06"]
     table = cloudguard("history", "resource", vm_id("vm-a")).stdout
     assert "first seen 2025-05-30 02:00 UTC" in table and "orphan" in table
-    assert (
-        "no resource /nowhere in the history"
-        in cloudguard("history", "resource", "/nowhere").stdout
-    )
+    nowhere = cloudguard("history", "resource", "/nowhere")
+    assert "no resource /nowhere in the history" in nowhere.stderr
+    assert nowhere.exit_code == 1  # no answer (as grep's 1); usage is 2
+
+
+def test_history_resource_takes_a_name_or_the_end_of_an_id_and_lists_an_ambiguous_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = Path(os.environ["XDG_STATE_HOME"]) / "cloudguard" / "history.sqlite3"
+    other = "00000000-0000-0000-0000-0000000000bb"
+    with open_store(path) as store:
+        audit(store, 0, [observed("vm-leak-01"), observed("vm-two"),
+                         observed("vm-two", account=other)])  # fmt: skip
+
+    for asked in ("vm-leak-01", "VM-LEAK-01", "virtualMachines/vm-leak-01"):
+        done = cloudguard("history", "resource", asked)
+        assert done.exit_code == 0 and "vm-leak-01 (azure" in done.stdout, broken(
+            "a-name-finds-its-resource", f"{asked}: exit {done.exit_code}, {done.output}"
+        )
+    ambiguous = cloudguard("history", "resource", "vm-two")
+    assert ambiguous.exit_code == 2, ambiguous.output
+    assert "vm-two names 2 resources: give one's whole id" in ambiguous.stderr
+    assert vm_id("vm-two") in ambiguous.stderr and vm_id("vm-two", other) in ambiguous.stderr
+    assert cloudguard("history", "resource", "leak-01").exit_code == 1  # no partial names
 
 
 def test_ack_records_and_revokes_and_refuses_what_is_no_acknowledgement(seeded: Path) -> None:

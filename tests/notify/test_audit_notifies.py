@@ -96,6 +96,12 @@ def test_only_news_is_told(night: Any, tmp_path: Path, monkeypatch: pytest.Monke
     assert b"cloud-noenv-c7" in sent, "the control: the task id is sent"
     slack = [r.json() for r in receiver.received if r.path == TOKEN]
     assert slack[0]["text"].startswith("cloudguard audit: 2 new findings")
+    # The scope names the inventory by its file's name, never where it lies on this machine.
+    context = slack[0]["blocks"][-1]["elements"][0]["text"]
+    assert str(tmp_path).encode() not in sent, broken(
+        "no-local-path-is-sent", f"a local path reached a webhook: {context}"
+    )
+    assert "scope inventory vms.json:" in context, context
 
 
 def test_an_acknowledgement_that_lapsed_since_the_last_audit_is_told_once(

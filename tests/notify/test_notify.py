@@ -241,11 +241,16 @@ def test_names_from_the_cloud_cannot_mention_link_or_format() -> None:
         ])  # fmt: skip
     slack, teams = (request.json() for request in receiver.received)
     text = slack["blocks"][1]["text"]["text"]
-    assert "&lt;!channel&gt;" in text and "&lt;@U123&gt;" in text and "<!" not in text, broken(
+    card_text = teams["attachments"][0]["content"]["body"][2]["text"]
+    # A bare URL or address in a name is defanged as SARIF and JUnit do: a chat links it.
+    for shown in (text, card_text):
+        assert "https://" not in shown and "evil.example" in shown, broken(
+            "chat-urls-are-defanged", f"a cloud name's URL reached a chat as a link: {shown}"
+        )
+    assert "&lt; !channel&gt;" in text and "&lt; [@]U123&gt;" in text and "<!" not in text, broken(
         "slack-text-is-escaped", f"a name from the cloud reached Slack as markup: {text}"
     )
-    card_text = teams["attachments"][0]["content"]["body"][2]["text"]
-    assert "\\[x\\]\\(https://evil.example\\) \\*y\\*" in card_text
+    assert "\\*y\\*" in card_text and "\\[x\\] \\(" in card_text, card_text
 
 
 def test_long_lists_are_cut_in_chat_and_counted() -> None:

@@ -10,6 +10,22 @@ NOTIFY = "tests/notify/test_notify.py"
 
 MUTATIONS = [
     Mutation(
+        name="a cloud name reaches a chat with its URL live",
+        module="notify/payloads.py",
+        original='    parts = [f"{finding.verdict} {inert(finding.name, 80)} ({where})"]',
+        broken='    parts = [f"{finding.verdict} {finding.name} ({where})"]',
+        tests=(f"{NOTIFY}::test_names_from_the_cloud_cannot_mention_link_or_format",),
+        check="chat-urls-are-defanged",
+    ),
+    Mutation(
+        name="the scope told with the inventory's local path",
+        module="audit/remember.py",
+        original='        scope=shared_scope(history.scope) if history is not None else "",',
+        broken='        scope=history.scope if history is not None else "",',
+        tests=("tests/notify/test_audit_notifies.py::test_only_news_is_told",),
+        check="no-local-path-is-sent",
+    ),
+    Mutation(
         name="a failure's message keeps the webhook's URL",
         module="notify/send.py",
         original="failures.append(NotifyFailure(label, _without(url, reason)))",

@@ -125,3 +125,24 @@ def test_a_ctrl_c_after_a_reach_exits_98_as_the_summary_says(fenced):
         "a-ctrl-c-after-a-reach-exits-98",
         f"exit {run.result.ret}, the summary says {said.group(0)}",
     )
+
+
+INTERNAL_ERROR_AFTER_A_TEST = """
+def pytest_runtest_logfinish(nodeid, location):
+    raise RuntimeError("a plugin's own bug")
+"""
+
+
+def test_an_internalerror_after_a_reach_still_says_the_reaches_and_where_the_log_is(fenced):
+    run = run_inner(
+        fenced, "first_hour", "--cloudguard", "-k", "socket_to_a_cloud_host",
+        conftest=INTERNAL_ERROR_AFTER_A_TEST,
+    )  # fmt: skip
+
+    assert "INTERNALERROR" in run.output and run.result.ret == exit_codes.REACH_REFUSED
+    said = re.search(r"reach log kept: (\S+) \(exit status 98; pytest's own: (\d+)\)", run.output)
+    assert said is not None and said.group(2) == "3", broken(
+        "an-internalerror-says-the-summary",
+        f"no reach summary after an INTERNALERROR: {run.output[-2000:]}",
+    )
+    assert "1 cloud reach(es) refused and recorded" in run.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import replace
 from importlib.metadata import EntryPoint
@@ -268,7 +269,8 @@ def test_options_come_from_the_audit_config_too(setup: dict[str, Path], _own_dir
 
     assert done.exit_code == 0, done.output
     assert cloud.REQUESTS[0].credential == "fake-arm"
-    (log,) = _own_directory.glob("cloudguard-reap-*.jsonl")  # the default log, here
+    logs = Path(os.environ["XDG_STATE_HOME"]) / "cloudguard" / "reap-logs"
+    (log,) = logs.glob("cloudguard-reap-*.jsonl")  # the default log, in the user's state
     assert events(log)[0]["mode"] == "dry-run"
 
 

@@ -207,7 +207,14 @@ def test_the_default_log_is_new_unguessable_and_private(setup: dict[str, Path]) 
     again = cli("reap", "apply", str(setup["plan"]), "--controller-home", str(setup["home"]))
 
     assert done.exit_code == 0 and again.exit_code == 0, done.output
-    logs = sorted(Path.cwd().glob("cloudguard-reap-*.jsonl"))
+    # In the user's state, never the working directory (a checkout: one more untracked file).
+    assert not list(Path.cwd().glob("cloudguard-reap-*.jsonl")), broken(
+        "the-default-log-is-not-in-the-checkout", "a default reap log was written here"
+    )
+    directory = Path(os.environ["XDG_STATE_HOME"]) / "cloudguard" / "reap-logs"
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert f"log written to {directory}/cloudguard-reap-" in done.stderr, done.stderr
+    logs = sorted(directory.glob("cloudguard-reap-*.jsonl"))
     assert len(logs) == 2, logs  # two runs in one second: two names, neither guessed
     for log in logs:
         assert len(log.stem.rsplit("-", 1)[-1]) == 12

@@ -24,8 +24,11 @@ ACCOUNTS_FROM = declare(
     "accounts_from",
     parse=choice(ACCOUNTS_FROM_CHOICES),
     default=None,
-    metavar="organizations",
-    help="AWS: sweep every active account of the organization (needs --assume-role).",
+    # A short metavar, the choice in the help: a long one squeezes the panel's help column
+    # at 80 columns (issue 36: 401 lines of help).
+    metavar="SOURCE",
+    help="AWS: organizations: sweep every active account of the organization (needs "
+    "--assume-role).",
     panel=LIVE_PANEL,
     trust=NeedsTrust("reads every account of the organization with your credentials"),
 )
@@ -45,10 +48,10 @@ AWS_ENGINE = declare(
     "aws_engine",
     parse=choice(AWS_ENGINES),
     default="auto",
-    metavar="auto|tagging|resource-explorer",
-    help="AWS: read every tagged resource with the Tagging API in each region, or with one "
-    "Resource Explorer search of its aggregator index (auto, the default: the index "
-    "where one is set up).",
+    metavar="ENGINE",
+    help="AWS: auto|tagging|resource-explorer: read every tagged resource with the "
+    "Tagging API in each region, or with one Resource Explorer search of its aggregator "
+    "index (auto, the default: the index where one is set up).",
     panel=LIVE_PANEL,
 )
 RESOURCE_EXPLORER_ENDPOINT = declare(

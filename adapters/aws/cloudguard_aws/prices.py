@@ -8,7 +8,9 @@ price dimensions hold the price per unit in USD.
 - an instance: `instanceType`, `regionCode`, Linux, shared tenancy, no
   pre-installed software, capacity status Used; per hour (`Hrs`);
 - an EBS volume: `productFamily` Storage with its `volumeApiName` (gp3, ...);
-  per GiB-month (`GB-Mo`), so per hour that price x its GiB / 730.
+  per GiB-month (`GB-Mo`), so per hour that price x its GiB / 730;
+- an Elastic IP: the public IPv4 address's hourly charge, which this list
+  files under another service: priced from the bundled table alone.
 
 Where it is read: `--price-list-endpoint URL` (the adapter's option), else
 AWS's own endpoint, but never when `--management-endpoint` names another
@@ -35,6 +37,7 @@ from cloudguard_aws.session import make_client, open_session
 
 SOURCE = "AWS Price List Query API"
 PRICING_REGION = "us-east-1"
+PUBLIC_IPV4 = "public-ipv4"  # an Elastic IP's price, by the bundled table's name
 _VOLUME = re.compile(r"^(?P<type>\S+) (?P<size>\d+) GiB$")
 _INSTANCE_TERMS = {
     "operatingSystem": "Linux",
@@ -50,6 +53,8 @@ def price_query(resource: Resource) -> PriceQuery | None:
     volume = _VOLUME.match(resource.size) if resource.kind == kinds.DISK else None
     if volume is not None:
         return PriceQuery(kinds.DISK, volume["type"], resource.region, float(volume["size"]))
+    if resource.kind == kinds.PUBLIC_IP:
+        return PriceQuery(kinds.PUBLIC_IP, PUBLIC_IPV4, resource.region)
     return None
 
 
@@ -80,6 +85,8 @@ class PriceListQuery:
             raise PriceListError(str(exc)) from exc
 
     def _price(self, client: Any, query: PriceQuery, fetched: str) -> ListedPrice | None:
+        if query.kind not in (kinds.VM, kinds.DISK):
+            return None  # not asked of this list (an Elastic IP: the bundled table)
         if query.kind == kinds.VM:
             terms = {"instanceType": query.sku, "regionCode": query.region, **_INSTANCE_TERMS}
             unit, per_hour = "Hrs", 1.0

@@ -19,10 +19,11 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from cloudguard.cloud import kinds as cloud_kinds
 from cloudguard.cloud.exports import parse_time
 from cloudguard.cloud.records import Resource
 from cloudguard_azure import kinds
-from cloudguard_azure.normalise import group_of
+from cloudguard_azure.normalise import disk_size, group_of
 
 # Where a type keeps a unique id of this very resource, first found wins.
 UNIQUE_ID_PROPERTIES = ("resourceGuid", "uniqueId", "vmId")
@@ -65,13 +66,28 @@ def resource_from_arm(item: Mapping[str, Any], source: str) -> Resource:
         id=arm_id,
         name=str(item.get("name") or arm_id.rsplit("/", 1)[-1]),
         kind=kinds.kind_of(str(item.get("type") or "")),
-        size=sku_text(item.get("sku")),
+        size=_size(item),
         power_state="unknown",  # only a VM has one, and its own listing reads it
         created=parse_time(item.get("createdTime")),
         tags=tags_of(item.get("tags")),
         source=sys.intern(source),
         uid=unique_id(item.get("properties")),
     )
+
+
+def _size(item: Mapping[str, Any]) -> str:
+    """The SKU; a managed disk's with its size where the entry has one (`az disk list`
+    prints `diskSizeGb`, an ARM item `properties.diskSizeGB`): its tier is priced by both."""
+    sku = sku_text(item.get("sku"))
+    if kinds.kind_of(str(item.get("type") or "")) != cloud_kinds.DISK:
+        return sku
+    # A disk by its SKU's name alone (`Premium_LRS`, not `Premium_LRS Premium`), as its
+    # own listing reads it.
+    raw = item.get("sku")
+    sku = str(raw.get("name") or "") if isinstance(raw, Mapping) else ""
+    properties = item.get("properties")
+    size_gb = properties.get("diskSizeGB") if isinstance(properties, Mapping) else None
+    return disk_size(sku, size_gb if size_gb is not None else item.get("diskSizeGb"))
 
 
 def group_from_arm(item: Mapping[str, Any], source: str) -> Resource:

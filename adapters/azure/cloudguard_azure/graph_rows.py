@@ -39,6 +39,7 @@ def projected(row: Mapping[str, Any]) -> dict[str, Any]:
         "timeCreated": properties.get("timeCreated") or "",
         "uniqueId": generic.unique_id(properties),
         "diskState": properties.get("diskState") or "",
+        "diskSizeGB": properties.get("diskSizeGB"),
         "powerState": view.get("code") or "",
     }
 
@@ -86,7 +87,7 @@ def disk_resource(row: Mapping[str, Any], subscription: str, source: str = "") -
         id=arm_id,
         name=str(row.get("name") or ""),
         kind="disk",
-        size=str(row.get("sku") or ""),
+        size=normalise.disk_size(str(row.get("sku") or ""), row.get("diskSizeGB")),
         power_state="unknown",  # a disk has no power state; it bills while it exists
         created=_created(row.get("timeCreated")),
         tags=_tags(row.get("tags")),

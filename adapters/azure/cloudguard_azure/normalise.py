@@ -93,6 +93,14 @@ def is_unattached(disk: Any) -> bool:
     return state.lower() in ("", "unattached")
 
 
+def disk_size(sku: str, size_gb: Any) -> str:
+    """`Premium_LRS 128 GiB`: the SKU and the size a managed disk is priced by (its tier
+    follows from both, cloudguard_azure.prices); the SKU alone when the size is unknown."""
+    if isinstance(size_gb, int | float) and not isinstance(size_gb, bool) and size_gb > 0:
+        return f"{sku} {int(size_gb)} GiB".strip()
+    return sku
+
+
 def disk_resource(disk: Any, subscription: str) -> Resource:
     sku = getattr(disk, "sku", None)
     return Resource(
@@ -103,7 +111,7 @@ def disk_resource(disk: Any, subscription: str) -> Resource:
         id=str(disk.id),
         name=str(disk.name or ""),
         kind="disk",
-        size=text(getattr(sku, "name", None)),
+        size=disk_size(text(getattr(sku, "name", None)), getattr(disk, "disk_size_gb", None)),
         power_state="unknown",  # a disk has no power state; it bills while it exists
         created=utc(getattr(disk, "time_created", None)),
         tags={str(k): str(v) for k, v in (disk.tags or {}).items()},
@@ -160,7 +168,9 @@ def disk_from_arm(item: dict[str, Any], subscription: str, source: str) -> Resou
         id=arm_id,
         name=str(item.get("name") or ""),
         kind="disk",
-        size=str((item.get("sku") or {}).get("name") or ""),
+        size=disk_size(
+            str((item.get("sku") or {}).get("name") or ""), properties.get("diskSizeGB")
+        ),
         power_state="unknown",
         created=parse_time(properties.get("timeCreated")),
         tags=_json_tags(item.get("tags")),

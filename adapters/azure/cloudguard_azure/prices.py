@@ -11,7 +11,11 @@ What is priced, and by which meter (pay-as-you-go, `priceType eq 'Consumption'`)
   without "Windows"), not Spot or Low Priority, per hour;
 - a public IP: `Standard IPv4 Static Public IP`, per hour;
 - a Kubernetes cluster of the Standard tier: `Standard Uptime SLA`, per hour
-  (its nodes are VMs of their own).
+  (its nodes are VMs of their own);
+- a managed disk: its tier's meter (`P10 LRS`: the SKU's letter, P/E/S for
+  Premium SSD, Standard SSD, Standard HDD, and the smallest tier that holds
+  its size), per month, so per hour the month's price / 730. Ultra and
+  Premium SSD v2 disks bill per GiB, IOPS and throughput: not priced.
 
 Where it is read: `--retail-prices-endpoint URL` (the adapter's option), else
 prices.azure.com, but never when the sweep's management endpoint is another
@@ -22,6 +26,7 @@ go through azure-core's pipeline with the sweep's retry budget.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,7 +35,7 @@ from urllib.parse import quote
 
 from cloudguard.cloud import kinds
 from cloudguard.cloud.endpoints import is_loopback_endpoint
-from cloudguard.cloud.pricing import ListedPrice, PriceListError, PriceQuery
+from cloudguard.cloud.pricing import HOURS_PER_MONTH, ListedPrice, PriceListError, PriceQuery
 from cloudguard.cloud.records import Resource, SweepRequest
 from cloudguard_azure.options import RETAIL_PRICES_ENDPOINT
 
@@ -45,8 +50,34 @@ def region_name(region: str) -> str:
     return region.replace(" ", "").casefold()
 
 
+# Managed disk tiers: the largest size (GiB) each holds, smallest first, as Azure bills
+# them (a 100 GiB Premium disk bills as a P10, 128 GiB).
+_TIER_SIZES = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32767)
+_TIER_NUMBERS = (1, 2, 3, 4, 6, 10, 15, 20, 30, 40, 50, 60, 70, 80)
+_DISK_SKUS = {"premium": "P", "standardssd": "E", "standard": "S"}  # SKU name -> tier letter
+_DISK = re.compile(r"^(?P<sku>[A-Za-z]+)_(?P<redundancy>LRS|ZRS) (?P<size>\d+) GiB$")
+
+
+def disk_tier(size: str) -> str | None:
+    """`Premium_LRS 100 GiB` -> `P10 LRS`, the meter the price list names; None for a disk
+    billed otherwise (Ultra, Premium v2), of unknown size, or larger than any tier."""
+    found = _DISK.match(size)
+    letter = _DISK_SKUS.get(found["sku"].casefold()) if found else None
+    if found is None or letter is None:
+        return None
+    gib = int(found["size"])
+    for largest, number in zip(_TIER_SIZES, _TIER_NUMBERS, strict=True):
+        if gib <= largest:
+            # Standard HDD starts at S4: a smaller one bills as the smallest tier.
+            number = max(number, 4) if letter == "S" else number
+            return f"{letter}{number} {found['redundancy']}"
+    return None
+
+
 def price_query(resource: Resource) -> PriceQuery | None:
     region = region_name(resource.region)
+    if resource.kind == kinds.DISK and (tier := disk_tier(resource.size)) is not None:
+        return PriceQuery(kinds.DISK, tier, region)
     if resource.kind == kinds.VM and resource.size:
         return PriceQuery(kinds.VM, resource.size, region)
     if resource.kind == kinds.PUBLIC_IP:
@@ -131,6 +162,8 @@ def _filter(query: PriceQuery) -> str:
             f"serviceName eq 'Virtual Machines' and {region} "
             f"and armSkuName eq '{_literal(query.sku)}'"
         )
+    if query.kind == kinds.DISK:
+        return f"serviceName eq 'Storage' and {region} and skuName eq '{_literal(query.sku)}'"
     service = "Virtual Network" if query.kind == kinds.PUBLIC_IP else "Azure Kubernetes Service"
     return f"serviceName eq '{service}' and {region} and meterName eq '{_literal(query.sku)}'"
 
@@ -140,17 +173,22 @@ def _literal(value: str) -> str:
 
 
 def _choose(query: PriceQuery, items: list[dict[str, Any]], fetched: str) -> ListedPrice | None:
-    """The pay-as-you-go Linux meter, per hour, in the primary meter region."""
+    """The pay-as-you-go Linux meter, per hour, in the primary meter region; a disk's
+    monthly meter (its tier's `... Disk(s)`, not its operations or bursting), per 730 h."""
+    unit, per_hour = (
+        ("1/Month", 1 / HOURS_PER_MONTH) if query.kind == kinds.DISK else ("1 Hour", 1.0)
+    )
     for item in items:
         names = f"{item.get('productName', '')} {item.get('skuName', '')} {item['meterName']}"
         if (
             item.get("type") == "Consumption"
-            and item.get("unitOfMeasure") == "1 Hour"
+            and item.get("unitOfMeasure") == unit
             and item.get("isPrimaryMeterRegion", True)
             and not any(word in names for word in ("Windows", "Spot", "Low Priority"))
+            and (query.kind != kinds.DISK or str(item["meterName"]).endswith(("Disk", "Disks")))
         ):
             return ListedPrice(
-                hourly=float(item["retailPrice"]),
+                hourly=float(item["retailPrice"]) * per_hour,
                 currency=str(item.get("currencyCode") or "USD"),
                 source=SOURCE,
                 fetched=fetched,

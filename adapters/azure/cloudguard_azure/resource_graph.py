@@ -78,6 +78,7 @@ EVERYTHING_QUERY = """resourcecontainers
     uniqueId = coalesce(tostring(properties.vmId), tostring(properties.uniqueId),
         tostring(properties.resourceGuid)),
     diskState = tostring(properties.diskState),
+    diskSizeGB = toint(properties.diskSizeGB),
     powerState = tostring(properties.extended.instanceView.powerState.code)
 | order by id asc"""
 

@@ -138,9 +138,10 @@ def test_every_disk_is_reported_attached_or_not_with_its_identity(arm: FakeArm) 
     disks = adapter().sweep(request_for(arm, kinds=("disk",))).resources
 
     assert [(d.name, d.kind, d.size, d.group) for d in disks] == [
-        ("attached", "disk", "Premium_LRS", "pilot"),
-        ("loose-fleet", "disk", "StandardSSD_LRS", "pilot"),
-        ("loose-untagged", "disk", "Premium_LRS", "pilot"),
+        # The SKU and the size its tier is priced by (cloudguard_azure.prices).
+        ("attached", "disk", "Premium_LRS 128 GiB", "pilot"),
+        ("loose-fleet", "disk", "StandardSSD_LRS 128 GiB", "pilot"),
+        ("loose-untagged", "disk", "Premium_LRS 128 GiB", "pilot"),
     ]
     assert (disks[0].uid, disks[1].uid) == (attached.unique_id, loose.unique_id)
     assert disks[1].created == loose.time_created

@@ -61,9 +61,15 @@ def test_a_live_audit_prices_from_the_retail_list_with_its_date(
     assert cost["vm-ci-77"]["source"] == SOURCE
     assert cost["vm-ci-77-ip"]["hourly"] == 0.005 and cost["vm-ci-77-ip"]["source"] == SOURCE
     assert cost["aks-ci-77"]["hourly"] == 0.10
-    assert report["prices"]["sources"] == {SOURCE: 3}
+    # Its disks, 128 GiB Premium SSD: the P10 tier's monthly meter (not its bursting), / 730.
+    assert cost["vm-ci-77-data"]["hourly"] == pytest.approx(21.68 / 730), broken(
+        "a-disk-priced-by-its-tier-meter", f"priced at another meter: {cost['vm-ci-77-data']}"
+    )
+    assert cost["vm-ci-77-data"]["source"] == SOURCE
+    assert report["prices"]["sources"] == {SOURCE: 5}  # a VM, an IP, a cluster, two disks
     asked = [line for line in arm.faults.log if "/api/retail/prices" in line]
-    assert len(asked) == 3 and arm.faults.requests[RETAIL] == 3
+    assert len(asked) == 4 and arm.faults.requests[RETAIL] == 4  # the disks share one
+    assert any("skuName eq 'P10 LRS'" in line for line in asked), asked
     assert all("priceType eq 'Consumption'" in line for line in asked), asked
     assert any("armSkuName eq 'Standard_D4as_v6'" in line for line in asked)
 
@@ -109,7 +115,7 @@ def test_a_stale_entry_is_asked_again(arm: FakeArm, run: LeakedRun) -> None:
 
     _, report, _ = audit(arm)
 
-    assert arm.faults.requests[RETAIL] == 3
+    assert arm.faults.requests[RETAIL] == 4
     assert costs(report)["vm-ci-77"]["source"] == SOURCE
 
 
@@ -120,7 +126,10 @@ def test_the_bundled_table_is_the_offline_fallback_and_says_so(
 
     vm = costs(report)["vm-ci-77"]
     assert (vm["hourly"], vm["source"]) == (0.172, "bundled table 2025-06-01 (offline fallback)")
-    assert costs(report)["vm-ci-77-ip"]["hourly"] is None  # no table prices an IP
+    # The table carries the common other kinds: a Standard static IP, a disk's tier (P10).
+    assert costs(report)["vm-ci-77-ip"]["hourly"] == 0.005
+    assert costs(report)["vm-ci-77-data"]["hourly"] == pytest.approx(19.71 / 730)
+    assert costs(report)["vm-ci-77-data"]["source"] == "bundled table 2025-06-01 (offline fallback)"
     assert arm.faults.requests[RETAIL] == 0
 
 

@@ -24,6 +24,15 @@ ADAPTER = [
         package=AZURE,
     ),
     Mutation(
+        name="any monthly meter of a disk's tier is its price",
+        module="prices.py",
+        original='str(item["meterName"]).endswith(("Disk", "Disks"))',
+        broken="True",
+        tests=(f"{TESTS}::test_a_live_audit_prices_from_the_retail_list_with_its_date",),
+        check="a-disk-priced-by-its-tier-meter",
+        package=AZURE,
+    ),
+    Mutation(
         name="a faked endpoint sends its questions to the public list",
         module="prices.py",
         original="        if request.endpoint:\n            return None",

@@ -13,6 +13,7 @@ from the cloud (names, tags) is HTML-escaped; the script only reorders rows.
 from __future__ import annotations
 
 import html
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
@@ -34,17 +35,21 @@ COLORS = {
     "ok": "#2b8a3e",
 }
 
-# Every column fits the window, down to 1280 px: a free-form value (a name, an account, a
-# task id, a generation) may break anywhere (`overflow-wrap:anywhere` lowers its narrowest
-# width), however long; the short ones (verdict, region, size, power, figures) never do.
-# A header wraps between its words ("since the last audit" is wider than its cells).
+# Every column fits the window, down to 1280 px, and no word is broken where it fits: a
+# free-form value wraps between its words (`overflow-wrap:break-word` keeps a column as wide
+# as its longest word); only a run of more than LONG_WORD characters without a space or a
+# hyphen (an instance id, a generation) may break anywhere (`long`: `overflow-wrap:anywhere`
+# lowers its narrowest width). The short columns (verdict, region, size, power, figures)
+# never break. A header wraps between its words. In a
+# narrower window the page scrolls sideways rather than break words.
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1d1d1f;max-width:1800px}
 h1{font-size:1.4rem}h2{font-size:1.1rem;margin-top:2rem}
 .charts{display:flex;flex-wrap:wrap;gap:2rem}
 table{border-collapse:collapse;width:100%;font-size:13px}
-th,td{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}
-td{overflow-wrap:anywhere}td.short,td.num{white-space:nowrap}
+th,td{border-bottom:1px solid #ddd;padding:.3rem .35rem;text-align:left;vertical-align:top}
+td{overflow-wrap:break-word;word-break:normal}td.long{overflow-wrap:anywhere}
+td.short,td.num{white-space:nowrap}
 th{cursor:pointer;user-select:none;background:#f4f4f6;position:sticky;top:0}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
@@ -98,6 +103,19 @@ def _sort_key(value: float | None, billable: bool | None) -> str:
     return "Infinity" if value is None else repr(value)
 
 
+LONG_WORD = 16  # characters: a run up to this long is never broken (a UUID's are 12)
+_UNBROKEN = re.compile(r"[\s-]+")
+
+
+def _free(text: str) -> str:
+    """The cell of a free-form value: wrapped between its words (and after a hyphen), broken
+    inside a word only when one is longer than LONG_WORD."""
+    # A browser may wrap after a hyphen: the run between two is what cannot be broken.
+    if any(len(run) > LONG_WORD for run in _UNBROKEN.split(text)):
+        return f'<td class="long">{_e(text)}</td>'
+    return f"<td>{_e(text)}</td>"
+
+
 def _row(finding: Finding, report: AuditReport) -> str:
     currency = report.prices.currency
     r, cost = finding.resource, finding.cost
@@ -108,23 +126,23 @@ def _row(finding: Finding, report: AuditReport) -> str:
     cells = [
         f'<td class="verdict short" data-sort="{rank}" style="color:{colour}">'
         f"{_e(finding.verdict)}</td>",
-        f"<td>{_e(one_line(r.name, 80))}</td>",
-        f'<td class="short">{_e(r.provider)} {_e(r.kind)}</td>',
-        f"<td>{_e(one_line(r.account, 64))}</td>",
-        f"<td>{_e(one_line(r.group, 64) if r.group else '-')}</td>",
+        _free(one_line(r.name, 80)),
+        f"<td>{_e(r.provider)} {_e(r.kind)}</td>",
+        _free(one_line(r.account, 64)),
+        _free(one_line(r.group, 64) if r.group else "-"),
         f'<td class="short">{_e(one_line(r.region, 32))}</td>',
         f'<td class="short">{_e(one_line(r.size, 32))}</td>',
         f'<td class="short">{_e(r.power_state)}</td>',
         f'<td class="num" data-sort="{_sort_key(cost.hourly, cost.billable)}">{_e(hourly)}</td>',
         f'<td class="num" data-sort="{_sort_key(cost.accrued, cost.billable)}">{_e(accrued)}</td>',
-        f"<td>{_e(one_line(cost.source, 80) or '-')}</td>",
+        _free(one_line(cost.source, 80) or "-"),
         f'<td class="num" data-sort="{seconds}">{_e(age(finding.age))}</td>',
-        f"<td>{_e(one_line(finding.task_id, 64))}</td>",
-        f"<td>{_e(one_line(finding.generation, 64))}</td>",  # a whole SHA-256 fits
-        f"<td>{_e(', '.join(finding.reasons) or '-')}</td>",
+        _free(one_line(finding.task_id, 64)),
+        _free(one_line(finding.generation, 64)),  # a whole SHA-256 fits
+        _free(", ".join(finding.reasons) or "-"),
     ]
     if shows_changes(report):
-        cells.append(f"<td>{_e(change_text(report, finding))}</td>")
+        cells.append(_free(change_text(report, finding)))
     return f'<tr class="finding verdict-{_e(finding.verdict)}">' + "".join(cells) + "</tr>"
 
 
@@ -187,6 +205,9 @@ def _chart(title: str, groups: dict[str, tuple[list[Finding], str]], currency: s
     return bar_chart(title, bars, lambda value: money(value, currency), shown=texts)
 
 
+MAX_COLUMN_WIDTH = 24.0  # px: a trend of a few days is a few bars, not a wall
+
+
 def column_chart(
     title: str,
     columns: list[tuple[str, float]],
@@ -201,15 +222,19 @@ def column_chart(
     left, top, bottom = 8, 30, 24
     plot = height - top - bottom
     biggest = max((value for _, value in columns), default=0.0) or 1.0
-    step = (width - left) / max(len(columns), 1)
+    # A column is at most a few days' width wide: one day is one bar, not a full-width block.
+    step = min((width - left) / max(len(columns), 1), MAX_COLUMN_WIDTH)
+    drawn = any(value for _, value in columns)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" aria-label="{_e(title)}">',
         f'<text x="0" y="18" font-size="14" font-weight="600">{_e(title)}</text>',
     ]
-    if not columns:
-        parts.append(f'<text x="0" y="{top + 16}" font-size="12">{_e(empty)}</text>')
-    for index, (label, value) in enumerate(columns):
+    if not columns or not drawn:
+        # Nothing above zero has no scale to draw ("max 0.0000 USD"): say so instead.
+        said = empty if not columns else f"none in {len(columns)} day{'s' * (len(columns) > 1)}"
+        parts.append(f'<text x="0" y="{top + 16}" font-size="12">{_e(said)}</text>')
+    for index, (label, value) in enumerate(columns if drawn else ()):
         tall = value / biggest * plot
         x = left + index * step
         parts.append(
@@ -217,14 +242,18 @@ def column_chart(
             f'height="{tall:.1f}" fill="{color}"><title>{_e(label)}: {_e(show(value))}'
             "</title></rect>"
         )
-    if columns:
-        parts += [
-            f'<text x="{left}" y="{height - 6}" font-size="11">{_e(columns[0][0])}</text>',
-            f'<text x="{width}" y="{height - 6}" font-size="11" text-anchor="end">'
-            f"{_e(columns[-1][0])}</text>",
+    if drawn:
+        right = left + step * len(columns)  # where the last column ends
+        parts.append(f'<text x="{left}" y="{height - 6}" font-size="11">{_e(columns[0][0])}</text>')
+        if len(columns) > 1:
+            parts.append(
+                f'<text x="{right:.1f}" y="{height - 6}" font-size="11" text-anchor="end">'
+                f"{_e(columns[-1][0])}</text>"
+            )
+        parts.append(
             f'<text x="{width}" y="{top - 2}" font-size="11" text-anchor="end">'
-            f"max {_e(show(biggest if any(v for _, v in columns) else 0.0))}</text>",
-        ]
+            f"max {_e(show(biggest))}</text>"
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -263,7 +292,9 @@ def history_section(report: AuditReport) -> list[str]:
     return lines
 
 
-OFFENDER_COLUMNS = ("task id", "resources leaked", "audits that saw them leaking",
+# As `cloudguard history offenders` says it: an observation is stored when something changed
+# (docs/history.md), so it counts changes seen while leaking, not audits.
+OFFENDER_COLUMNS = ("task id", "resources leaked", "leaking observations",
                     "leaked cost observed", "first seen", "last seen")  # fmt: skip
 
 

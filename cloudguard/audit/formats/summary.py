@@ -25,10 +25,14 @@ def spend_text(cost: Spend, report: AuditReport) -> str:
     """The billable count and the sums, and what is not in them: an unknown cost is said,
     never added in as zero."""
     currency = report.prices.currency
-    text = (
-        f"{cost.billable} billable: ~{money(cost.hourly, currency)}/h, "
-        f"~{money(cost.accrued, currency)} accrued"
-    )
+    priced = cost.billable - cost.unpriced
+    # A sum of nothing known is unknown, not a zero ("~0.0000 USD/h" of an unpriced disk).
+    if cost.billable and not priced:
+        text = f"{cost.billable} billable: cost unknown"
+    else:
+        aged = priced - cost.age_unknown
+        accrued = f"~{money(cost.accrued, currency)}" if aged or not priced else "unknown"
+        text = f"{cost.billable} billable: ~{money(cost.hourly, currency)}/h, {accrued} accrued"
     left_out = []
     if cost.unpriced:
         left_out.append(f"{cost.unpriced} of unknown price in neither sum")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import pytest
@@ -293,6 +293,9 @@ class SessionGuard:
             self.red = True
             self.pytest_status = int(session.exitstatus)
             session.exitstatus = exit_codes.REACH_REFUSED
+            if self.pytest_status == pytest.ExitCode.INTERNAL_ERROR:
+                # pytest writes no terminal summary after an INTERNALERROR: say it here.
+                self._write_summary(lambda line: sys.stderr.write(line + "\n"))
         if self.reports:
             found = ReachReport.of(
                 "pytest",
@@ -307,6 +310,12 @@ class SessionGuard:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.role.gives_the_verdict or not self.summary:
             return
+        self._write_summary(terminalreporter.write_line, terminalreporter.section)
+
+    def _write_summary(
+        self, write_line: Callable[[str], object], section: Callable[..., object] | None = None
+    ) -> None:
+        """The reaches of the session and where the log is kept, line by line."""
         unexpected = [r for r, was_expected in self.summary if not was_expected]
         writes = sum(1 for r in unexpected if r.get("via") in reach.WRITE_VIAS)
         reaches = len(unexpected) - writes
@@ -316,19 +325,22 @@ class SessionGuard:
         if writes:
             counted.append(f"{writes} write(s) where the run must not write")
         title = "cloudguard: " + ", ".join(counted)
-        terminalreporter.section(title, sep="=", red=bool(unexpected), bold=True)
+        if section is not None:
+            section(title, sep="=", red=bool(unexpected), bold=True)
+        else:
+            write_line(title)
         if self.session.keeper is None:
             # Joined: the records are kept by the run (or session) this one runs inside,
             # which lists each when it ends; each test's failure names its own. Once each.
-            terminalreporter.write_line(
+            write_line(
                 f"each is listed by the run that keeps the records ({self.log}) when it ends"
             )
             return
         for record, was_expected in self.summary:
             tag = "expected by its test (cloudguard.expect): " if was_expected else ""
-            terminalreporter.write_line(tag + alarm.describe(record))
+            write_line(tag + alarm.describe(record))
         if unexpected:
-            terminalreporter.write_line(
+            write_line(
                 f"reach log kept: {self.log} (exit status {exit_codes.REACH_REFUSED}; "
                 f"pytest's own: {self.pytest_status})"
             )

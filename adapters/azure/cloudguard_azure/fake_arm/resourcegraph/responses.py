@@ -106,6 +106,7 @@ def _union_row(record: Any) -> Row:
         uniqueId=_text(properties.get("vmId") or properties.get("uniqueId")
                        or properties.get("resourceGuid")),
         diskState=_text(properties.get("diskState")),
+        diskSizeGB=properties.get("diskSizeGB", ""),
         powerState=f"PowerState/{power}" if power else "",
     )  # fmt: skip
     return row
@@ -113,7 +114,8 @@ def _union_row(record: Any) -> Row:
 
 _UNION_COLUMNS = (
     "id", "name", "type", "location", "subscriptionId", "resourceGroup", "tags", "managedBy",
-    "sku", "skuTier", "vmSize", "timeCreated", "uniqueId", "diskState", "powerState",
+    "sku", "skuTier", "vmSize", "timeCreated", "uniqueId", "diskState", "diskSizeGB",
+    "powerState",
 )  # fmt: skip
 
 
@@ -154,6 +156,7 @@ SHAPES: dict[str, Shape] = {
             "uniqueId = coalesce(tostring(properties.vmId), tostring(properties.uniqueId), "
             "tostring(properties.resourceGuid)), "
             "diskState = tostring(properties.diskState), "
+            "diskSizeGB = toint(properties.diskSizeGB), "
             "powerState = tostring(properties.extended.instanceView.powerState.code) "
             "| order by id asc",
             Shape("everything", _everything, lambda r: _id_of(r).casefold(), _union_row),

@@ -68,6 +68,13 @@ def catalogue() -> list[Meter]:
         Meter("Azure Kubernetes Service", region, location, "Azure Kubernetes Service",
               "Standard", "Standard Uptime SLA", 0.10)
     )  # fmt: skip
+    # A managed disk tier, per month, after a meter of the same SKU that is not the disk's
+    # own (its bursting): a client must pick the tier's `... Disk` meter.
+    for meter, price in (("P10 LRS Disk Bursting", 1.0), ("P10 LRS Disk", 21.68)):
+        meters.append(
+            Meter("Storage", region, location, "Premium SSD Managed Disks", "P10 LRS", meter,
+                  price, unit_of_measure="1/Month", service_family="Storage")
+        )  # fmt: skip
     return meters
 
 
