@@ -44,8 +44,9 @@ MUTATIONS = [
     Mutation(
         name="a config value is taken unparsed",
         module="audit/option_spec.py",
-        original="        return _resolve(declared, declared.parse(raw), base)\n",
-        broken="        return _resolve(declared, raw, base)\n",
+        original="        return _checked(declared, _resolve(declared, declared.parse(raw), base)"
+        ")\n",
+        broken="        return _checked(declared, _resolve(declared, raw, base))\n",
         tests=(f"{OPTIONS_97}[grace]",),
         check="every-key-is-validated",
     ),

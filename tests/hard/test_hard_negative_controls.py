@@ -84,6 +84,9 @@ RESOLVER_MUTATIONS = [
         module="guard/hard/masks.py",
         original="                _read_only(target)\n",
         broken="                pass\n",
+        # Every other mount is frozen read-only after (freeze_the_rest): that second lock
+        # is broken too, or the promise would hold by it alone.
+        also=(("guard/hard/masks.py", "            _read_only(point)\n", "            pass\n"),),
         tests=(f"{LAYOUTS}[plain-file]",),
         check="the-seals-resolv-conf-is-read-only",
     ),

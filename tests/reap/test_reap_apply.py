@@ -240,7 +240,9 @@ def test_a_provider_that_is_not_installed_is_75(
     assert cloud.ACTED == []
 
 
-def test_provider_options_reach_the_reaper(setup: dict[str, Path]) -> None:
+def test_provider_options_reach_the_reaper(setup: dict[str, Path], tmp_path: Path) -> None:
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("")  # --ca-bundle must name a readable file (checked when parsed)
     done = apply(
         setup,
         "--credential",
@@ -248,14 +250,14 @@ def test_provider_options_reach_the_reaper(setup: dict[str, Path]) -> None:
         "--management-endpoint",
         "https://127.0.0.1:9",
         "--ca-bundle",
-        "/tmp/ca.pem",
+        str(bundle),
     )
     assert done.exit_code == 0, done.output
     request = cloud.REQUESTS[0]
     assert (request.credential, request.endpoint, request.ca_bundle) == (
         "cli",
         "https://127.0.0.1:9",
-        "/tmp/ca.pem",
+        str(bundle),
     )
 
 

@@ -241,7 +241,7 @@ def test_an_unattached_fleet_volume_is_deleted_only_with_action_delete(fleet: Fl
     reversible = json.loads(fleet.plan().read_text())
     assert [n["id"] for n in reversible["not_planned"]] == [orphan_volume]  # no reversible action
 
-    plan = fleet.plan("--action", "delete")
+    plan = fleet.plan("--action", "delete", "--delete-data", "disk")  # a volume holds data
     items = json.loads(plan.read_text())["items"]
     assert {(i["kind"], i["action"]) for i in items} == {("vm", "terminate"), ("disk", "delete")}
     code, out, _ = fleet.apply(plan, "--yes")
@@ -253,7 +253,7 @@ def test_an_unattached_fleet_volume_is_deleted_only_with_action_delete(fleet: Fl
 
 def test_a_volume_attached_after_the_plan_is_not_deleted(fleet: Fleet) -> None:
     orphan_volume = volume(fleet.endpoint, {"task-id": ORPHAN_TASK})
-    plan = fleet.plan("--action", "delete")
+    plan = fleet.plan("--action", "delete", "--delete-data", "disk")
     ec2(fleet.endpoint).attach_volume(
         VolumeId=orphan_volume, InstanceId=fleet.healthy, Device="/dev/sdf"
     )

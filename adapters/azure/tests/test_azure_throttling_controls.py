@@ -83,6 +83,16 @@ MUTATIONS = [
         module="budget.py",
         original="if elapsed + seconds > self.budget.time_budget:",
         broken="if False:",
+        # and no attempt refused, nor its timeouts cut, once the budget is spent (the reaper's
+        # rule, which a sweep shares): broken alone, either is covered by the other.
+        also=(
+            (
+                "budget.py",
+                "        return max(0.0, self.budget.time_budget - (time.monotonic() - self.started"
+                "))\n",
+                "        return 3600.0\n",
+            ),
+        ),
         tests=(
             f"{TESTS}::test_a_subscription_past_its_time_budget_is_named_and_the_audit_did_not_run",
         ),
