@@ -149,6 +149,7 @@ class Browser:
     def screenshot(self, path: Path, width: int = 1400) -> None:
         self.resize(width)
         data = self.page("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+        path.parent.mkdir(parents=True, exist_ok=True)  # no test relies on another's folder
         path.write_bytes(base64.b64decode(data["data"]))
 
     def close(self) -> None:
