@@ -78,36 +78,22 @@ def run(
             err.write(f"cloudguard: --hard: {error}\n")
             return error.exit_code
     try:
-        return _run(
-            command, registry=registry, log=log, err=err, hard_seal=hard_seal, reports=reports
-        )
+        with contextlib.ExitStack() as after_the_command:  # from the command on: no import
+            return _run(
+                command,
+                registry=registry,
+                log=log,
+                err=err,
+                hard_seal=hard_seal,
+                reports=reports,
+                after_the_command=after_the_command,
+            )
     finally:
         if hard_seal is not None:
             hard_seal.close()
 
 
 def _run(
-    command: Sequence[str],
-    *,
-    registry: Registry,
-    log: str | None,
-    err: TextIO,
-    hard_seal: launch.HardSeal | None,
-    reports: Sequence[tuple[str, str]],
-) -> int:
-    with contextlib.ExitStack() as after_the_command:  # from the command on: no import
-        return _guarded(
-            command,
-            registry=registry,
-            log=log,
-            err=err,
-            hard_seal=hard_seal,
-            reports=reports,
-            after_the_command=after_the_command,
-        )
-
-
-def _guarded(
     command: Sequence[str],
     *,
     registry: Registry,
