@@ -20,8 +20,10 @@ from cloudguard.audit.formats.json_report import JsonFormat
 from cloudguard.cloud.records import Resource, SweepResult
 from cloudguard.cloud.registry import ENTRY_POINT_GROUP
 from cloudguard.documents.findings import AuditPolicy
+from cloudguard.documents.plan import Plan
 from cloudguard.documents.reap_log import read_reap_log
 from cloudguard.reap.command import app as reap_app
+from cloudguard.reap.planning import build_plan
 
 SUB = "00000000-0000-0000-0000-00000000c7c7"
 NOW = datetime.now(UTC)
@@ -101,6 +103,19 @@ def audit_report(resources: Sequence[Resource], home: Path, **evidence: Any) -> 
     )
     document: dict[str, Any] = json.loads(JsonFormat().render(report))
     return document
+
+
+def planned_fleet(root: Path) -> tuple[Plan, Path]:
+    """The fleet put in the fake cloud's world, a controller home under `root`, and the plan
+    that deletes what their audit found (with the fake adapters installed by the caller)."""
+    import reap_fake_adapter
+
+    home = controller_home(root / "controller")
+    resources = fleet()
+    reap_fake_adapter.WORLD.update({r.id: r for r in resources})
+    report = audit_report(resources, home)
+    plan = build_plan(report, source="audit.json", verdicts=[], requested_action="delete", now=NOW)
+    return plan, home
 
 
 def write_json(path: Path, document: Any) -> Path:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import reap_fake_adapter as cloud
 from named_checks import broken
-from reap_helpers import NOW, audit_report, controller_home, entry, events, fleet
+from reap_helpers import NOW, entry, events, planned_fleet
 
 from cloudguard.audit.cost import bundled_prices
 from cloudguard.audit.evidence.interface import EvidenceRequest
@@ -22,7 +22,6 @@ from cloudguard.documents.plan import Plan, PlanItem
 from cloudguard.documents.reap_log import ReapLog
 from cloudguard.reap.apply import apply_plan
 from cloudguard.reap.locks import Locks
-from cloudguard.reap.planning import build_plan
 from cloudguard.reap.rederive import LiveAudit
 
 
@@ -38,16 +37,7 @@ class Clock:
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     adapters: dict[str, EntryPoint] = {"azure": entry("FakeAdapter"), "aws": entry("FakeAws")}
     monkeypatch.setattr(registry, "installed_adapters", lambda: adapters)
-    home = controller_home(tmp_path / "controller")
-    resources = fleet()
-    cloud.WORLD.update({r.id: r for r in resources})
-    plan = build_plan(
-        audit_report(resources, home),
-        source="audit.json",
-        verdicts=[],
-        requested_action="delete",
-        now=NOW,
-    )
+    plan, home = planned_fleet(tmp_path)
     assert len(plan.items) >= 3, plan.items
     return {"plan": plan, "home": home, "log": tmp_path / "reap.jsonl", "tmp": tmp_path}
 

@@ -12,29 +12,19 @@ from typing import Any
 import pytest
 import reap_fake_adapter as cloud
 from named_checks import broken
-from reap_helpers import NOW, audit_report, cli, controller_home, digest, entry, fleet, write_json
+from reap_helpers import audit_report, cli, digest, entry, fleet, planned_fleet, write_json
 from second_uid import another_users_file, refused_to_the_second_user
 
 from cloudguard.cloud import registry
 from cloudguard.documents import reap_log
 from cloudguard.documents.plan import load_plan, plan_document
-from cloudguard.reap.planning import build_plan
 
 
 @pytest.fixture
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     adapters = {"azure": entry("FakeAdapter"), "aws": entry("FakeAws")}
     monkeypatch.setattr(registry, "installed_adapters", lambda: adapters)
-    home = controller_home(tmp_path / "controller")
-    resources = fleet()
-    cloud.WORLD.update({r.id: r for r in resources})
-    plan = build_plan(
-        audit_report(resources, home),
-        source="audit.json",
-        verdicts=[],
-        requested_action="delete",
-        now=NOW,
-    )
+    plan, home = planned_fleet(tmp_path)
     path = write_json(tmp_path / "plan.json", plan_document(plan))
     return {"plan": path, "home": home, "log": tmp_path / "reap.jsonl", "tmp": tmp_path}
 
