@@ -63,6 +63,9 @@ def throttling_proxy(moto_endpoint: str, throttling: Throttling) -> Iterator[str
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = (
+            True  # headers and body are two writes: no 40 ms delayed-ACK stall
+        )
 
         def _relay(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
