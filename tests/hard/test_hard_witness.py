@@ -16,7 +16,9 @@ from hard_helpers import hard_env, hard_run
 from named_checks import broken
 
 # The command execs into a process whose argv names it (made only after the witness looked),
-# then waits for the trust store to appear (it sees the host's write through its read-only view).
+# then waits for the host's job to say it wrote: a file in the working directory, which is
+# bound for real (the trust store itself is under the home's overlay, whose cached lookup
+# would not see the new file for as long as the waiter waits).
 WAITER = """
 import os, sys
 wait = '''
@@ -36,12 +38,13 @@ def another_process_writes_the_trust_store(tmp_path: Path, *options: str) -> tup
     trusted = state / "trusted.json"
     where = tmp_path / "work"
     where.mkdir()
+    wrote = where / "the-host-wrote"
     job = (
         "( for i in $(seq 600); do pgrep -f 'WAITS[-]FOR-TRUST' >/dev/null && break; "
-        f"sleep 0.05; done; echo '{{}}' > '{trusted}' ) & S=$!;"
+        f"sleep 0.05; done; echo '{{}}' > '{trusted}'; touch '{wrote}' ) & S=$!;"
     )
     run = hard_run(
-        tmp_path, sys.executable, "-c", WAITER, str(trusted),
+        tmp_path, sys.executable, "-c", WAITER, str(wrote),
         options=options, host_setup=job, env=env, cwd=where,
     )  # fmt: skip
     assert trusted.exists(), run.output
