@@ -248,6 +248,30 @@ def test_files_named_by_sealed_variables_and_linked_credentials_read_empty(
     assert key.read_text().endswith('"SECRET-KEY"}'), run.output  # the real one untouched
 
 
+def test_the_files_kubeconfig_names_read_empty_and_the_variable_is_dropped(tmp_path: Path) -> None:
+    # KUBECONFIG is a `:`-separated list; each file holds cluster credentials, and its exec
+    # plugin (`aws eks get-token`) runs a cloud login.
+    clusters = tmp_path / "clusters"
+    clusters.mkdir()
+    first, second = clusters / "prod.yaml", clusters / "eks.yaml"
+    first.write_text("users:\n- user: {token: SECRET-KUBE-TOKEN}\n")
+    second.write_text("users:\n- user: {exec: {command: aws, args: [SECRET-EKS-EXEC]}}\n")
+    env = hard_env(tmp_path, KUBECONFIG=f"{first}:{second}")
+    script = f'cat {first} {second} 2>&1; echo "KUBECONFIG=${{KUBECONFIG-unset}}"; exit 0'
+
+    run = hard_run(tmp_path, "sh", "-c", script, env=env)
+
+    assert "KUBECONFIG=unset" in run.stdout, broken(
+        "kubeconfig-is-sealed", f"KUBECONFIG reached the command:\n{run.output}"
+    )
+    assert "SECRET-KUBE-TOKEN" not in run.stdout, broken(
+        "the-files-kubeconfig-names-are-masked", f"a kubeconfig was readable:\n{run.output}"
+    )
+    assert "SECRET-EKS-EXEC" not in run.stdout, run.output
+    assert run.returncode == 0, run.output
+    assert "SECRET-KUBE-TOKEN" in first.read_text(), run.output  # the real one untouched
+
+
 INTERRUPTIBLE = """
 import os, signal, sys, time
 def interrupted(*_):  # os.write: the signal may come while print("READY") still holds stdout
