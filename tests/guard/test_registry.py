@@ -31,6 +31,7 @@ PINNED_NAMES = {
     "BITBUCKET_STEP_OIDC_TOKEN",
     "CIRCLE_OIDC_TOKEN",
     "CIRCLE_OIDC_TOKEN_V2",
+    "KUBECONFIG",
 }
 PINNED_PREFIXES = ("FM_AZURE_", "AZURE_", "ARM_", "AWS_", "GOOGLE_", "CLOUDSDK_", "GCE_METADATA_")
 PINNED_SHIMS = ("az", "azd", "azcopy", "aws", "gcloud", "gsutil", "bq")
@@ -41,7 +42,7 @@ PINNED_AMBIENT_ROOTS = ("~/.Azure", "$XDG_STATE_HOME/cloudguard")
 def test_shipped_registry_is_exactly_the_pinned_set() -> None:
     registry = load_registry()
 
-    assert set(registry.names) == PINNED_NAMES and len(registry.names) == 18
+    assert set(registry.names) == PINNED_NAMES and len(registry.names) == 19
     assert registry.prefixes == PINNED_PREFIXES and len(registry.prefixes) == 7
     assert registry.shims == PINNED_SHIMS
     assert registry.provider_variables == ("FM_WORKER_PROVIDER_COMMAND",)

@@ -245,15 +245,27 @@ def test_removing_the_keepers_channel_socket_is_tampering(where: Path) -> None:
     assert result.returncode == 97, show(result)
 
 
+NOT_YET_INSIDE_HARD = pytest.mark.xfail(
+    strict=True,
+    reason="open (#31): inside --hard the ancestors end at the seal's pid 1 in a pid namespace "
+    "of its own, and no keeper is named for it; a nested run that dropped CLOUDGUARD_KEEPER "
+    "keeps its shims' refusals to itself (a real reach still meets the seal's sink)",
+)
+
+
+@pytest.mark.parametrize(
+    "hard", [False, pytest.param(True, marks=NOT_YET_INSIDE_HARD)], ids=["soft", "inside-hard"]
+)
 def test_a_nested_run_without_the_keeper_variable_still_reaches_the_outer_verdict(
-    where: Path,
+    where: Path, hard: bool
 ) -> None:
     # The outer command swallows the nested run's 98; the nested run's environment dropped
-    # the outer keeper: it finds it by its ancestors' pids.
+    # the outer keeper: it finds it by its ancestors' pids (inside --hard: in the seal's own
+    # pid namespace, where the supervisor relays it to the host's keeper).
     nested = guard_run_script(["az", "account", "show"], where / "nested.jsonl")
     (where / "nested.py").write_text(nested)
     script = "env -u CLOUDGUARD_KEEPER python3 nested.py 2>nested.err; exit 0"
-    result = attacked_run(where, script)
+    result = attacked_run(where, script, hard=hard)
 
     assert result.returncode == 98, broken(
         "a-nested-reach-reaches-the-outer-verdict",

@@ -67,6 +67,45 @@ def test_writes_to_the_home_land_in_a_layer_thrown_away_after_the_run(tmp_path: 
     assert run.returncode == 0, run.output
 
 
+# The kernel refusing the homes' overlay (overlayfs not permitted in a user namespace: Linux
+# before 5.11, or a distribution that turned it off), made in the test's own launcher: the
+# seal's mount of the layer fails as such a kernel's does. Not a switch any user can set.
+OVERLAY_REFUSED = (
+    "-c",
+    "import errno, runpy; from cloudguard.guard.hard import masks\n"
+    "def refused(path, layer):\n"
+    "    raise OSError(errno.EPERM, 'Operation not permitted')\n"
+    "masks._overlay = refused\n"
+    "runpy.run_module('cloudguard', run_name='__main__')",
+)
+
+
+def test_where_the_kernel_refuses_the_homes_layer_the_home_is_read_only_and_said(
+    tmp_path: Path,
+) -> None:
+    env = hard_env(tmp_path)
+    home = Path(env["HOME"])
+    (home / ".gitconfig").write_text("[user]\n\tname = operator\n")
+    script = (
+        "cat ~/.gitconfig; (echo planted >> ~/.gitconfig) 2>/dev/null && echo WROTE-HOME; "
+        "echo built > build.txt && echo WROTE-CHECKOUT; exit 0"
+    )
+
+    run = hard_run(tmp_path, "sh", "-c", script, env=env, cwd=tmp_path, launcher=OVERLAY_REFUSED)
+
+    assert "name = operator" in run.stdout, run.output  # the home is still read
+    assert "WROTE-HOME" not in run.stdout, broken(
+        "a-refused-layer-leaves-the-home-read-only", f"the home was writable:\n{run.output}"
+    )
+    assert (home / ".gitconfig").read_text() == "[user]\n\tname = operator\n", run.output
+    assert f"the kernel refused an overlay over {home}" in run.stderr, broken(
+        "a-refused-layer-is-said", f"the fallback was silent:\n{run.output}"
+    )
+    assert "it is read-only inside instead of a layer" in run.stderr, run.output
+    assert "WROTE-CHECKOUT" in run.stdout, run.output  # what the run may write still is
+    assert run.returncode == 0, run.output
+
+
 def test_the_checkout_inside_a_layered_home_is_written_for_real_its_git_is_not(
     tmp_path: Path,
 ) -> None:
@@ -246,6 +285,30 @@ def test_files_named_by_sealed_variables_and_linked_credentials_read_empty(
         f"the target of ~/.aws/credentials was readable inside:\n{run.output}",
     )
     assert key.read_text().endswith('"SECRET-KEY"}'), run.output  # the real one untouched
+
+
+def test_the_files_kubeconfig_names_read_empty_and_the_variable_is_dropped(tmp_path: Path) -> None:
+    # KUBECONFIG is a `:`-separated list; each file holds cluster credentials, and its exec
+    # plugin (`aws eks get-token`) runs a cloud login.
+    clusters = tmp_path / "clusters"
+    clusters.mkdir()
+    first, second = clusters / "prod.yaml", clusters / "eks.yaml"
+    first.write_text("users:\n- user: {token: SECRET-KUBE-TOKEN}\n")
+    second.write_text("users:\n- user: {exec: {command: aws, args: [SECRET-EKS-EXEC]}}\n")
+    env = hard_env(tmp_path, KUBECONFIG=f"{first}:{second}")
+    script = f'cat {first} {second} 2>&1; echo "KUBECONFIG=${{KUBECONFIG-unset}}"; exit 0'
+
+    run = hard_run(tmp_path, "sh", "-c", script, env=env)
+
+    assert "KUBECONFIG=unset" in run.stdout, broken(
+        "kubeconfig-is-sealed", f"KUBECONFIG reached the command:\n{run.output}"
+    )
+    assert "SECRET-KUBE-TOKEN" not in run.stdout, broken(
+        "the-files-kubeconfig-names-are-masked", f"a kubeconfig was readable:\n{run.output}"
+    )
+    assert "SECRET-EKS-EXEC" not in run.stdout, run.output
+    assert run.returncode == 0, run.output
+    assert "SECRET-KUBE-TOKEN" in first.read_text(), run.output  # the real one untouched
 
 
 INTERRUPTIBLE = """

@@ -17,6 +17,10 @@ CI_FILES = f"{CONFINED}test_the_ci_runners_files_are_read_only_inside"
 TERMINAL = f"{CONFINED}test_the_command_has_a_session_of_its_own_and_cannot_push_terminal_input"
 CTRL_C = f"{CONFINED}test_ctrl_c_at_the_terminal_still_reaches_the_command_once"
 NAMED = f"{CONFINED}test_files_named_by_sealed_variables_and_linked_credentials_read_empty"
+REFUSED_LAYER = (
+    f"{CONFINED}test_where_the_kernel_refuses_the_homes_layer_the_home_is_read_only_and_said"
+)
+KUBECONFIG = f"{CONFINED}test_the_files_kubeconfig_names_read_empty_and_the_variable_is_dropped"
 OUTPUT = f"{CONFINED}test_a_declared_output_inside_the_home_is_written_for_real"
 AS_A_USER = f"{CONFINED}test_as_an_ordinary_user_the_home_is_a_layer_too"
 HOME_IN_GIT = f"{CONFINED}test_a_home_kept_in_git_is_still_a_layer_and_the_working_directory_real"
@@ -135,6 +139,42 @@ MUTATIONS = [
         broken="",
         tests=(NAMED,),
         check="the-file-a-sealed-variable-names-is-masked",
+    ),
+    Mutation(
+        name="a home whose layer the kernel refused is left writable",
+        module="guard/hard/masks.py",
+        original="                    linux.mount(entry.path, entry.path, None, BIND_TREE)\n"
+        "                    _read_only(entry.path)\n"
+        "                    os.write(2, layer_refused(",
+        broken="                    os.write(2, layer_refused(",
+        tests=(REFUSED_LAYER,),
+        check="a-refused-layer-leaves-the-home-read-only",
+    ),
+    Mutation(
+        name="a home whose layer the kernel refused is read-only, silently",
+        module="guard/hard/masks.py",
+        original='                    os.write(2, layer_refused(entry.path, error).encode("utf-8", '
+        '"replace"))\n',
+        broken="                    pass\n",
+        tests=(REFUSED_LAYER,),
+        check="a-refused-layer-is-said",
+    ),
+    Mutation(
+        name="KUBECONFIG is not sealed: it reaches the command and its files stay readable",
+        module="guard/registry.toml",
+        original='KUBECONFIG = "kubectl/client-go config: cluster credentials; an exec plugin runs '
+        'a cloud login"\n',
+        broken="",
+        tests=(KUBECONFIG,),
+        check="kubeconfig-is-sealed",
+    ),
+    Mutation(
+        name="what KUBECONFIG names stays readable though the variable is sealed",
+        module="guard/hard/masks.py",
+        original="    entries += named_by_sealed_variables(environ, sealed, cwd, kept)\n",
+        broken="",
+        tests=(KUBECONFIG,),
+        check="the-files-kubeconfig-names-are-masked",
     ),
     Mutation(
         name="where a link inside a masked home points stays readable",
