@@ -142,10 +142,14 @@ def judged(o: dict[str, Any], recorded: list[str]) -> str:
             return "WRONG"
         return "seen" if not o["acted"] and set(o["skips"]) & REASONS["re-created"] else (
             "acted on the gone one" if o["k"] > seen_by else "WRONG")  # fmt: skip
+    if o["change"] in ("keep-tag", "not-the-runs"):
+        # The tags are the last read: only a change just before the action is the window
+        # (docs/reap.md); before any other request it must be seen.
+        if o["final"]:
+            return "window"
+        seen_by = o["k"]
     if o["k"] <= seen_by:
         return "seen" if not o["acted"] and set(o["skips"]) & REASONS[o["change"]] else "WRONG"
-    if o["change"] in ("keep-tag", "not-the-runs"):
-        return "window"  # after the last read: docs/reap.md
     if o["still-there"] and o["events"] == ["intent", "failed"]:
         return "refused"
     if (o["kind"], o["change"]) in MOTO_DOES_NOT_REFUSE:

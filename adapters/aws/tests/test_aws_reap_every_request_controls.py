@@ -1,0 +1,104 @@
+"""Negative controls for the order of the AWS reaper's reads (issue 32): each kind's reads
+end with the one that carries its tags. Put that read first again (as it was) in a copy of
+the adapter; its kind's every-request attack must find the wrong action (harness:
+tests/cloudguard_mutants.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cloudguard_aws
+import pytest
+from cloudguard_mutants import Mutation, assert_turns_red
+
+AWS = Path(cloudguard_aws.__file__).resolve().parent
+ATTACK = (
+    "adapters/aws/tests/test_aws_reap_every_request.py::"
+    "test_a_change_before_any_request_is_never_acted_on"
+)
+CHECK = "never-acted-on-after-a-change"
+_SNAPSHOT_READ = '    found = ec2.describe_snapshots(SnapshotIds=[sid]).get("Snapshots", [])\n'
+_USERS = (
+    '    users = ec2.describe_network_interfaces(Filters=[{"Name": "group-id", "Values": [gid]}])\n'
+    '    holders = ", ".join(str(n["NetworkInterfaceId"]) for n in users.get("NetworkInterfaces", []))\n'  # noqa: E501
+)
+_PROTECTION = (
+    '    attributes = elbv2.describe_load_balancer_attributes(LoadBalancerArn=arn).get("Attributes", [])\n'  # noqa: E501
+    "    protected = any(\n"
+    '        a.get("Key") == "deletion_protection.enabled" and a.get("Value") == "true"\n'
+    "        for a in attributes\n"
+    "    )\n"
+)
+
+MUTATIONS = [
+    Mutation(
+        name="an instance's tags read before its protection",
+        module="reaper.py",
+        original=(
+            "                protections = self._instance_protection(ec2, item.id)\n"
+            "                answer = ec2.describe_instances(InstanceIds=[item.id])\n"
+        ),
+        broken=(
+            "                answer = ec2.describe_instances(InstanceIds=[item.id])\n"
+            "                protections = self._instance_protection(ec2, item.id)\n"
+        ),
+        tests=(f"{ATTACK}[vm]",),
+        check=CHECK,
+        package=AWS,
+    ),
+    Mutation(
+        name="a snapshot's tags read before the images that use it",
+        module="reap_kinds.py",
+        original=_SNAPSHOT_READ + "    snapshot = next(",
+        broken="    snapshot = next(",
+        also=(
+            (
+                "reap_kinds.py",
+                '    ec2 = clients("ec2")\n    # An AMI registered',
+                '    ec2 = clients("ec2")\n' + _SNAPSHOT_READ + "    # An AMI registered",
+            ),
+        ),
+        tests=(f"{ATTACK}[snapshot]",),
+        check=CHECK,
+        package=AWS,
+    ),
+    Mutation(
+        name="a security group's tags read before the interfaces that use it",
+        module="reap_kinds.py",
+        original=_USERS + "    found = ec2.describe_security_groups(",
+        broken="    found = ec2.describe_security_groups(",
+        also=(
+            (
+                "reap_kinds.py",
+                '    resource = _ec2_resource("security-group"',
+                _USERS + '    resource = _ec2_resource("security-group"',
+            ),
+        ),
+        tests=(f"{ATTACK}[security-group]",),
+        check=CHECK,
+        package=AWS,
+    ),
+    Mutation(
+        name="a load balancer's tags read before its deletion protection",
+        module="reap_kinds.py",
+        original=_PROTECTION + "    found = elbv2.describe_load_balancers(",
+        broken="    found = elbv2.describe_load_balancers(",
+        also=(
+            (
+                "reap_kinds.py",
+                "    return Live(\n        _with(resource, created=jsonable(balancer",
+                _PROTECTION + "    return Live(\n        _with(resource, created=jsonable(balancer",
+            ),
+        ),
+        tests=(f"{ATTACK}[load-balancer]",),
+        check=CHECK,
+        package=AWS,
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_reading_the_tags_before_the_rest_turns_the_attack_red(
+    tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
