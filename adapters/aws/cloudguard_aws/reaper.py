@@ -137,7 +137,9 @@ class AwsReaper:
 
     def _check_account(self, item: Target) -> None:
         if self._account is None:
-            sts = self._budget.bind(make_client(self._session, self._request, "sts", item.region))
+            sts = self._budget.bind(
+                make_client(self._session, self._request, "sts", item.region, self._budget.seconds)
+            )
             self._account = str(sts.get_caller_identity()["Account"])
         if item.account != self._account:
             raise ReadError(

@@ -1,7 +1,10 @@
-"""Negative controls for the order of the AWS reaper's reads (issue 32): each kind's reads
-end with the one that carries its tags. Put that read first again (as it was) in a copy of
-the adapter; its kind's every-request attack must find the wrong action (harness:
-tests/cloudguard_mutants.py)."""
+"""Negative controls for the AWS reaper's bounds in time (issue 32), in a copy of the adapter
+(harness: tests/cloudguard_mutants.py):
+
+- each kind's reads end with the one that carries its tags: put that read first again (as
+  it was), and its kind's every-request attack must find the wrong action;
+- each read attempt's timeouts are the item budget: take that away (botocore's 60 s), and
+  a held read must outlast the budget."""
 
 from __future__ import annotations
 
@@ -17,6 +20,10 @@ ATTACK = (
     "test_a_change_before_any_request_is_never_acted_on"
 )
 CHECK = "never-acted-on-after-a-change"
+TIMEOUTS = (
+    "adapters/aws/tests/test_aws_reap_budget_timeouts.py::"
+    "test_an_attempt_started_inside_the_budget_ends_inside_it"
+)
 _SNAPSHOT_READ = '    found = ec2.describe_snapshots(SnapshotIds=[sid]).get("Snapshots", [])\n'
 _USERS = (
     '    users = ec2.describe_network_interfaces(Filters=[{"Name": "group-id", "Values": [gid]}])\n'
@@ -94,11 +101,29 @@ MUTATIONS = [
         check=CHECK,
         package=AWS,
     ),
+    Mutation(
+        name="a read attempt's timeouts not capped by the item budget",
+        module="reaper.py",
+        original="            timeout = self._budget.seconds\n",
+        broken="            timeout = None\n",
+        tests=(f"{TIMEOUTS}[DescribeInstances]",),
+        check="no-aws-attempt-outlasts-the-item-budget",
+        package=AWS,
+    ),
+    Mutation(
+        name="the account's read (STS) not capped by the item budget",
+        module="reaper.py",
+        original='"sts", item.region, self._budget.seconds)',
+        broken='"sts", item.region)',
+        tests=(f"{TIMEOUTS}[GetCallerIdentity]",),
+        check="no-aws-attempt-outlasts-the-item-budget",
+        package=AWS,
+    ),
 ]
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
-def test_reading_the_tags_before_the_rest_turns_the_attack_red(
+def test_breaking_a_bound_in_time_turns_its_tests_red(
     tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
 ) -> None:
     assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
