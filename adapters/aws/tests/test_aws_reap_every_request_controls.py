@@ -4,7 +4,9 @@
 - each kind's reads end with the one that carries its tags: put that read first again (as
   it was), and its kind's every-request attack must find the wrong action;
 - each read attempt's timeouts are the item budget: take that away (botocore's 60 s), and
-  a held read must outlast the budget."""
+  a held read must outlast the budget;
+- the plan says how many objects a bucket holds: drop the count (in the core's planner),
+  and the plan must fall back to "unknown"."""
 
 from __future__ import annotations
 
@@ -118,6 +120,17 @@ MUTATIONS = [
         tests=(f"{TIMEOUTS}[GetCallerIdentity]",),
         check="no-aws-attempt-outlasts-the-item-budget",
         package=AWS,
+    ),
+    Mutation(
+        name="a bucket's object count not said in the plan",
+        module="reap/planning.py",
+        original='counted = resource.size if resource.size.endswith(" objects") else ""',
+        broken='counted = ""',
+        tests=(
+            "adapters/aws/tests/test_aws_bucket_contents.py::"
+            "test_the_plan_says_how_many_objects_a_bucket_holds[1000-3 objects]",
+        ),
+        check="the-plan-says-what-a-bucket-holds",
     ),
 ]
 
