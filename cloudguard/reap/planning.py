@@ -231,9 +231,12 @@ def _not_planned_because(
         command = cloud.delete_command(resource)
         how = f": to delete it, run `{command}`" if command else ""
         if cloud.holds_data(item.kind):
+            # What it holds where the sweep could say cheaply (an S3 bucket: "3 objects",
+            # "at least 1000 objects", in its size); else unknown.
+            counted = resource.size if resource.size.endswith(" objects") else ""
             how += (
-                f"; it holds data ({HOLDS_DATA_UNKNOWN} how much): empty it deliberately, "
-                "after looking at what it holds (the command deletes no data)"
+                f"; it holds data ({counted or HOLDS_DATA_UNKNOWN + ' how much'}): empty it "
+                "deliberately, after looking at what it holds (the command deletes no data)"
             )
         return f"not reaped by cloudguard (a {item.provider} {item.kind}){how}"
     if action is None:

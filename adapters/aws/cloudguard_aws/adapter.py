@@ -287,7 +287,7 @@ def tagged_in_region(
     (their state and size), so theirs are left out here."""
     tagging = make_client(session, request, "resourcegroupstaggingapi", region)
     pages = tagging.get_paginator("get_resources").paginate(ResourcesPerPage=100)
-    return [
+    found = [
         tagged_resource(
             mapping["ResourceARN"], mapping.get("Tags"), f"aws:{region}", region, account
         )
@@ -295,6 +295,31 @@ def tagged_in_region(
         for mapping in page.get("ResourceTagMappingList", [])
         if kinds.resource_type(mapping["ResourceARN"]) not in OWN_LISTINGS
     ]
+    if any(r.kind == cloud_kinds.BUCKET for r in found):
+        s3 = make_client(session, request, "s3", region)
+        found = [object_count(s3, r) if r.kind == cloud_kinds.BUCKET else r for r in found]
+    return found
+
+
+OBJECTS_READ = 1000  # ListObjectsV2's page: "at least 1000 objects" past it
+
+
+def object_count(s3: Any, bucket: Resource) -> Resource:
+    """What a bucket holds, as S3 says it in one request (ListObjectsV2, MaxKeys 1000:
+    KeyCount, and IsTruncated for more), in its `size`: "0 objects", "3 objects", "at least
+    1000 objects". A bucket S3 does not answer for (access denied, another region's
+    redirect) keeps "" (unknown): the plan then says "unknown how much"."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    name = bucket.id.rsplit(":", 1)[-1]
+    try:
+        answer = s3.list_objects_v2(Bucket=name, MaxKeys=OBJECTS_READ)
+    except (ClientError, BotoCoreError):
+        return bucket
+    count = int(answer.get("KeyCount") or 0)
+    if answer.get("IsTruncated"):
+        return bucket._replace(size=f"at least {count} objects")
+    return bucket._replace(size=f"{count} objects")
 
 
 def _failed(source: str, reason: str) -> SweepResult:

@@ -12,9 +12,16 @@ something in use fails, or worse: the reaper must not try):
 | load-balancer | elbv2 DescribeLoadBalancers, DescribeTags | - | DeleteLoadBalancer |
 
 A VPC's `default` security group (which AWS never deletes) and a load balancer
-with deletion protection on are protected. Anything else is not reaped by
-cloudguard: `delete_command` says what a person would run. boto3's clients are
-the reaper's (cloudguard_aws.reaper).
+with deletion protection on are protected.
+
+Each kind's reads end with the one that carries its tags (issue 32): what holds
+it or protects it is read first. A tag changed after that last read and before
+the delete is the only window left (one request's way back and the delete's way
+out); an attachment or protection made after its own read EC2 and ELB refuse
+the delete for (`InUse`, `DependencyViolation`, `OperationNotPermitted`).
+
+Anything else is not reaped by cloudguard: `delete_command` says what a person
+would run. boto3's clients are the reaper's (cloudguard_aws.reaper).
 """
 
 from __future__ import annotations
@@ -78,13 +85,9 @@ def _ec2_resource(
 
 def _snapshot(clients: Callable[[str], Any], sid: str, region: str, account: str) -> Live | None:
     ec2 = clients("ec2")
-    found = ec2.describe_snapshots(SnapshotIds=[sid]).get("Snapshots", [])
-    snapshot = next((s for s in found if s.get("SnapshotId") == sid), None)
-    if snapshot is None:
-        return None
-    resource = _ec2_resource("snapshot", sid, snapshot.get("Tags"), region, account)
     # An AMI registered from it keeps it (DeleteSnapshot would fail InvalidSnapshot.InUse):
-    # the account's own images, their block devices read here.
+    # the account's own images, their block devices read here, before the snapshot itself
+    # (its tags are the last read: module docstring).
     used_by = ", ".join(
         str(image.get("ImageId"))
         for page in ec2.get_paginator("describe_images").paginate(Owners=["self"])
@@ -94,6 +97,11 @@ def _snapshot(clients: Callable[[str], Any], sid: str, region: str, account: str
             for m in image.get("BlockDeviceMappings") or ()
         )
     )
+    found = ec2.describe_snapshots(SnapshotIds=[sid]).get("Snapshots", [])
+    snapshot = next((s for s in found if s.get("SnapshotId") == sid), None)
+    if snapshot is None:
+        return None
+    resource = _ec2_resource("snapshot", sid, snapshot.get("Tags"), region, account)
     created = jsonable(snapshot.get("StartTime"))
     return Live(
         _with(resource, size=f"{snapshot.get('VolumeSize', '?')} GiB", created=created),
@@ -127,13 +135,14 @@ def _interface(clients: Callable[[str], Any], eni: str, region: str, account: st
 
 def _group(clients: Callable[[str], Any], gid: str, region: str, account: str) -> Live | None:
     ec2 = clients("ec2")
+    # Who uses it first, the group and its tags last (module docstring).
+    users = ec2.describe_network_interfaces(Filters=[{"Name": "group-id", "Values": [gid]}])
+    holders = ", ".join(str(n["NetworkInterfaceId"]) for n in users.get("NetworkInterfaces", []))
     found = ec2.describe_security_groups(GroupIds=[gid]).get("SecurityGroups", [])
     group = next((g for g in found if g.get("GroupId") == gid), None)
     if group is None:
         return None
     resource = _ec2_resource("security-group", gid, group.get("Tags"), region, account)
-    users = ec2.describe_network_interfaces(Filters=[{"Name": "group-id", "Values": [gid]}])
-    holders = ", ".join(str(n["NetworkInterfaceId"]) for n in users.get("NetworkInterfaces", []))
     protections = (
         ("a VPC's default security group: AWS never deletes it",)
         if group.get("GroupName") == "default"
@@ -144,6 +153,13 @@ def _group(clients: Callable[[str], Any], gid: str, region: str, account: str) -
 
 def _balancer(clients: Callable[[str], Any], arn: str, region: str, account: str) -> Live | None:
     elbv2 = clients("elbv2")
+    # Its deletion protection first (ELB enforces one set after this read), its tags last
+    # (module docstring).
+    attributes = elbv2.describe_load_balancer_attributes(LoadBalancerArn=arn).get("Attributes", [])
+    protected = any(
+        a.get("Key") == "deletion_protection.enabled" and a.get("Value") == "true"
+        for a in attributes
+    )
     found = elbv2.describe_load_balancers(LoadBalancerArns=[arn]).get("LoadBalancers", [])
     balancer = next((b for b in found if b.get("LoadBalancerArn") == arn), None)
     if balancer is None:
@@ -151,11 +167,6 @@ def _balancer(clients: Callable[[str], Any], arn: str, region: str, account: str
     described = elbv2.describe_tags(ResourceArns=[arn]).get("TagDescriptions", [])
     tags = next((d.get("Tags") for d in described if d.get("ResourceArn") == arn), None)
     resource = tagged_resource(arn, tags, f"aws:{region}", region, account)
-    attributes = elbv2.describe_load_balancer_attributes(LoadBalancerArn=arn).get("Attributes", [])
-    protected = any(
-        a.get("Key") == "deletion_protection.enabled" and a.get("Value") == "true"
-        for a in attributes
-    )
     return Live(
         _with(resource, created=jsonable(balancer.get("CreatedTime"))),
         protections=("deletion protection is on",) if protected else (),

@@ -84,6 +84,9 @@ class AwsReaper:
                 )
             ec2 = self._ec2(item.region)
             if item.kind == "vm":
+                # Its protection first, its tags last: a tag changed after the last read is
+                # the only window left (a protection set after its read EC2 enforces).
+                protections = self._instance_protection(ec2, item.id)
                 answer = ec2.describe_instances(InstanceIds=[item.id])
                 found = instances_of(
                     {"Reservations": jsonable(answer.get("Reservations", []))},
@@ -95,7 +98,7 @@ class AwsReaper:
                 raw = answer["Reservations"][0]["Instances"][0]
                 return Live(
                     resource,
-                    protections=self._instance_protection(ec2, item.id),
+                    protections=protections,
                     left_billing=_kept_volumes(raw),
                     dependent_disks=tuple(
                         m["Ebs"]["VolumeId"]
@@ -134,7 +137,9 @@ class AwsReaper:
 
     def _check_account(self, item: Target) -> None:
         if self._account is None:
-            sts = self._budget.bind(make_client(self._session, self._request, "sts", item.region))
+            sts = self._budget.bind(
+                make_client(self._session, self._request, "sts", item.region, self._budget.seconds)
+            )
             self._account = str(sts.get_caller_identity()["Account"])
         if item.account != self._account:
             raise ReadError(

@@ -91,7 +91,7 @@ def test_every_kind_with_one_clear_delete_is_reaped_and_the_rest_is_said(
     )
     assert bucket["why"] == (
         f"not reaped by cloudguard (a aws bucket): to delete it, run "
-        f"`aws s3 rb s3://{run.bucket}`; it holds data (unknown how much): empty it "
+        f"`aws s3 rb s3://{run.bucket}`; it holds data (0 objects): empty it "
         "deliberately, after looking at what it holds (the command deletes no data)"
     )
 

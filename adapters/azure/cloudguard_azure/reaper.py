@@ -121,25 +121,41 @@ class AzureReaper:
         compute = self._client("compute", sub)
         source = f"azure {item.kind} {item.id}"
         nics: tuple[Dependent, ...] = ()
+        # What protects it from above first, its own GET (its tags, its attachment) last: a
+        # tag put on it after that GET is the only window left (issue 32). Protection that
+        # cannot be read is told only once its GET says it is there (a gone one is gone).
+        unreadable: ReadError | None = None
         try:
+            protections = self._protections(sub, group, item.id, source)
+        except ReadError as exc:
+            unreadable, protections = exc, ()
+
+        def read() -> tuple[Any, Any, Any, Any, Any]:
             if item.kind == "vm":
                 vm = compute.virtual_machines.get(group, name, expand="instanceView")
-                resource, attached, left = normalise.vm_resource(vm, sub), None, _left_by(vm)
-                disks = _kept_disks(vm)
-            else:
-                disk = compute.disks.get(group, name)
-                resource, left, disks = normalise.disk_resource(disk, sub), (), ()
-                attached = None if normalise.is_unattached(disk) else _attachment(disk)
+                return vm, normalise.vm_resource(vm, sub), None, _left_by(vm), _kept_disks(vm)
+            disk = compute.disks.get(group, name)
+            attached = None if normalise.is_unattached(disk) else _attachment(disk)
+            return disk, normalise.disk_resource(disk, sub), attached, (), ()
+
+        try:
+            vm, resource, attached, left, disks = read()
+            if item.kind == "vm" and item.action == "delete":
+                # Who its kept NICs are now (resourceGuid), while they still name this VM;
+                # then the VM once more, the last read.
+                network = self._client("network", sub)
+                nics = network_dependents.kept_nics(vm, network, item.id, source)
+                vm, resource, attached, left, disks = read()
         except ResourceNotFoundError as exc:
             if _arm_code(exc) in _GONE_CODES:
                 return None
             raise ReadError(source, describe_error(exc)) from exc
+        except ReadError:
+            raise
         except Exception as exc:  # 403, throttled past retries, unreadable: unknown state
             raise ReadError(source, describe_error(exc)) from exc
-        if item.kind == "vm" and item.action == "delete":
-            # Who its kept NICs are now (resourceGuid), while they still name this VM.
-            nics = network_dependents.kept_nics(vm, self._client("network", sub), item.id, source)
-        protections = self._protections(sub, group, resource.id, source)
+        if unreadable is not None:
+            raise unreadable
         return Live(
             resource,
             protections=protections,
