@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from cloudguard import cli_presentation, exit_codes, trust_command
+from cloudguard import exit_codes, trust_command
+from cloudguard.cli import presentation
 from cloudguard.guard import command as guard_command
 
 EXIT_CODES_HELP = (
@@ -60,8 +61,8 @@ def _main(
     """Keep test suites from reaching real clouds; find the resources they leaked."""
 
 
-# Plain-text help, whole option names, one-line usage errors (cloudguard.cli_presentation).
-cli_presentation.apply()
+# Plain-text help, whole option names, one-line usage errors (cloudguard.cli.presentation).
+presentation.apply()
 
 
 # run, check, doctor: the guard's commands (their bodies and help: cloudguard.guard.command).
@@ -129,7 +130,7 @@ def _register_history() -> None:
 
 
 def main() -> None:
-    cli_presentation.reader_may_leave()  # `cloudguard audit | head -1` is not an error
+    presentation.reader_may_leave()  # `cloudguard audit | head -1` is not an error
     _register_audit()
     _register_reap()
     _register_trust()

@@ -128,7 +128,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a reader that leaves makes the audit exit 1",
-        module="cli_presentation.py",
+        module="cli/presentation.py",
         original="    if not isinstance(sys.stdout, ReaderMayLeave):\n",
         broken="    if False:\n",
         tests=(f"{ODD}::test_a_reader_that_leaves_is_not_an_error[True-0]",),
@@ -136,7 +136,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="help text is read as rich markup",
-        module="cli_presentation.py",
+        module="cli/presentation.py",
         original="    rich_utils._make_rich_text = plain_text\n",
         broken="",
         tests=(
