@@ -12,8 +12,8 @@ from typing import Annotated
 
 import typer
 
-from cloudguard import exit_codes, trust_command
-from cloudguard.cli import presentation
+from cloudguard import exit_codes
+from cloudguard.cli import presentation, trust
 from cloudguard.guard import command as guard_command
 
 EXIT_CODES_HELP = (
@@ -101,7 +101,7 @@ def demo(
 
 
 def _register_trust() -> None:
-    trust_command.register(app)  # after audit and reap in --help: it configures them
+    trust.register(app)  # after audit and reap in --help: it configures them
 
 
 def _register_setup() -> None:
