@@ -105,9 +105,10 @@ def _register_trust() -> None:
 
 
 def _register_setup() -> None:
-    from cloudguard import adapters_command, init_command
+    from cloudguard import adapters_command
+    from cloudguard.cli import init
 
-    init_command.register(app)  # a project's first file
+    init.register(app)  # a project's first file
     adapters_command.register(app)  # what sweeps and reaps which cloud
 
 

@@ -248,12 +248,12 @@ MUTATIONS = [
     ),
     Mutation(
         name="init replaces an existing file",
-        module="init_command.py",
+        module="cli/init.py",
         original="            os.link(temporary, output)",
         broken="            os.replace(temporary, output)",
         # Both guards: the look before the answers, and the link that fails on a file
         # that appeared since.
-        also=(("init_command.py", "    if output.exists() and not force:\n", "    if False:\n"),),
+        also=(("cli/init.py", "    if output.exists() and not force:\n", "    if False:\n"),),
         tests=(f"{SETUP}::test_init_never_replaces_a_file_without_force",),
         check="an-existing-file-is-kept",
     ),
