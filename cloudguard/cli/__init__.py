@@ -105,11 +105,10 @@ def _register_trust() -> None:
 
 
 def _register_setup() -> None:
-    from cloudguard import adapters_command
-    from cloudguard.cli import init
+    from cloudguard.cli import adapters, init
 
     init.register(app)  # a project's first file
-    adapters_command.register(app)  # what sweeps and reaps which cloud
+    adapters.register(app)  # what sweeps and reaps which cloud
 
 
 def _register_audit() -> None:

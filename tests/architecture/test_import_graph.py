@@ -97,7 +97,6 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "cloudguard.reap.*",
     ),
     "cloudguard.cli": ("cloudguard.*",),
-    "cloudguard.adapters_command": ("cloudguard.*",),  # a command: lists the registry
     "cloudguard.__main__": ("cloudguard.*",),
     **{adapter: ("cloudguard.cloud.*",) for adapter in ADAPTERS},
     "cloudguard_azure.demo": ("cloudguard.cloud.*", "cloudguard.exit_codes"),
