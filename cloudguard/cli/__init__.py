@@ -13,8 +13,7 @@ from typing import Annotated
 import typer
 
 from cloudguard import exit_codes
-from cloudguard.cli import presentation, trust
-from cloudguard.guard import command as guard_command
+from cloudguard.cli import guard, presentation, trust
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 clean; 1 orphans found (audit) or an action failed (reap); 2 usage; "
@@ -65,8 +64,8 @@ def _main(
 presentation.apply()
 
 
-# run, check, doctor: the guard's commands (their bodies and help: cloudguard.guard.command).
-guard_command.register(app)
+# run, check, doctor: the guard's commands (their bodies and help: cloudguard.cli.guard).
+guard.register(app)
 
 
 @app.command(
