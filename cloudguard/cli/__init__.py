@@ -111,7 +111,7 @@ def _register_setup() -> None:
 
 
 def _register_audit() -> None:
-    from cloudguard.audit.command import register_audit
+    from cloudguard.cli.audit import register_audit
 
     register_audit(app)  # its docstring is the help: it lists the audit's exit codes
 

@@ -189,7 +189,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="two reports written to one file",
-        module="audit/command.py",
+        module="cli/audit.py",
         original="        if where in seen:\n",
         broken="        if False:\n",
         tests=(f"{ROW}[report twice to one file]",),

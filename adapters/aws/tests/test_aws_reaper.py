@@ -22,7 +22,7 @@ from throttling_proxy import Throttling, throttling_proxy
 from trusted_config import write_trusted
 from typer.testing import CliRunner
 
-from cloudguard.audit.command import register_audit
+from cloudguard.cli.audit import register_audit
 from cloudguard.reap.command import app as reap_app
 
 ORPHAN_TASK = "cloud-noenv-c7"
