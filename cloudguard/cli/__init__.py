@@ -123,7 +123,7 @@ def _register_reap() -> None:
 
 
 def _register_history() -> None:
-    from cloudguard.audit.history_command import register
+    from cloudguard.cli.history import register
 
     register(app)  # `history runs|resource|cost|offenders|acks`, `ack`
 

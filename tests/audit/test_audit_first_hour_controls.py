@@ -206,7 +206,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="history resource takes only a whole id",
-        module="audit/history_command.py",
+        module="cli/history.py",
         original="            if len(candidates) == 1:\n",
         broken="            if False:\n",
         tests=(
