@@ -117,7 +117,7 @@ def _register_audit() -> None:
 
 
 def _register_reap() -> None:
-    from cloudguard.reap.command import app as reap_app
+    from cloudguard.cli.reap import app as reap_app
 
     app.add_typer(reap_app, name="reap")  # `reap plan`, `reap apply`; each lists its exit codes
 

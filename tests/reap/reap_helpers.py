@@ -22,7 +22,7 @@ from cloudguard.cloud.registry import ENTRY_POINT_GROUP
 from cloudguard.documents.findings import AuditPolicy
 from cloudguard.documents.plan import Plan
 from cloudguard.documents.reap_log import read_reap_log
-from cloudguard.reap.command import app as reap_app
+from cloudguard.cli.reap import app as reap_app
 from cloudguard.reap.planning import build_plan
 
 SUB = "00000000-0000-0000-0000-00000000c7c7"

@@ -32,7 +32,7 @@ from typer.testing import CliRunner
 from waiting import wait_until
 
 from cloudguard.cli.audit import register_audit
-from cloudguard.reap.command import app as reap_app
+from cloudguard.cli.reap import app as reap_app
 from cloudguard.reap.locks import lock_directory, plan_lock, resource_lock
 
 
