@@ -37,7 +37,7 @@ from cloudguard import private_files
 from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
 from cloudguard.guard import reach
-from cloudguard.guard.refuse import KEPT_VARIABLE, Policy, declared_by_the_suite
+from cloudguard.guard.policy import KEPT_VARIABLE, Policy, declared_by_the_suite
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -177,7 +177,8 @@ def _write_refuser(
         + ": records the attempt, then refuses (exit 98).\n"
         "import sys\n"
         f"sys.path.append({package_parent!r})\n"
-        "from cloudguard.guard.refuse import Policy, main\n"
+        "from cloudguard.guard.policy import Policy\n"
+        "from cloudguard.guard.refuse import main\n"
         f"main(via={via!r}, tool={tool!r}, policy={policy!r}, log={_absolute(log)!r}, "
         f"keepers={list(keepers)!r})\n"
     )

@@ -34,7 +34,7 @@ from cloudguard.documents import reach_log
 from cloudguard.guard import alarm, reach
 from cloudguard.guard import seal as sealing
 from cloudguard.guard.keeper import Keeper
-from cloudguard.guard.refuse import Policy
+from cloudguard.guard.policy import Policy
 from cloudguard.guard.registry import Registry
 from cloudguard.guard.witness import SPEC, Witness
 

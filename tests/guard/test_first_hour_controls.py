@@ -49,7 +49,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="the suite's own fakes are listed as identity variables still set",
-        module="guard/refuse.py",
+        module="guard/policy.py",
         original="            if name.startswith(self.exempt) or name in kept:\n",
         broken="            if name.startswith(self.exempt):\n",
         tests=(IDENTITY,),

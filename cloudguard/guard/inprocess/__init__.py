@@ -24,7 +24,7 @@ TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Pyt
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from cloudguard.guard.refuse import Policy
+    from cloudguard.guard.policy import Policy
 
     # The guards' binding as `saved` keeps it: (log, policy, find_policy, keepers).
     Binding = tuple[str | None, Policy | None, Callable[[], Policy | None] | None, tuple[str, ...]]
