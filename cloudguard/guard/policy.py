@@ -12,6 +12,19 @@ TYPE_CHECKING = False  # typing and collections.abc cost start-up time; mypy rea
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
+# The runner's own contract (CLOUDGUARD_REACH_LOG, CLOUDGUARD_TEST, ...): never sealed.
+RUNNER_PREFIX = "CLOUDGUARD_"
+# The variables the seal sets to its own values (seal.Seal.redirections; a test keeps the two
+# lists one): a provider binding never replaces one, and the registry's validation
+# reads them here, from nothing that imports the registry.
+REDIRECTED = (
+    "AZURE_CONFIG_DIR",
+    "AWS_CONFIG_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_EC2_METADATA_DISABLED",
+    "CLOUDSDK_CONFIG",
+    "NO_GCE_CHECK",
+)
 # Sealed names a pytest session's suite set itself (pytest-env, conftest.py), comma-separated:
 # its own fakes, set by the plugin for every process the session starts.
 KEPT_VARIABLE = "CLOUDGUARD_KEPT"

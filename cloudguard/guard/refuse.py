@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from cloudguard.guard.policy import Policy  # the shim imports it itself: see seal.py
 
 REACH_REFUSED = 98  # cloudguard.exit_codes.REACH_REFUSED, not imported: one module fewer to load
+
+
 def _target(tool: str, args: Sequence[str]) -> str:
     """`az vm create` from `az vm create --name x`: the tool and its command words.
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cloudguard import project_file
-from cloudguard.guard.seal import REDIRECTED, RUNNER_PREFIX
+from cloudguard.guard.policy import REDIRECTED, RUNNER_PREFIX
 from cloudguard.trust import NeedsTrust
 
 PROJECT_FILE = project_file.PROJECT_FILE
