@@ -45,6 +45,15 @@ MUTATIONS = [
         check="cycle edge cloudguard.cloud.cloud -> cloudguard.cloud.registry",
     ),
     Mutation(
+        name="the gate names the write judge's type again (a type-only cycle)",
+        module="guard/hard/gate.py",
+        original="if TYPE_CHECKING:\n    from typing import Protocol\n",
+        broken="if TYPE_CHECKING:\n    from typing import Protocol\n\n"
+        "    from cloudguard.guard.hard.writes import Writes  # noqa: F401\n",
+        tests=(CYCLES,),
+        check="cycle edge cloudguard.guard.hard.gate -> cloudguard.guard.hard.writes",
+    ),
+    Mutation(
         name="a document imports the reaper (an arrow back up)",
         module="documents/plan.py",
         original="\n\nclass PlanError(",
