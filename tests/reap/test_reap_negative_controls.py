@@ -225,7 +225,7 @@ MUTATIONS = [
         # left out: an audit may read its records from stdin ("-"), and its plan binds that
         also=(
             (
-                "cli/reap.py",
+                "reap/admission.py",
                 "    if named == dict(plan.evidence):\n",
                 "    if True:\n",
             ),
@@ -464,10 +464,10 @@ MUTATIONS = [
             ),
         },
     ),
-    # -- reviewed is applied (cli/reap.py) -----------------------------------------------
+    # -- reviewed is applied (reap/admission.py) -----------------------------------------------
     Mutation(
         name="approval not compared",
-        module="cli/reap.py",
+        module="reap/admission.py",
         original='    if given != digest.removeprefix("sha256:"):\n',
         broken="    if False:\n",
         tests=(f"{AZURE}::test_a_plan_changed_since_review_is_refused",),
@@ -475,7 +475,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a prefix of the digest approves (an empty one too)",
-        module="cli/reap.py",
+        module="reap/admission.py",
         original='    if given != digest.removeprefix("sha256:"):\n',
         broken='    if not digest.removeprefix("sha256:").startswith(given):\n',
         tests=(
@@ -487,7 +487,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a plan or audit dated in the future is taken as fresh",
-        module="cli/reap.py",
+        module="reap/admission.py",
         original="    if max(plan.created_at, plan.audit_generated_at) > now + _CLOCK_SKEW:\n",
         broken="    if False:\n",
         tests=(f"{FUTURE}[plan]", f"{FUTURE}[audit]"),
@@ -495,7 +495,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a plan's age counted from the plan, not its audit",
-        module="cli/reap.py",
+        module="reap/admission.py",
         original="    made = min(plan.created_at, plan.audit_generated_at)\n",
         broken="    made = plan.created_at\n",
         tests=(f"{AZURE}::test_a_fresh_plan_of_an_old_audit_is_as_old_as_its_audit",),
@@ -503,7 +503,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="no plan expiry",
-        module="cli/reap.py",
+        module="reap/admission.py",
         original="    if now - made > max_age:\n",
         broken="    if False:\n",
         tests=(
@@ -514,7 +514,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="allowlist not applied",
-        module="cli/reap.py",
+        module="reap/admission.py",
         original="outside = [i for i in plan.items if i.account.strip().casefold() not in allowed]",
         broken="outside: list[PlanItem] = []",
         tests=(
@@ -525,7 +525,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="the evidence the plan binds not compared",
-        module="cli/reap.py",
+        module="reap/admission.py",
         original="    if named == dict(plan.evidence):\n",
         broken="    if True:\n",
         tests=(f"{AZURE}::test_apply_naming_other_evidence_than_the_plan_binds_is_refused",),
