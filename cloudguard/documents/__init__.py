@@ -9,4 +9,11 @@
 
 Each schema's JSON Schema is in cloudguard/schemas/. This package imports nothing on
 purpose: a document module is loaded by the one that needs it, and nothing more.
+
+Also here (each in its own words, the first line of its docstring):
+
+- `finding_lines`: A finding's line of the JSON audit report, joined from parts many
+  findings share.
+- `strict_json`: Reading a JSON document cloudguard wrote, strictly: every field checked,
+  each error naming it.
 """

@@ -13,4 +13,9 @@ strict reader; `reap_log`: the log). What a cloud must do to be reaped (`Reaper`
 (cloudguard.cloud.reaping). Nothing here
 imports a cloud SDK; adapters do, inside their functions. The command
 (`cloudguard reap plan|apply`) is cloudguard.cli.reap.
+
+Also here (each in its own words, the first line of its docstring):
+
+- `recorded`: What a `reap apply --yes` did, recorded in the history from what it wrote to
+  its log.
 """

@@ -21,4 +21,11 @@ address pool), `attribution` and `diag` (which process sent a packet),
 host-loopback ports), `supervisor` (runs inside), `launch` (the host side of
 `cloudguard run --hard`), `protocol` (the status pipe), `running` (a pytest
 process's test).
+
+Also here (each in its own words, the first line of its docstring):
+
+- `syscalls`: The calls that write at a path: their layout and numbers, for the filter and
+  the judge.
+- `writes`: Under the hard seal, a write into an ambient root is refused where it happens,
+  and recorded.
 """
