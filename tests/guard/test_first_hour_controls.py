@@ -114,8 +114,8 @@ MUTATIONS = [
     Mutation(
         name="SARIF messages are not defanged",
         module="guard/report/sarif.py",
-        original="    return _text(inert(text, 2000))\n",
-        broken="    return _text(text)\n",
+        original="    return sarif_text(inert(text, 2000))\n",
+        broken="    return sarif_text(text)\n",
         tests=(
             REPORTS + "test_values_from_the_records_make_no_link_where_github_renders_them[sarif]",
         ),
