@@ -57,7 +57,7 @@ BASE = (
     "cloudguard.private_files",
     "cloudguard.project_file",
     "cloudguard.schemas",
-    "cloudguard.trust",
+    "cloudguard.trust_store",
 )
 # A module of the layer on the left may import, of cloudguard, what is on the right
 # (`x.*`: x and every module under it). The longest prefix names a module's layer.
