@@ -41,7 +41,7 @@ Also here (each in its own words, the first line of its docstring):
   log.
 - `schemas`: JSON Schemas (draft 2020-12) of what cloudguard writes, shipped in the
   package.
-- `trust`: The operator's consent to a discovered cloudguard.toml: its path and sha256, in
+- `trust_store`: The operator's consent to a discovered cloudguard.toml: its path and sha256, in
   their own state.
 """
 
