@@ -3,6 +3,7 @@
 - `findings`      the records of an audit (verdicts, findings, the report);
 - `audit_report`  `cloudguard.audit` v1 (`cloudguard audit --format json`);
 - `plan`          `cloudguard.reap.plan` v2 (`cloudguard reap plan`);
+- `plan_table`    the plan as a table, for a person (what `reap plan` prints);
 - `reap_log`      `cloudguard.reap.log` v1 (`cloudguard reap apply`, JSON Lines);
 - `reach_log`     the reach log's format and strict reader (its fast writer stays on the
                   shims' path in cloudguard/guard/reach.py: the guard's `run`, `check`, plugin).
