@@ -102,3 +102,16 @@ def markdown_cell(value: str) -> str:
 
 def _escaped(mark: Any) -> str:
     return _ESCAPED[mark.group()]
+
+
+def sarif_text(message: str) -> str:
+    """A SARIF plain-text message: `[`, `]` and `\\` escaped (SARIF 2.1.0 3.11.5), so a value
+    cannot make an embedded link. The one rule for the guard's and the audit's SARIF."""
+    return message.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def sarif_uri(where: str) -> str:
+    """A SARIF URI reference (an artifact's location): percent-encoded, no spaces."""
+    from urllib.parse import quote  # here: the refusers import this module, never this
+
+    return quote(where, safe="/:._-@")

@@ -24,7 +24,7 @@ the project expects to be read must not silently stop counting.
 
 A discovered file is still a repository's file, not the operator's consent:
 `ProjectDocument.trusted` says whether the operator trusted these very bytes
-(cloudguard.trust); the owners of the keys that need it ask. A file named on
+(cloudguard.trust_store); the owners of the keys that need it ask. A file named on
 the command line is the operator's own act.
 
 Stdlib only.
@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 
-from cloudguard import private_files, trust
+from cloudguard import private_files, trust_store
 
 PROJECT_FILE = "cloudguard.toml"
 
@@ -98,8 +98,8 @@ class ProjectDocument:
         if self.named:
             return True
         try:
-            return trust.is_trusted(self.path, self.sha256)
-        except trust.TrustStoreError as error:
+            return trust_store.is_trusted(self.path, self.sha256)
+        except trust_store.TrustStoreError as error:
             why = f"cannot tell whether it is trusted: {error}"
             raise ProjectFileError(self.path, why) from None
 
@@ -114,7 +114,7 @@ class ProjectDocument:
         return table
 
 
-def untrusted_message(path: Path, keys: Mapping[str, trust.NeedsTrust]) -> str:
+def untrusted_message(path: Path, keys: Mapping[str, trust_store.NeedsTrust]) -> str:
     """Why keys of an untrusted file do not count, and the operator's way to consent."""
     what = "; ".join(f"{key} ({need.why})" for key, need in keys.items())
     return (
@@ -152,7 +152,9 @@ def read_project_file(
         raise ProjectFileError(path, f"invalid TOML: {error}") from None
     except RecursionError:
         raise ProjectFileError(path, "invalid TOML: nested too deeply to read") from None
-    document = ProjectDocument(path, text, data, sha256=trust.digest(raw), named=not discovered)
+    document = ProjectDocument(
+        path, text, data, sha256=trust_store.digest(raw), named=not discovered
+    )
     for name in SECTIONS:
         document.section(name)
     return document

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cloudguard import trust
+from cloudguard import trust_store as trust
 
 
 def write_trusted(path: Path, text: str) -> Path:

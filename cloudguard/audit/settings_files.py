@@ -82,7 +82,7 @@ def read_config_noting(
     the keys of it that apply though it is not trusted (`audit.grace` -> its option):
     `explicit` (`--config`, the caller's own file), or the nearest cloudguard.toml.
 
-    A discovered file the operator has not trusted (cloudguard.trust) sets no key
+    A discovered file the operator has not trusted (cloudguard.trust_store) sets no key
     that needs trust: a key whose absence would change the result is refused (97
     naming `cloudguard trust`), one without which cloudguard is only stricter is
     ignored, and said so; one that describes the fleet (and so can hide a finding)

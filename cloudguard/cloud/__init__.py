@@ -16,4 +16,13 @@
 Adapters import this package and nothing else of cloudguard. Nothing here imports the
 auditor, the reaper or a cloud SDK. Import the modules, not this package: it imports
 nothing, so an adapter pays only for what it uses.
+
+Also here (each in its own words, the first line of its docstring):
+
+- `kinds`: Kinds of resource, and whether each bills while it sits idle. Stdlib only; no
+  cloud named.
+- `pricing`: What a cloud's own price list is asked, and what it answers. Stdlib only; no
+  cloud named.
+- `progress`: What a live sweep says as it goes: each scope (a subscription, a region) as
+  it begins and ends.
 """

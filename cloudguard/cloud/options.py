@@ -19,7 +19,7 @@ from typing import Any
 
 # What a discovered cloudguard.toml may not set until the operator trusted it: an owner
 # declares it on the option (`trust=NeedsTrust(...)`), as it declares everything else.
-from cloudguard.trust import NeedsTrust as NeedsTrust
+from cloudguard.trust_store import NeedsTrust as NeedsTrust
 
 # The commands that take options.
 AUDIT = "audit"

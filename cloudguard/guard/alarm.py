@@ -11,12 +11,12 @@ them into the verdict `cloudguard run` and `cloudguard check` give (`check`:
 
 Trust (docs/guard.md, "The reach log can be trusted"): a log is created
 O_EXCL|O_NOFOLLOW, mode 0600, and continued only when it is a regular file
-of the caller's own. The process that armed the log keeps a `LogWatch`: the
-log's inode, and a high-water mark fed by every writer, which tells the
-watcher over a datagram socket the watcher owns where its record ended. A
-log that was replaced, deleted, or is shorter than any record ever written
-to it (a test that records a reach and truncates the log back to where it
-started) is a ReachLogError (97).
+of the caller's own. A process that reads a log without keeping it (a
+joined session) keeps a `LogWatch`: the log's inode and the largest size
+seen. A log that was replaced, deleted, or is shorter than it was seen (a
+test that records a reach and truncates the log back to where it started)
+is a ReachLogError (97). The verdict itself is the record keeper's
+(cloudguard.guard.keeper), from the records it holds in memory.
 """
 
 from __future__ import annotations

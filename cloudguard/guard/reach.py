@@ -1,4 +1,4 @@
-"""The reach log's fast writer: build a record, append it, tell the watch.
+"""The reach log's fast writer: build a record, hand it to the record keeper (or append it).
 
 The refusing shims and provider, the in-process guards and the hard seal's
 sink build a record here (`reach_record`) and append it (`append`, or
@@ -23,14 +23,11 @@ reader refuses the torn line (fail closed).
 
 Trust (docs/guard.md, "The reach log can be trusted"): writers never create
 the log (arming it is the check side's: cloudguard.guard.alarm), never
-follow a symlink and write only a file of their own user's. After each
-record a writer tells the process that armed the log, over a datagram
-socket that process owns, where its record ended (`watch_address`): the
-one fact a test cannot take back by truncating the file.
-
-Delivery (`append`: the file, the lock, the datagram) is the seam a record
-keeper replaces: the record (`reach_record`, `record_line`) and the reader
-stay what the schema says.
+follow a symlink and write only a file of their own user's. A run's
+refusers deliver each record to its record keeper (`deliver`, over the
+keeper's channel: cloudguard.guard.keeper), which holds it in memory and is
+the log's only writer; `append` is for a log with no keeper. The record
+(`reach_record`, `record_line`) and the reader stay what the schema says.
 """
 
 from __future__ import annotations

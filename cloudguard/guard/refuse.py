@@ -2,7 +2,7 @@
 
 Stdlib only; run as `python3 -IS <shim>` from the seal's bin directory, so
 it starts in about the time of a bare interpreter. The seal bakes its
-policy (which variables are identity, which values the seal itself owns)
+policy (cloudguard.guard.policy: which variables are identity, which values the seal owns)
 into each shim, so nothing is parsed here.
 
 Standard input is never read: a payload on it is never recorded, and a
@@ -18,66 +18,11 @@ from cloudguard.guard import reach, redaction
 
 TYPE_CHECKING = False  # typing and collections.abc cost start-up time; mypy reads this by name
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Sequence
+
+    from cloudguard.guard.policy import Policy  # the shim imports it itself: see seal.py
 
 REACH_REFUSED = 98  # cloudguard.exit_codes.REACH_REFUSED, not imported: one module fewer to load
-# Sealed names a pytest session's suite set itself (pytest-env, conftest.py), comma-separated:
-# its own fakes, set by the plugin for every process the session starts.
-KEPT_VARIABLE = "CLOUDGUARD_KEPT"
-
-
-def declared_by_the_suite(environ: Mapping[str, str]) -> frozenset[str]:
-    """The sealed names the suite under test declared itself: its fakes, never a leak."""
-    return frozenset(name for name in environ.get(KEPT_VARIABLE, "").split(",") if name)
-
-
-class Policy:
-    """What the seal baked into a refuser. A plain class: dataclasses would import inspect."""
-
-    def __init__(
-        self,
-        *,
-        names: Iterable[str] = (),
-        prefixes: Sequence[str] = (),
-        exempt: Sequence[str] = (),
-        owned: Mapping[str, str] | None = None,
-        provider_variables: Sequence[str] = (),
-    ) -> None:
-        self.names = frozenset(names)
-        self.prefixes = tuple(prefixes)
-        self.exempt = tuple(exempt)
-        self.owned = dict(owned or {})
-        self.provider_variables = tuple(provider_variables)
-
-    def __repr__(self) -> str:
-        # Source code: the seal writes this into every refuser it makes.
-        return (
-            f"Policy(names={sorted(self.names)!r}, prefixes={list(self.prefixes)!r}, "
-            f"exempt={list(self.exempt)!r}, owned={self.owned!r}, "
-            f"provider_variables={list(self.provider_variables)!r})"
-        )
-
-    def identity_vars(self, environ: Mapping[str, str]) -> list[str]:
-        """Names of identity variables still set: neither the seal's own bindings nor the
-        suite's own declarations (`KEPT_VARIABLE`)."""
-        found = []
-        kept = declared_by_the_suite(environ)
-        for name, value in environ.items():
-            if name.startswith(self.exempt) or name in kept:
-                continue
-            if not (name in self.names or name.startswith(self.prefixes)):
-                continue
-            if self.owned.get(name) == value:
-                continue
-            if name in self.provider_variables and _is_refuser(value):
-                continue
-            found.append(name)
-        return sorted(found)
-
-
-def _is_refuser(command: str) -> bool:
-    words = command.split()
-    return bool(words) and words[0].rpartition("/")[2] == "cloudguard-refusing-provider"
 
 
 def _target(tool: str, args: Sequence[str]) -> str:

@@ -15,7 +15,7 @@ variable that would rebind what the seal drops, redirects or sets
 
 Every key but two only adds to what is sealed, refused, masked or watched,
 so any project file may set it. Two widen what a run may do, so a
-discovered file the operator has not trusted (cloudguard.trust) does not
+discovered file the operator has not trusted (cloudguard.trust_store) does not
 get them: the key is ignored, and `Registry.ignored` says so for the command
 to tell (`ignored_forward` under --hard, `ignored_outputs` always). Ignoring
 is the stricter seal; refusing instead would stop every sealed run of the
@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cloudguard import project_file
-from cloudguard.guard.seal import REDIRECTED, RUNNER_PREFIX
-from cloudguard.trust import NeedsTrust
+from cloudguard.guard.policy import REDIRECTED, RUNNER_PREFIX
+from cloudguard.trust_store import NeedsTrust
 
 PROJECT_FILE = project_file.PROJECT_FILE
 DEFAULT_REGISTRY = Path(__file__).with_name("registry.toml")

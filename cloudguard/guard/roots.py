@@ -235,16 +235,6 @@ def fingerprint(
     return base
 
 
-def fingerprint_path(path: str) -> Fingerprint | None:
-    """`path` as it is now (never through a symlink); None when nothing is there."""
-    try:
-        return fingerprint(path, os.lstat(path))
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return ("unreadable",)
-
-
 def _sorted_walk(
     top: str, skip: Sequence[str]
 ) -> Iterator[tuple[tuple[str, ...], str, os.stat_result | None]]:

@@ -37,14 +37,17 @@ from cloudguard import private_files
 from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
 from cloudguard.guard import reach
-from cloudguard.guard.refuse import KEPT_VARIABLE, Policy, declared_by_the_suite
+from cloudguard.guard.policy import (
+    KEPT_VARIABLE,
+    RUNNER_PREFIX,
+    Policy,
+    declared_by_the_suite,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cloudguard.guard.registry import Registry
 
-# The runner's own contract (CLOUDGUARD_REACH_LOG, CLOUDGUARD_TEST, ...): never sealed.
-RUNNER_PREFIX = "CLOUDGUARD_"
 SEAL_DIR_VARIABLE = "CLOUDGUARD_SEAL_DIR"
 PROVIDER_SHIM = "cloudguard-refusing-provider"
 SEAL_LINE_PREFIX = "CLOUDGUARD_AMBIENT_SEAL"
@@ -92,10 +95,6 @@ class Seal:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-# The variables the seal sets to its own values: a provider binding never replaces one.
-REDIRECTED = tuple(Seal(Path()).redirections())
 
 
 SENTINEL = "cloudguard-sentinel-not-a-credential"
@@ -177,7 +176,8 @@ def _write_refuser(
         + ": records the attempt, then refuses (exit 98).\n"
         "import sys\n"
         f"sys.path.append({package_parent!r})\n"
-        "from cloudguard.guard.refuse import Policy, main\n"
+        "from cloudguard.guard.policy import Policy\n"
+        "from cloudguard.guard.refuse import main\n"
         f"main(via={via!r}, tool={tool!r}, policy={policy!r}, log={_absolute(log)!r}, "
         f"keepers={list(keepers)!r})\n"
     )

@@ -32,10 +32,11 @@ from typing import TextIO
 
 from cloudguard.documents import reach_log
 from cloudguard.guard import alarm, reach
-from cloudguard.guard import seal as sealing
 from cloudguard.guard.keeper import Keeper
-from cloudguard.guard.refuse import Policy
+from cloudguard.guard.policy import Policy
 from cloudguard.guard.registry import Registry
+from cloudguard.guard.seal import Seal, create_seal, seal_line, sealed_environment
+from cloudguard.guard.seal import policy as seal_policy
 from cloudguard.guard.witness import SPEC, Witness
 
 Record = Mapping[str, object]
@@ -48,7 +49,7 @@ class GuardSession:
         self,
         registry: Registry,
         log: alarm.ArmedLog,
-        seal: sealing.Seal,
+        seal: Seal,
         *,
         made: bool,
         keeper: Keeper | None = None,
@@ -85,7 +86,7 @@ class GuardSession:
             keepers = reach.keepers([keeper.address], environ)
             if signalled:  # a run inside runs: theirs by its ancestors, whatever its environment
                 keepers = list(dict.fromkeys((*keepers, *keeper.enclosing())))
-            seal = sealing.create_seal(registry, log=log.path, keepers=keepers)
+            seal = create_seal(registry, log=log.path, keepers=keepers)
             witness = Witness.before(registry, environ, checkout, skip=[log.path, str(seal.root)])
             (seal.root / SPEC).write_text(witness.spec(), encoding="utf-8")
         except BaseException:
@@ -98,9 +99,7 @@ class GuardSession:
         return cls(registry, log, seal, made=True, keeper=keeper, keepers=keepers, witness=witness)
 
     @classmethod
-    def join(
-        cls, registry: Registry, seal: sealing.Seal, environ: Mapping[str, str]
-    ) -> GuardSession:
+    def join(cls, registry: Registry, seal: Seal, environ: Mapping[str, str]) -> GuardSession:
         """The seal and log this process runs under (`seal.inherited_seal` verified them).
 
         Judged from here on: what the log held before belongs to whoever armed it.
@@ -114,14 +113,14 @@ class GuardSession:
     def sealed_environment(self, environ: Mapping[str, str]) -> dict[str, str]:
         """`environ` sealed: registry matches dropped (remembered for the seal line), stores
         redirected, the log armed, the provider bound, the guards first on PATH and PYTHONPATH."""
-        env, self.dropped = sealing.sealed_environment(
+        env, self.dropped = sealed_environment(
             environ, self.registry, self.seal, self.log.path, self.keepers
         )
         return env
 
     def seal_line(self, *, kept: Iterable[str] = ()) -> str:
         """The one line a seal prints: the names dropped (and `kept`: the suite's own)."""
-        return sealing.seal_line(self.dropped, kept=kept)
+        return seal_line(self.dropped, kept=kept)
 
     def notes(self) -> list[str]:
         """What the operator is told at the start: declarations that do not count, roots
@@ -148,7 +147,7 @@ class GuardSession:
 
     def policy(self) -> Policy:
         """The seal's rules, as the refusers and the in-process guards apply them."""
-        return sealing.policy(self.registry, self.seal)
+        return seal_policy(self.registry, self.seal)
 
     def records(self) -> tuple[Record, ...]:
         """The reaches recorded since the session began: its keeper's, or (joined) the log's

@@ -8,4 +8,11 @@ ids, verdicts, reasons, task ids and cost, never tags, evidence details or
 anything read from the environment. Delivery retries with backoff; a
 webhook that still fails is reported (and the audit exits 75 when failing to
 notify is configured as fatal). Stdlib only.
+
+Also here (each in its own words, the first line of its docstring):
+
+- `payloads`: One notification as each webhook wants it: Slack, Microsoft Teams, or our
+  own JSON.
+- `send`: Delivering a notification to each webhook: retries with backoff, failures
+  reported.
 """

@@ -1,10 +1,18 @@
 """The import graph of cloudguard and of each adapter: no cycle, and every arrow points down.
 
 Function-level imports count too: a cycle or an arrow back up deferred into
-a function is still one. Imports under `if TYPE_CHECKING:` do not (they
-never run: annotations only), nor does a module's import of the packages
-that contain it (a package's `__init__` runs before any of its modules).
-Names imported by string (`importlib.import_module`) are not seen.
+a function is still one. Imports under `if TYPE_CHECKING:` count for cycles
+(two modules that name each other's types are one module to read, whichever
+import runs) but not for layering (they never run: annotations only). A
+module's import of the packages that contain it counts for neither (a
+package's `__init__` runs before any of its modules). Names imported by
+string (`importlib.import_module`) are not seen.
+
+The one cycle allowed (`ALLOWED_CYCLES`) is the fake ARM's, type-only both
+ways: `state.ArmState` is the facade that holds every service's models (as
+moto's backends hold theirs), and a service's model functions take that
+facade as their argument. Splitting the facade's type from its holdings
+would make a second facade to keep in step, for a test fake.
 
 The layers, each importing only from itself and the layers named beside it:
 
@@ -49,7 +57,7 @@ BASE = (
     "cloudguard.private_files",
     "cloudguard.project_file",
     "cloudguard.schemas",
-    "cloudguard.trust",
+    "cloudguard.trust_store",
 )
 # A module of the layer on the left may import, of cloudguard, what is on the right
 # (`x.*`: x and every module under it). The longest prefix names a module's layer.
@@ -97,10 +105,6 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "cloudguard.reap.*",
     ),
     "cloudguard.cli": ("cloudguard.*",),
-    "cloudguard.cli_presentation": ("cloudguard.*",),
-    "cloudguard.trust_command": ("cloudguard.*",),  # a command: reads every key's declaration
-    "cloudguard.init_command": ("cloudguard.*",),  # a command: writes what the others read
-    "cloudguard.adapters_command": ("cloudguard.*",),  # a command: lists the registry
     "cloudguard.__main__": ("cloudguard.*",),
     **{adapter: ("cloudguard.cloud.*",) for adapter in ADAPTERS},
     "cloudguard_azure.demo": ("cloudguard.cloud.*", "cloudguard.exit_codes"),
@@ -118,8 +122,11 @@ def modules_of(package: str) -> dict[str, Path]:
     return found
 
 
-def imported_by(name: str, path: Path, known: Iterable[str]) -> set[str]:
-    """The modules among `known` that module `name` imports, at any depth of its code."""
+def imported_by(
+    name: str, path: Path, known: Iterable[str], *, type_only: bool = False
+) -> set[str]:
+    """The modules among `known` that module `name` imports, at any depth of its code
+    (with `type_only`, under `if TYPE_CHECKING:` too)."""
     known = set(known)
     tree = ast.parse(path.read_text())
     typing_only = {
@@ -130,7 +137,7 @@ def imported_by(name: str, path: Path, known: Iterable[str]) -> set[str]:
     }
     found: set[str] = set()
     for node in ast.walk(tree):
-        if id(node) in typing_only:  # never executed: annotations only
+        if id(node) in typing_only and not type_only:  # never executed: annotations only
             continue
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -146,12 +153,16 @@ def imported_by(name: str, path: Path, known: Iterable[str]) -> set[str]:
     return found
 
 
-def import_graph(packages: Iterable[str]) -> dict[str, set[str]]:
-    """Module -> the modules of `packages` (and of cloudguard) it imports."""
+def import_graph(packages: Iterable[str], *, type_only: bool = False) -> dict[str, set[str]]:
+    """Module -> the modules of `packages` (and of cloudguard) it imports (with `type_only`,
+    for annotations too)."""
     modules: dict[str, Path] = {}
     for package in (CORE, *packages):
         modules.update(modules_of(package))
-    return {name: imported_by(name, path, modules) for name, path in modules.items()}
+    return {
+        name: imported_by(name, path, modules, type_only=type_only)
+        for name, path in modules.items()
+    }
 
 
 def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
@@ -231,8 +242,18 @@ def arrows_back_up(graph: Mapping[str, set[str]]) -> list[str]:
     return found
 
 
+# The one cycle allowed, by its first module (see the module's docstring): type-only both ways.
+ALLOWED_CYCLES = (
+    [
+        "cloudguard_azure.fake_arm.authorization.models",
+        "cloudguard_azure.fake_arm.state",
+        "cloudguard_azure.fake_arm.authorization.models",
+    ],
+)
+
+
 def test_no_module_of_cloudguard_or_an_adapter_is_in_an_import_cycle() -> None:
-    found = cycles(import_graph(ADAPTERS))
+    found = [c for c in cycles(import_graph(ADAPTERS, type_only=True)) if c not in ALLOWED_CYCLES]
     shown = "\n".join(" -> ".join(cycle) for cycle in found)
     edges = [f"cycle edge {a} -> {b}" for cycle in found for a, b in itertools.pairwise(cycle)]
     assert not found, broken(edges, f"import cycles:\n{shown}")
@@ -289,6 +310,13 @@ def test_control_function_level_imports_count_and_type_checking_ones_do_not(
     )
     known = {"cloudguard.audit.auditor", "cloudguard.reap.apply"}
     assert imported_by("m", module, known) == {"cloudguard.reap.apply"}
+    assert imported_by("m", module, known, type_only=True) == known  # for cycles: both
+
+
+def test_no_cycle_counted_with_type_only_imports_is_in_the_core() -> None:
+    # The allowed cycle is an adapter's test fake: the core has none, even for annotations.
+    found = cycles(import_graph((), type_only=True))
+    assert not [c for c in found if c[0].startswith(f"{CORE}.")], found
 
 
 # -- within each adapter ----------------------------------------------------------------------

@@ -17,6 +17,10 @@ from cloudguard_mutants import Mutation, assert_turns_red
 GRAPH = "tests/architecture/test_import_graph.py"
 CYCLES = f"{GRAPH}::test_no_module_of_cloudguard_or_an_adapter_is_in_an_import_cycle"
 ARROWS = f"{GRAPH}::test_every_arrow_points_down"
+MAPS = (
+    "tests/architecture/test_package_maps.py::"
+    "test_every_package_docstring_names_each_of_its_modules"
+)
 
 
 def _planted(import_line: str) -> str:
@@ -43,6 +47,23 @@ MUTATIONS = [
         + "\n\nclass UnknownCredentialError(",
         tests=(CYCLES,),
         check="cycle edge cloudguard.cloud.cloud -> cloudguard.cloud.registry",
+    ),
+    Mutation(
+        name="the gate names the write judge's type again (a type-only cycle)",
+        module="guard/hard/gate.py",
+        original="if TYPE_CHECKING:\n    from typing import Protocol\n",
+        broken="if TYPE_CHECKING:\n    from typing import Protocol\n\n"
+        "    from cloudguard.guard.hard.writes import Writes  # noqa: F401\n",
+        tests=(CYCLES,),
+        check="cycle edge cloudguard.guard.hard.gate -> cloudguard.guard.hard.writes",
+    ),
+    Mutation(
+        name="the reaper's map forgets its admission rules",
+        module="reap/__init__.py",
+        original="- `admission`  whether",
+        broken="- admission    whether",
+        tests=(MAPS,),
+        check="unnamed module cloudguard.reap.admission",
     ),
     Mutation(
         name="a document imports the reaper (an arrow back up)",

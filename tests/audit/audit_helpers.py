@@ -14,7 +14,7 @@ from typing import Any
 import typer
 from typer.testing import CliRunner
 
-from cloudguard.audit.command import register_audit
+from cloudguard.cli.audit import register_audit
 
 CLOUDGUARD = Path(sys.executable).parent / "cloudguard"
 SUBSCRIPTION = "00000000-0000-0000-0000-00000000c7c7"

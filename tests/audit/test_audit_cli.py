@@ -252,7 +252,7 @@ class _Terminal(io.StringIO):
 
 
 def test_progress_is_drawn_on_stderr_only_when_it_is_a_terminal(monkeypatch):
-    from cloudguard.audit import command
+    from cloudguard.cli import audit as command
 
     quiet = io.StringIO()
     monkeypatch.setattr(command.sys, "stderr", quiet)

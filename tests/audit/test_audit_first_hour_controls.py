@@ -128,7 +128,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a reader that leaves makes the audit exit 1",
-        module="cli_presentation.py",
+        module="cli/presentation.py",
         original="    if not isinstance(sys.stdout, ReaderMayLeave):\n",
         broken="    if False:\n",
         tests=(f"{ODD}::test_a_reader_that_leaves_is_not_an_error[True-0]",),
@@ -136,7 +136,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="help text is read as rich markup",
-        module="cli_presentation.py",
+        module="cli/presentation.py",
         original="    rich_utils._make_rich_text = plain_text\n",
         broken="",
         tests=(
@@ -189,7 +189,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="two reports written to one file",
-        module="audit/command.py",
+        module="cli/audit.py",
         original="        if where in seen:\n",
         broken="        if False:\n",
         tests=(f"{ROW}[report twice to one file]",),
@@ -206,7 +206,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="history resource takes only a whole id",
-        module="audit/history_command.py",
+        module="cli/history.py",
         original="            if len(candidates) == 1:\n",
         broken="            if False:\n",
         tests=(
@@ -248,12 +248,12 @@ MUTATIONS = [
     ),
     Mutation(
         name="init replaces an existing file",
-        module="init_command.py",
+        module="cli/init.py",
         original="            os.link(temporary, output)",
         broken="            os.replace(temporary, output)",
         # Both guards: the look before the answers, and the link that fails on a file
         # that appeared since.
-        also=(("init_command.py", "    if output.exists() and not force:\n", "    if False:\n"),),
+        also=(("cli/init.py", "    if output.exists() and not force:\n", "    if False:\n"),),
         tests=(f"{SETUP}::test_init_never_replaces_a_file_without_force",),
         check="an-existing-file-is-kept",
     ),

@@ -209,7 +209,7 @@ def test_the_scope_keeps_apart_audits_of_different_things(night: Any, tmp_path: 
 def test_reap_plan_leaves_an_acknowledged_orphan_alone(night: Any, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from cloudguard.reap.command import app as reap_app
+    from cloudguard.cli.reap import app as reap_app
 
     acks = _ack_file(tmp_path / "acks.toml", "vm-a", NOW.date() + timedelta(days=30))
     _, report, _ = night("vm-a", "vm-b", args=("--acks", str(acks)))
@@ -257,7 +257,7 @@ def test_every_kind_is_remembered_acknowledged_and_held_out_of_a_group_delete(
     from test_audit_kinds import GROUP, az_resource
     from typer.testing import CliRunner
 
-    from cloudguard.reap.command import app as reap_app
+    from cloudguard.cli.reap import app as reap_app
 
     monkeypatch.chdir(tmp_path)
     ip = az_resource("Microsoft.Network/publicIPAddresses", "ip-1", sku={"name": "Standard"})

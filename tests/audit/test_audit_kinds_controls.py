@@ -68,7 +68,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="warnings on stderr beside the table that shows them",
-        module="audit/command.py",
+        module="cli/audit.py",
         original="    for warning in () if shown else report.warnings:\n",
         broken="    for warning in report.warnings:\n",
         tests=(f"{ONCE}::test_a_table_on_a_terminal_says_each_warning_once",),

@@ -68,7 +68,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="--output follows a symlink",
-        module="audit/command.py",
+        module="cli/audit.py",
         original="with open(open_private(destination),",
         broken="with open(destination,",
         tests=(

@@ -22,8 +22,8 @@ from named_checks import broken
 from waiting import wait_until
 
 from cloudguard.audit.evidence.interface import Evidence, EvidenceError, cloud_id_key
-from cloudguard.audit.evidence.owned_ids_command import run_owned_ids_command
 from cloudguard.audit.evidence.owned_ids_file import read_owned_ids_file
+from cloudguard.audit.evidence.owned_ids_program import run_owned_ids_command
 from cloudguard.audit.evidence.terraform_state import read_terraform_state
 
 TERRAFORM = Path(__file__).parent / "terraform"

@@ -54,7 +54,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a timeout kills only the command's leader, not its group",
-        module="audit/evidence/owned_ids_command.py",
+        module="audit/evidence/owned_ids_program.py",
         original="        os.killpg(process.pid, signal.SIGKILL)\n",
         broken="        os.kill(process.pid, signal.SIGKILL)\n",
         tests=(f"{IDS}::test_a_command_that_times_out_is_killed_with_its_children",),

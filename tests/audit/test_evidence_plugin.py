@@ -17,7 +17,7 @@ from audit_helpers import azure_vm, by_name, cli_app, controller_home, run_audit
 from typer.testing import CliRunner
 
 from cloudguard.audit.evidence.registry import SOURCES
-from cloudguard.reap.command import app as reap_app
+from cloudguard.cli.reap import app as reap_app
 
 WIDE = {"COLUMNS": "200"}  # rich wraps help at the terminal width
 

@@ -223,7 +223,7 @@ def test_adapters_lists_what_is_installed_and_whether_it_loads(
     broken = EntryPoint("broken", "cloudguard_no_such_module:Adapter", "cloudguard.adapters")
     installed = {**registry.installed_adapters(), "broken": broken}
     monkeypatch.setattr(registry, "installed_adapters", lambda: installed)
-    import cloudguard.adapters_command as command
+    import cloudguard.cli.adapters as command
 
     monkeypatch.setattr(command, "installed_adapters", lambda: installed)
     listed = cloudguard("adapters").stdout

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from named_checks import broken
 
-from cloudguard import trust
+from cloudguard import trust_store as trust
 from cloudguard.guard.registry import load_registry
 
 # One fleet VM, so the owned-ids command is asked.

@@ -62,7 +62,7 @@ MUTATIONS = [
     Mutation(
         name="a discovered file is trusted without the operator",
         module="project_file.py",
-        original="            return trust.is_trusted(self.path, self.sha256)\n",
+        original="            return trust_store.is_trusted(self.path, self.sha256)\n",
         broken="            return True\n",
         tests=(
             COMMITTED,
@@ -81,7 +81,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="an edited file keeps its trust",
-        module="trust.py",
+        module="trust_store.py",
         original="    return entry is not None and entry.sha256 == sha256\n",
         broken="    return entry is not None\n",
         tests=(COMMITTED,),

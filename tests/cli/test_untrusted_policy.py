@@ -24,7 +24,7 @@ import pytest
 from named_checks import broken
 from second_uid import OTHER_UID, require_a_second_user
 
-from cloudguard import trust
+from cloudguard import trust_store as trust
 
 NOW = "2026-01-01T00:00:00+00:00"
 FLEET_VM = {

@@ -49,7 +49,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="the suite's own fakes are listed as identity variables still set",
-        module="guard/refuse.py",
+        module="guard/policy.py",
         original="            if name.startswith(self.exempt) or name in kept:\n",
         broken="            if name.startswith(self.exempt):\n",
         tests=(IDENTITY,),
@@ -114,8 +114,8 @@ MUTATIONS = [
     Mutation(
         name="SARIF messages are not defanged",
         module="guard/report/sarif.py",
-        original="    return _text(inert(text, 2000))\n",
-        broken="    return _text(text)\n",
+        original="    return sarif_text(inert(text, 2000))\n",
+        broken="    return sarif_text(text)\n",
         tests=(
             REPORTS + "test_values_from_the_records_make_no_link_where_github_renders_them[sarif]",
         ),
@@ -143,7 +143,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a closed pipe is an error",
-        module="guard/command.py",
+        module="cli/guard.py",
         original="    reader_may_leave()\n",
         broken="    pass\n",
         tests=(ODD + "test_a_reader_that_closed_the_pipe_changes_no_exit_code[check-red]",),
@@ -151,7 +151,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a relative --log is handed on as it was typed",
-        module="guard/command.py",
+        module="cli/guard.py",
         original="    return os.path.abspath(log)\n",
         broken="    return log\n",
         tests=(ODD + "test_a_relative_log_is_recorded_once_and_handed_on_absolute",),
@@ -167,7 +167,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="an option before -- is run as the command",
-        module="guard/command.py",
+        module="cli/guard.py",
         original='    if command[0].startswith("-"):',
         broken="    if False:",
         tests=(ODD_ROW + "[run: an unknown option before --]",),

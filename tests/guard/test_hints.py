@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from cloudguard.guard import hints, reach, refuse
+from cloudguard.guard.policy import Policy
 from cloudguard.guard.pytest.failure import failure_message
 
 PROVIDER = "FM_WORKER_PROVIDER_COMMAND"
@@ -28,7 +29,7 @@ def test_the_plugin_shows_the_channels_own_advice(via: str) -> None:
 
 @pytest.mark.parametrize(("via", "tool"), [("provider", "provider"), ("az-shim", "az")])
 def test_the_refusers_show_the_channels_own_advice(via: str, tool: str) -> None:
-    policy = refuse.Policy(provider_variables=[PROVIDER])
+    policy = Policy(provider_variables=[PROVIDER])
     advice = hints.for_channel(via, variable=PROVIDER, indent="    ")
     assert f"To make the test hermetic:\n    {advice}" in refuse._hint(via, tool, policy)
 

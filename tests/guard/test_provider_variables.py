@@ -16,7 +16,7 @@ import pytest
 from guard_helpers import cloudguard, minimal_env
 from named_checks import broken
 
-from cloudguard.guard import doctor, seal
+from cloudguard.guard import doctor, policy, seal
 from cloudguard.guard.registry import Registry, RegistryError, load_registry
 
 
@@ -90,13 +90,19 @@ def test_redirections_are_applied_last_whatever_a_registry_binds(tmp_path: Path)
     made = seal.create_seal(rogue)
     try:
         env, _ = seal.sealed_environment({"PATH": "/usr/bin"}, rogue, made, "/tmp/log")
-        redirected = {name: env[name] for name in seal.REDIRECTED}
+        redirected = {name: env[name] for name in policy.REDIRECTED}
     finally:
         made.remove()
 
     assert redirected == made.redirections(), broken(
         "redirections-applied-last", f"a provider binding replaced: {redirected}"
     )
+
+
+def test_the_registrys_list_of_redirected_variables_is_the_seals() -> None:
+    # The registry's validation reads policy.REDIRECTED (it imports nothing of the seal):
+    # the list must be the variables the seal redirects, no fewer and in the same order.
+    assert tuple(seal.Seal(Path()).redirections()) == policy.REDIRECTED
 
 
 def test_doctor_checks_every_redirected_value(tmp_path: Path) -> None:

@@ -55,8 +55,8 @@ def test_every_shipped_shim_records_then_refuses_with_98(seal: Seal, armed_log: 
 # `os` (the refusers use `posix`) about 1 ms.
 LEAN = {
     "__future__", "time", "_json", "_socket", "cloudguard", "cloudguard.guard",
-    "cloudguard.guard.refuse", "cloudguard.guard.reach", "cloudguard.guard.redaction",
-    "cloudguard.guard.hints", "cloudguard.escape",
+    "cloudguard.guard.refuse", "cloudguard.guard.policy", "cloudguard.guard.reach",
+    "cloudguard.guard.redaction", "cloudguard.guard.hints", "cloudguard.escape",
 }  # fmt: skip
 
 

@@ -17,12 +17,12 @@ from cloudguard.audit.auditor import run_audit
 from cloudguard.audit.cost import bundled_prices
 from cloudguard.audit.evidence.interface import EvidenceRequest
 from cloudguard.audit.formats.json_report import JsonFormat
+from cloudguard.cli.reap import app as reap_app
 from cloudguard.cloud.records import Resource, SweepResult
 from cloudguard.cloud.registry import ENTRY_POINT_GROUP
 from cloudguard.documents.findings import AuditPolicy
 from cloudguard.documents.plan import Plan
 from cloudguard.documents.reap_log import read_reap_log
-from cloudguard.reap.command import app as reap_app
 from cloudguard.reap.planning import build_plan
 
 SUB = "00000000-0000-0000-0000-00000000c7c7"

@@ -218,14 +218,14 @@ MUTATIONS = [
     ),
     Mutation(
         name="controller records taken from stdin, read once for every item",
-        module="reap/command.py",
+        module="cli/reap.py",
         original='    if records == "-":\n',
         broken="    if False:\n",
         # and the plan's binding, which refuses the test's stdin first (its audit read a home),
         # left out: an audit may read its records from stdin ("-"), and its plan binds that
         also=(
             (
-                "reap/command.py",
+                "reap/admission.py",
                 "    if named == dict(plan.evidence):\n",
                 "    if True:\n",
             ),
@@ -327,7 +327,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="no lock in the shared history store: two hosts both act",
-        module="reap/command.py",
+        module="cli/reap.py",
         original="    shared = store if store is not None and store.locks_across_hosts else None\n",
         broken="    shared = None\n",
         tests=(f"{AZURE_LOCKS}::test_two_hosts_sharing_a_postgresql_history_send_one_delete",),
@@ -464,10 +464,10 @@ MUTATIONS = [
             ),
         },
     ),
-    # -- reviewed is applied (reap/command.py) -----------------------------------------------
+    # -- reviewed is applied (reap/admission.py) -----------------------------------------------
     Mutation(
         name="approval not compared",
-        module="reap/command.py",
+        module="reap/admission.py",
         original='    if given != digest.removeprefix("sha256:"):\n',
         broken="    if False:\n",
         tests=(f"{AZURE}::test_a_plan_changed_since_review_is_refused",),
@@ -475,7 +475,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a prefix of the digest approves (an empty one too)",
-        module="reap/command.py",
+        module="reap/admission.py",
         original='    if given != digest.removeprefix("sha256:"):\n',
         broken='    if not digest.removeprefix("sha256:").startswith(given):\n',
         tests=(
@@ -487,7 +487,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a plan or audit dated in the future is taken as fresh",
-        module="reap/command.py",
+        module="reap/admission.py",
         original="    if max(plan.created_at, plan.audit_generated_at) > now + _CLOCK_SKEW:\n",
         broken="    if False:\n",
         tests=(f"{FUTURE}[plan]", f"{FUTURE}[audit]"),
@@ -495,7 +495,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a plan's age counted from the plan, not its audit",
-        module="reap/command.py",
+        module="reap/admission.py",
         original="    made = min(plan.created_at, plan.audit_generated_at)\n",
         broken="    made = plan.created_at\n",
         tests=(f"{AZURE}::test_a_fresh_plan_of_an_old_audit_is_as_old_as_its_audit",),
@@ -503,7 +503,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="no plan expiry",
-        module="reap/command.py",
+        module="reap/admission.py",
         original="    if now - made > max_age:\n",
         broken="    if False:\n",
         tests=(
@@ -514,7 +514,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="allowlist not applied",
-        module="reap/command.py",
+        module="reap/admission.py",
         original="outside = [i for i in plan.items if i.account.strip().casefold() not in allowed]",
         broken="outside: list[PlanItem] = []",
         tests=(
@@ -525,7 +525,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="the evidence the plan binds not compared",
-        module="reap/command.py",
+        module="reap/admission.py",
         original="    if named == dict(plan.evidence):\n",
         broken="    if True:\n",
         tests=(f"{AZURE}::test_apply_naming_other_evidence_than_the_plan_binds_is_refused",),

@@ -18,7 +18,7 @@ def run_audit_cli(*args: str) -> Any:
     import typer
     from typer.testing import CliRunner
 
-    from cloudguard.audit.command import register_audit
+    from cloudguard.cli.audit import register_audit
 
     app = typer.Typer()
     app.callback()(lambda: None)

@@ -18,7 +18,7 @@ from cloudguard_aws import organizations
 from named_checks import broken
 from typer.testing import CliRunner
 
-from cloudguard.audit.command import register_audit
+from cloudguard.cli.audit import register_audit
 
 ROLE = "OrganizationAccountAccessRole"
 MANAGEMENT = "123456789012"  # moto's account for its fake keys

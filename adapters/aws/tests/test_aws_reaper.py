@@ -22,8 +22,8 @@ from throttling_proxy import Throttling, throttling_proxy
 from trusted_config import write_trusted
 from typer.testing import CliRunner
 
-from cloudguard.audit.command import register_audit
-from cloudguard.reap.command import app as reap_app
+from cloudguard.cli.audit import register_audit
+from cloudguard.cli.reap import app as reap_app
 
 ORPHAN_TASK = "cloud-noenv-c7"
 KNOWN_TASK = "task-0042"

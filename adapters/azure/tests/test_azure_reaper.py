@@ -31,8 +31,8 @@ from trusted_config import write_trusted
 from typer.testing import CliRunner
 from waiting import wait_until
 
-from cloudguard.audit.command import register_audit
-from cloudguard.reap.command import app as reap_app
+from cloudguard.cli.audit import register_audit
+from cloudguard.cli.reap import app as reap_app
 from cloudguard.reap.locks import lock_directory, plan_lock, resource_lock
 
 

@@ -20,7 +20,7 @@ from cloudguard_azure.fake_arm import FakeArm
 from named_checks import broken
 from typer.testing import CliRunner
 
-from cloudguard.audit.command import register_audit
+from cloudguard.cli.audit import register_audit
 
 GRAPH = "POST resource_graph"
 

@@ -6,5 +6,5 @@
 - `registry`   `SOURCES`, the one list of sources, and `gather`, which asks each once;
 - one module per source, each with its reader, its options and its factory:
   `controller_records`, `fixture_ids`, `repository_generations`, `terraform_state`,
-  `owned_ids_command`, `owned_ids_file`.
+  `owned_ids_program`, `owned_ids_file`.
 """

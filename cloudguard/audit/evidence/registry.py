@@ -17,8 +17,8 @@ from typing import Any
 from cloudguard.audit.evidence import (
     controller_records,
     fixture_ids,
-    owned_ids_command,
     owned_ids_file,
+    owned_ids_program,
     repository_generations,
     terraform_state,
 )
@@ -39,7 +39,7 @@ SOURCES: dict[str, SourceFactory] = {
     "fixture-ids": fixture_ids.FACTORY,
     "repository-generations": repository_generations.FACTORY,
     "terraform-state": terraform_state.FACTORY,
-    "owned-ids-command": owned_ids_command.FACTORY,
+    "owned-ids-command": owned_ids_program.FACTORY,
     "owned-ids-file": owned_ids_file.FACTORY,
 }
 

@@ -7,6 +7,27 @@ a fleet of 100,000 VMs is never held as one string (see `write_report`).
 `FORMATS` is the one registry: `--format`'s validation, its help and the
 `[audit] format` config key are all derived from it. Adding a format is one
 module plus one entry here.
+
+Also here (each in its own words, the first line of its docstring):
+
+- `changes`: What changed since the last audit, in words: shared by the human formats.
+- `html`: One self-contained HTML page: the summary, cost charts, and a sortable findings
+  table.
+- `json_report`: `--format json`: the audit report document
+  (cloudguard.documents.audit_report), streamed.
+- `junit`: JUnit XML for CI dashboards: one test case per fleet resource, one per
+  unreadable source.
+- `markdown`: Markdown for a PR or issue comment: a summary and one table row per finding.
+- `order`: The order human reports list findings in: by verdict (most urgent first),
+  billable first.
+- `rows`: One finding as the cells of a human report row: shared by the table and markdown
+  formats.
+- `sarif`: SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
+- `summary`: The few lines every human format opens with: counts, what was (not) checked,
+  failures.
+- `table`: The table: grouped by verdict, most urgent first, billable first within a
+  group.
+- `text`: Making untrusted values (tag values, names) safe for a one-line report cell.
 """
 
 from __future__ import annotations

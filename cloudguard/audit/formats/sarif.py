@@ -43,6 +43,7 @@ from cloudguard.documents.findings import (
     exit_code,
     failing_verdicts,
 )
+from cloudguard.escape import sarif_text, sarif_uri
 from cloudguard.history.records import STILL, GoneResource
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -142,7 +143,7 @@ def _invocation(report: AuditReport) -> dict[str, Any]:
             {
                 "level": "error",
                 "message": {
-                    "text": _text(f"could not read {inert(f.source)}: {inert(f.reason, 300)}")
+                    "text": sarif_text(f"could not read {inert(f.source)}: {inert(f.reason, 300)}")
                 },
                 "descriptor": {"id": "cloudguard/unreadable-source"},
             }
@@ -162,7 +163,7 @@ def _result(finding: Finding, index: int, report: AuditReport) -> dict[str, Any]
     text = f"{what} in {inert(where, 160)}: {why}; {spend}"
     if shows_changes(report):
         text += f"; since the last audit: {defang(change_text(report, finding))}"
-    text = _text(text)
+    text = sarif_text(text)
     found, state = report.history_of(finding), report.ack_of(finding)
     baseline = {}
     if found is not None:
@@ -202,17 +203,10 @@ def _result(finding: Finding, index: int, report: AuditReport) -> dict[str, Any]
     }
 
 
-def _text(message: str) -> str:
-    """A SARIF plain-text message: `[`, `]` and `\\` escaped (SARIF 2.1.0 3.11.5), so a value
-    cannot make an embedded link; its values already defanged (`inert`), so no viewer that
-    renders it as markdown links a URL or an address in it."""
-    return message.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-
-
 def _absent(gone: GoneResource, index: int) -> dict[str, Any]:
     """A resource the previous audit of the scope reported and this one did not see."""
     rule_id, _, _, _ = RULES[gone.last_verdict]
-    text = _text(
+    text = sarif_text(
         f"gone since the last audit ({gone.how}): {gone.last_verdict} {gone.provider} "
         f"{gone.kind} {inert(gone.name, 80)} in {inert(gone.account, 80)}, seen "
         f"{gone.first_seen:%Y-%m-%d} to {gone.last_seen:%Y-%m-%d}"
@@ -226,7 +220,7 @@ def _absent(gone: GoneResource, index: int) -> dict[str, Any]:
         "locations": [
             {
                 "physicalLocation": {
-                    "artifactLocation": {"uri": _uri(f"{gone.provider}:{gone.account}")}
+                    "artifactLocation": {"uri": sarif_uri(f"{gone.provider}:{gone.account}")}
                 },
                 "logicalLocations": [
                     {"name": gone.name, "fullyQualifiedName": gone.display_id, "kind": "resource"}
@@ -245,14 +239,7 @@ def _absent(gone: GoneResource, index: int) -> dict[str, Any]:
 def _source_uri(source: str, resource: Any) -> str:
     # An inventory file is a path relative to where the audit ran; a live sweep
     # is named by provider and account.
-    return _uri(source or f"{resource.provider}:{resource.account}")
-
-
-def _uri(where: str) -> str:
-    """A URI reference, no spaces."""
-    from urllib.parse import quote
-
-    return quote(where, safe="/:._-@")
+    return sarif_uri(source or f"{resource.provider}:{resource.account}")
 
 
 class SarifFormat:

@@ -52,7 +52,22 @@ from collections.abc import Callable
 
 from cloudguard.guard.hard import attribution, diag, linux, seccomp_filter
 from cloudguard.guard.hard.relay import Relay
-from cloudguard.guard.hard.writes import Writes
+
+TYPE_CHECKING = False  # typing costs start-up time in the supervisor; mypy reads this by name
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class Judge(Protocol):
+        """A judge of further calls (`writes.Writes`): its handler of each call, by number.
+
+        A protocol, not the class: the judge reads the gate's `Call` and `Target`, and the
+        gate imports nothing of it.
+        """
+
+        def handlers(
+            self, arch: str, answer: Callable[..., None]
+        ) -> dict[int, Callable[[Call, Target], None]]: ...
+
 
 NOTIF_RECV = 0xC0502100  # SECCOMP_IOCTL_NOTIF_RECV (struct seccomp_notif, 80 bytes)
 NOTIF_SEND = 0xC0182101  # SECCOMP_IOCTL_NOTIF_SEND (struct seccomp_notif_resp, 24 bytes)
@@ -234,7 +249,7 @@ class Gate:
         flows: attribution.Flows,
         allowed: frozenset[tuple[int, int, int]],
         seal_root: str,
-        writes: Writes | None = None,
+        writes: Judge | None = None,
     ) -> None:
         self.listener, self.relay, self.flows = listener, relay, flows
         self.allowed = allowed  # (major, minor, inode) of each --allow-unix socket

@@ -13,7 +13,7 @@ can reach past the network namespace or that names where a datagram goes:
   isolate (AF_VSOCK, Bluetooth, ...): everything but the allowed families;
 - with read-only ambient roots (`Arch.watching`), the calls that write at a
   path: `open`/`openat` with a write flag, and every call of
-  `writes.CALLS` (the gate records one into a root, `writes`).
+  `syscalls.CALLS` (the gate records one into a root, `writes`).
 
 `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)` are refused (EPERM): each pushes
 input into a terminal (the operator's shell, after the run). The command's
@@ -33,7 +33,7 @@ import errno
 import socket
 import struct
 
-from cloudguard.guard.hard import linux, writes
+from cloudguard.guard.hard import linux, syscalls
 
 SECCOMP_SET_MODE_FILTER = 1
 SECCOMP_FILTER_FLAG_NEW_LISTENER = 1 << 3
@@ -123,7 +123,7 @@ def native(*, write_calls: bool = False) -> Arch | None:
     arch = ARCHES.get(linux.machine())
     if arch is None or not write_calls:
         return arch
-    return arch.watching(writes.CALLS.get(linux.machine(), {}))
+    return arch.watching(syscalls.CALLS.get(linux.machine(), {}))
 
 
 # -- a small assembler for classic BPF ---------------------------------------------------------
@@ -188,13 +188,13 @@ def program(arch: Arch) -> bytes:
     p.jump(_JEQ_K, IO_URING_SETUP, "deny", 0)
     p.jump(_JEQ_K, arch.calls["ioctl"], "ioctl", 0)
     for name, number in arch.writes.items():  # open/openat only when they would write
-        flags = writes.FLAGS_ARGUMENT.get(name)
+        flags = syscalls.FLAGS_ARGUMENT.get(name)
         p.jump(_JEQ_K, number, "notify" if flags is None else f"flags{flags}", 0)
     p.ret(RET_ALLOW)
-    for index in sorted(set(writes.FLAGS_ARGUMENT.values())) if arch.writes else ():
+    for index in sorted(set(syscalls.FLAGS_ARGUMENT.values())) if arch.writes else ():
         p.label(f"flags{index}")
         p.load(arg_low(index))
-        p.jump(_JSET_K, writes.WRITE_FLAGS, "notify", "allow")
+        p.jump(_JSET_K, syscalls.WRITE_FLAGS, "notify", "allow")
     p.label("sendto")  # with no address (a connected socket's send) it is allowed
     p.load(arg_low(4))
     p.jump(_JEQ_K, 0, 0, "notify")

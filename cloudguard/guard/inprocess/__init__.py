@@ -11,6 +11,18 @@ are imported. Only the socket guard refuses; the SDK hooks name the call
 under way so the record says what it was (see `attempt`). Loopback
 endpoints are never refused; there is no switch that lets anything else
 through.
+
+Also here (each in its own words, the first line of its docstring):
+
+- `azure_guard`: azure-core: name each Azure call for the socket guard; refuse nothing
+  here.
+- `botocore_guard`: botocore: name each AWS call for the socket guard; refuse nothing
+  here.
+- `imports`: Patch a module when it is imported, without importing it ourselves.
+- `patches`: Swap a function for its guarded wrapper once, and remember how to put it
+  back.
+- `refusal`: Record, then refuse: the one way an in-process guard says no.
+- `socket_guard`: Where bytes would leave: the one place the in-process guards decide.
 """
 
 from __future__ import annotations
@@ -24,7 +36,7 @@ TYPE_CHECKING = False  # not `from typing import`: typing costs every sealed Pyt
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from cloudguard.guard.refuse import Policy
+    from cloudguard.guard.policy import Policy
 
     # The guards' binding as `saved` keeps it: (log, policy, find_policy, keepers).
     Binding = tuple[str | None, Policy | None, Callable[[], Policy | None] | None, tuple[str, ...]]

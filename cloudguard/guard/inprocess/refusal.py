@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import NoReturn
 
-    from cloudguard.guard.refuse import Policy
+    from cloudguard.guard.policy import Policy
 
 
 class CloudReachRefused(Exception):

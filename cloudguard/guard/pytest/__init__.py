@@ -11,4 +11,11 @@ One role per module, as pytest-xdist splits its plugin:
 - `fixture`: the `cloudguard` fixture (`.reaches`, `.expect`).
 
 This package imports nothing on purpose (nothing runs before pytest asks).
+
+Also here (each in its own words, the first line of its docstring):
+
+- `blocked`: Entry point `pytest11: cloudguard-switch`: `-p no:cloudguard` is never unsaid
+  either.
+- `where`: Where in the session a reach happens: collection, the test's file and line, the
+  fixture.
 """

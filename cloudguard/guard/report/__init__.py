@@ -14,6 +14,11 @@ is written at once):
 `FORMATS` is the one registry: the option's validation and help derive from it.
 A report is written to a file cloudguard owns (never through a planted link);
 one that cannot be written is named on stderr, and never changes the verdict.
+
+Also here (each in its own words, the first line of its docstring):
+
+- `json_report`: `--report json=FILE`: the records whole, placed, with the verdict (schema
+  reach-report 1).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import json
 from typing import Any
 
 from cloudguard import __version__
-from cloudguard.escape import inert
+from cloudguard.escape import inert, sarif_text, sarif_uri
 from cloudguard.guard import alarm, hints
 from cloudguard.guard.report import Entry, ReachReport
 
@@ -87,7 +87,7 @@ def _result(entry: Entry) -> dict[str, Any]:
         "locations": [
             {
                 "physicalLocation": {
-                    "artifactLocation": {"uri": _uri(entry.file), "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": {"uri": sarif_uri(entry.file), "uriBaseId": "%SRCROOT%"},
                     **region,
                 },
                 "logicalLocations": [{"fullyQualifiedName": entry.test, "kind": "function"}]
@@ -119,24 +119,17 @@ def _message(entry: Entry) -> str:
     )
     fix = " ".join(hints.for_channel(entry.field("via")).split())
     text = f"{who} reached a real cloud: {reached}{during}.{again} To make it hermetic: {fix}"
-    return _text(inert(text, 2000))
+    return sarif_text(inert(text, 2000))
 
 
 def _notification(descriptor: str, text: str) -> dict[str, Any]:
-    return {"level": "error", "message": {"text": _text(text)}, "descriptor": {"id": descriptor}}
+    return {
+        "level": "error",
+        "message": {"text": sarif_text(text)},
+        "descriptor": {"id": descriptor},
+    }
 
 
 def _fingerprint(entry: Entry) -> str:
     fields = (entry.test, *(entry.field(k) for k in ("via", "target", "phase", "fixture")))
     return hashlib.sha256("\x1f".join(fields).encode("utf-8")).hexdigest()
-
-
-def _text(message: str) -> str:
-    """A SARIF plain-text message: `[`, `]` and `\\` escaped (SARIF 2.1.0 3.11.5)."""
-    return message.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-
-
-def _uri(path: str) -> str:
-    from urllib.parse import quote
-
-    return quote(path, safe="/:._-@")

@@ -1,8 +1,8 @@
 """`cloudguard run`, `check` and `doctor`: parse their options, call the guard, exit with its code.
 
-Thin on purpose, as `audit/command.py` and `reap/command.py` are: the work
-lives in `runner`, `alarm` and `doctor`. `register` adds the three commands
-to the `cloudguard` app (cli.py), in the order `--help` lists them. Heavy
+Thin on purpose, as `cli/audit.py` and `cli/reap.py` are: the work
+lives in the guard's `runner`, `alarm` and `doctor`. `register` adds the three commands
+to the `cloudguard` app (cli/__init__.py), in the order `--help` lists them. Heavy
 imports stay inside the commands: `cloudguard --version` pays for none.
 """
 

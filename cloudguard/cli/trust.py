@@ -3,7 +3,7 @@
 A cloudguard.toml that cloudguard finds on its own (from the working
 directory up to the repository root, then `$HOME`) may set the keys that run
 a program, open the seal or widen what is trusted only once the operator
-trusted its exact bytes (cloudguard.trust). `trust` reads the file as every
+trusted its exact bytes (cloudguard.trust_store). `trust` reads the file as every
 command does (the same checks: the user's own file, in a directory nobody
 else can swap it in), records its path and SHA-256, and names the keys it
 lets take effect, for the operator to know what they agreed to. `--sha256`
@@ -23,7 +23,7 @@ from typing import Annotated
 import typer
 
 from cloudguard import exit_codes, project_file
-from cloudguard import trust as store
+from cloudguard import trust_store as store
 
 
 def register(app: typer.Typer) -> None:

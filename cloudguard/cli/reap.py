@@ -13,7 +13,6 @@ plan that is not the one approved; an invalid cloudguard.toml.
 
 from __future__ import annotations
 
-import io
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -28,10 +27,12 @@ from cloudguard.audit.options import Settings
 from cloudguard.cloud.options import REAP_APPLY
 from cloudguard.cloud.reaping import REQUESTED_ACTIONS, REVERSIBLE
 from cloudguard.cloud.registry import Clouds
-from cloudguard.documents.audit_report import untrusted_policy_text
 from cloudguard.documents.plan import REAPABLE_VERDICTS, Plan
+from cloudguard.documents.plan_table import plan_table
 from cloudguard.documents.strict_json import DocumentError, DocumentUsageError
 from cloudguard.escape import one_line
+from cloudguard.reap import admission
+from cloudguard.reap.admission import Refusal
 
 app = typer.Typer(
     name="reap",
@@ -284,6 +285,7 @@ def apply_command(
     from cloudguard.audit import from_settings
     from cloudguard.audit.command_line import check_credential
     from cloudguard.audit.cost import bundled_prices
+    from cloudguard.audit.evidence.registry import locations
     from cloudguard.documents.plan import load_plan, plan_digest, read_plan_bytes
     from cloudguard.documents.reap_log import ReapLog, ReapLogError, default_log_path
     from cloudguard.reap.apply import apply_plan
@@ -303,11 +305,11 @@ def apply_command(
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
     digest = plan_digest(data)
     if yes:
-        _check_approval(approve, digest, plan_path)
-    _check_age(plan, settings.max_age)
-    _check_accounts(plan, settings.accounts, required=yes)
+        _admitted(admission.approval(approve, digest, plan_path))
+    _admitted(admission.age(plan, settings.max_age, datetime.now(UTC)))
+    _admitted(admission.accounts(plan, settings.accounts, required=yes))
     _check_evidence_options(settings)
-    _check_evidence_bound(plan, from_settings.evidence_request(settings))
+    _admitted(admission.evidence_bound(plan, locations(from_settings.evidence_request(settings))))
     installed = [
         name for name in dict.fromkeys(i.provider for i in plan.items) if name in clouds.names
     ]
@@ -409,70 +411,15 @@ def _recorded(
     return code
 
 
-# A plan "made" this far in the future is a clock or an edit, not a plan.
-_CLOCK_SKEW = timedelta(minutes=5)
-
-
-def _check_approval(approve: str | None, digest: str, plan_path: Path) -> None:
-    """--yes acts on the plan that was reviewed, byte for byte, or on nothing."""
-    if approve is None:
-        raise typer.BadParameter(
-            f"--yes acts only on a reviewed plan: add --approve {digest} (the digest "
-            "`reap plan` and the dry run print) after reviewing it",
-            param_hint="--approve",
-        )
-    given = approve.strip().lower().removeprefix("sha256:")
-    if given != digest.removeprefix("sha256:"):
-        _say(
-            f"refused: {one_line(str(plan_path), 300)} is not the plan that was approved "
-            f"(its digest is {digest}, approved {one_line(approve, 80)}): it changed since "
-            "review; review it again"
-        )
-        raise typer.Exit(exit_codes.REFUSED_ADMISSION)
-
-
-def _check_age(plan: Plan, max_age: timedelta) -> None:
-    """What a plan knows is as old as its audit; past --max-age it is not acted on."""
-    now = datetime.now(UTC)
-    made = min(plan.created_at, plan.audit_generated_at)
-    if max(plan.created_at, plan.audit_generated_at) > now + _CLOCK_SKEW:
-        raise typer.BadParameter(
-            "the plan or its audit is dated in the future: make a new plan",
-            param_hint="PLAN.json",
-        )
-    if now - made > max_age:
-        raise typer.BadParameter(
-            f"the plan is too old: its audit is from {plan.audit_generated_at.isoformat()} "
-            f"({_hours(now - made)} ago), older than --max-age {_hours(max_age)}; "
-            "run the audit again and make a new plan",
-            param_hint="PLAN.json",
-        )
-
-
-def _hours(span: timedelta) -> str:
-    return f"{span.total_seconds() / 3600:.1f}h"
-
-
-def _check_accounts(plan: Plan, accounts: Sequence[str] | None, *, required: bool) -> None:
-    """Only listed subscriptions / AWS accounts, checked before any request (as aws-nuke does)."""
-    if accounts is None:
-        if required:
-            raise typer.BadParameter(
-                "--yes acts only in listed accounts: set [reap] accounts = [...] "
-                "(subscription ids / AWS account ids) in cloudguard.toml",
-                param_hint="--yes",
-            )
+def _admitted(refusal: Refusal | None) -> None:
+    """A rule of admission (cloudguard.reap.admission) refused: exit 2, or 97 for a plan
+    that is not the one approved."""
+    if refusal is None:
         return
-    allowed = {a.strip().casefold() for a in accounts if a.strip()}
-    outside = [i for i in plan.items if i.account.strip().casefold() not in allowed]
-    if outside:
-        shown = "; ".join(
-            f"{one_line(i.name)} in {one_line(i.account) or '(no account)'}" for i in outside[:5]
-        )
-        raise typer.BadParameter(
-            f"{len(outside)} item(s) outside [reap] accounts: {shown}; nothing was read or done",
-            param_hint="PLAN.json",
-        )
+    if refusal.kind == admission.REFUSED:
+        _say(f"refused: {refusal.reason}")
+        raise typer.Exit(exit_codes.REFUSED_ADMISSION)
+    raise typer.BadParameter(refusal.reason, param_hint=refusal.param_hint)
 
 
 def _check_evidence_options(settings: Settings) -> None:
@@ -491,102 +438,3 @@ def _check_evidence_options(settings: Settings) -> None:
             "controller records are re-read before each item: give a file, not stdin",
             param_hint="--controller-records",
         )
-
-
-def _check_evidence_bound(plan: Plan, request: Any) -> None:
-    """Apply re-reads the evidence the plan's audit read, not other sources: given another
-    (an empty controller home, another repository), a suspect would be judged an orphan."""
-    from cloudguard.audit.evidence.registry import locations
-
-    named = locations(request)
-    if named == dict(plan.evidence):
-        return
-    differences = [
-        f"--{key} {_shown_location(named.get(key))} (the plan's audit: "
-        f"{_shown_location(plan.evidence.get(key))})"
-        for key in sorted({*named, *plan.evidence})
-        if named.get(key) != plan.evidence.get(key)
-    ]
-    raise typer.BadParameter(
-        "reap apply must re-read the evidence the plan's audit read, which the plan binds: "
-        + "; ".join(differences)
-        + ". Give the same options (or audit and plan again); nothing was read or done",
-        param_hint="PLAN.json",
-    )
-
-
-def _shown_location(value: Any) -> str:
-    if value is None:
-        return "not given"
-    if isinstance(value, list):
-        return " ".join(one_line(str(v), 200) for v in value)
-    return one_line(str(value), 200)
-
-
-def plan_table(plan: Plan, clouds: Clouds | None = None) -> str:
-    """What would be done, for a person. Names and tags come from the cloud: Text, escaped."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    clouds = clouds or Clouds.installed()
-    out = io.StringIO()
-    console = Console(file=out, no_color=True, highlight=False, width=1000)
-    verdicts = ", ".join(plan.verdicts)
-    console.print(
-        Text(
-            f"cloudguard reap plan: {len(plan.items)} to {plan.requested_action} "
-            f"({one_line(verdicts)}) from {one_line(plan.audit_source, 300)}, "
-            f"audited {plan.audit_generated_at.isoformat()}; "
-            f"{len(plan.not_planned)} not planned."
-        ),
-        soft_wrap=True,
-    )
-    if plan.policy.untrusted_keys:  # whose policy chose these: said before what it chose
-        console.print(Text(untrusted_policy_text(plan.policy) or ""), soft_wrap=True)
-    if plan.items:
-        table = Table()
-        for header in (
-            "action",
-            "verdict",
-            "provider",
-            "name",
-            "group",
-            "region",
-            "power",
-            "task id",
-            "reasons",
-            "holds data",
-        ):
-            table.add_column(header, no_wrap=True)
-        for item in plan.items:
-            task = clouds.cloud(item.provider).tag(item.tags, plan.policy.task_tag)
-            cells = (
-                item.action,
-                item.verdict,
-                f"{item.provider} {item.kind}",
-                one_line(item.name),
-                one_line(item.group) if item.group else "-",
-                one_line(item.region),
-                one_line(item.power_state),
-                one_line(task),
-                one_line(", ".join(item.reasons)) or "-",
-                one_line(item.holds_data) or "-",
-            )
-            table.add_row(*(Text(c) for c in cells))
-            for member in item.members:  # what deleting the group deletes with it
-                table.add_row(
-                    *(Text(c) for c in ("", member.verdict, f"  with its {member.kind}",
-                                        one_line(member.name), "", "", "", "", "",
-                                        one_line(member.holds_data) or "-"))
-                )  # fmt: skip
-        console.print(table)
-    for skipped in plan.not_planned:
-        console.print(
-            Text(
-                f"not planned: {one_line(skipped.verdict)} {one_line(skipped.name)}: "
-                f"{one_line(skipped.why, 200)}"
-            ),
-            soft_wrap=True,
-        )
-    return out.getvalue()

@@ -1,5 +1,19 @@
 """The `cloudguard` command: parses, wires, prints. The work lives in the modules it calls.
 
+The only layer that knows typer, one module per command group, each parsing
+and printing only; nothing imports it (the entry point is `main` here):
+
+- `guard`: `run`, `check`, `doctor`;
+- `audit`: `audit`;
+- `history`: `history runs|resource|cost|offenders|acks`, `ack`;
+- `reap`: `reap plan`, `reap apply`;
+- `trust`: `trust [FILE]`, `--list`, `--revoke`;
+- `init`: `init`, a project's first cloudguard.toml;
+- `adapters`: `adapters`, what sweeps and reaps which cloud;
+- `demo`: `demo [--serve]`, the demo an adapter ships;
+- `presentation`: how the command presents itself (plain help, one-line usage
+  errors, a reader that leaves).
+
 Exit codes (a contract, see docs/reference.md):
 0 clean · 1 audit found orphans / a reap action failed · 2 usage · 75 did not run ·
 97 refused admission (bad registry/config, log not armed or malformed) ·
@@ -12,8 +26,7 @@ from typing import Annotated
 
 import typer
 
-from cloudguard import cli_presentation, exit_codes, trust_command
-from cloudguard.guard import command as guard_command
+from cloudguard.cli import demo, guard, presentation, trust
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 clean; 1 orphans found (audit) or an action failed (reap); 2 usage; "
@@ -60,76 +73,49 @@ def _main(
     """Keep test suites from reaching real clouds; find the resources they leaked."""
 
 
-# Plain-text help, whole option names, one-line usage errors (cloudguard.cli_presentation).
-cli_presentation.apply()
+# Plain-text help, whole option names, one-line usage errors (cloudguard.cli.presentation).
+presentation.apply()
 
 
-# run, check, doctor: the guard's commands (their bodies and help: cloudguard.guard.command).
-guard_command.register(app)
+# run, check, doctor: the guard's commands (their bodies and help: cloudguard.cli.guard).
+guard.register(app)
 
 
-@app.command(
-    help="Run the embedded demo: a fake Azure fleet audited over HTTPS, then a sealed run."
-)
-def demo(
-    serve: Annotated[
-        bool,
-        typer.Option(
-            "--serve",
-            help="Leave the fake fleet running on 127.0.0.1 until Ctrl-C, and print the exact "
-            "audit and reap commands to try against it.",
-        ),
-    ] = False,
-) -> None:
-    from importlib.metadata import entry_points
-
-    # An adapter ships its demo under the `cloudguard.demos` entry-point group: the core
-    # names no adapter. The first by name runs (only the Azure adapter ships one today).
-    demos = sorted(entry_points(group="cloudguard.demos"), key=lambda ep: ep.name)
-    try:
-        demo_main = demos[0].load()
-    except (IndexError, ImportError):
-        typer.echo(
-            "cloudguard: the demo needs the Azure adapter: pip install 'cloudguard-ci[azure]' "
-            "'cloudguard-azure[fake]' (its fake ARM; from a checkout: pip install ./ "
-            "'./adapters/azure[fake]')",
-            err=True,
-        )
-        raise typer.Exit(exit_codes.DID_NOT_RUN) from None
-    raise typer.Exit(demo_main(serve=True) if serve else demo_main())
+# `demo`: the adapter's embedded demo (cloudguard.cli.demo).
+demo.register(app)
 
 
 def _register_trust() -> None:
-    trust_command.register(app)  # after audit and reap in --help: it configures them
+    trust.register(app)  # after audit and reap in --help: it configures them
 
 
 def _register_setup() -> None:
-    from cloudguard import adapters_command, init_command
+    from cloudguard.cli import adapters, init
 
-    init_command.register(app)  # a project's first file
-    adapters_command.register(app)  # what sweeps and reaps which cloud
+    init.register(app)  # a project's first file
+    adapters.register(app)  # what sweeps and reaps which cloud
 
 
 def _register_audit() -> None:
-    from cloudguard.audit.command import register_audit
+    from cloudguard.cli.audit import register_audit
 
     register_audit(app)  # its docstring is the help: it lists the audit's exit codes
 
 
 def _register_reap() -> None:
-    from cloudguard.reap.command import app as reap_app
+    from cloudguard.cli.reap import app as reap_app
 
     app.add_typer(reap_app, name="reap")  # `reap plan`, `reap apply`; each lists its exit codes
 
 
 def _register_history() -> None:
-    from cloudguard.audit.history_command import register
+    from cloudguard.cli.history import register
 
     register(app)  # `history runs|resource|cost|offenders|acks`, `ack`
 
 
 def main() -> None:
-    cli_presentation.reader_may_leave()  # `cloudguard audit | head -1` is not an error
+    presentation.reader_may_leave()  # `cloudguard audit | head -1` is not an error
     _register_audit()
     _register_reap()
     _register_trust()
