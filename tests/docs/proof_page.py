@@ -60,6 +60,8 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("reap.md", "Reap"): (
         "tests/reap/test_reap_negative_controls.py",
         "adapters/azure/tests/test_azure_reap_groups_controls.py",
+        "adapters/azure/tests/test_azure_reap_every_request_controls.py",
+        "adapters/aws/tests/test_aws_reap_every_request_controls.py",
     ),
     ("azure.md", "Azure"): (
         "adapters/azure/tests/test_azure_resource_graph_controls.py",
