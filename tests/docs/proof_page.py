@@ -61,6 +61,7 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "tests/reap/test_reap_negative_controls.py",
         "adapters/azure/tests/test_azure_reap_groups_controls.py",
         "adapters/azure/tests/test_azure_reap_every_request_controls.py",
+        "adapters/azure/tests/test_azure_reap_every_request_members_controls.py",
         "adapters/aws/tests/test_aws_reap_every_request_controls.py",
     ),
     ("azure.md", "Azure"): (

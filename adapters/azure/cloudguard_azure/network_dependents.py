@@ -56,7 +56,7 @@ def read_nic(
     nic = _get(network.network_interfaces.get, group, name, source)
     if nic is None:
         return None
-    attached = _ref_id(nic.virtual_machine) or _ref_id(nic.private_endpoint) or None
+    attached = _nic_attachment(nic)
     left: list[str] = []
     addresses: list[Dependent] = []
     for configuration in nic.ip_configurations or ():
@@ -71,6 +71,34 @@ def read_nic(
                 Dependent("public-ip", str(address.id), normalise.text(address.resource_guid))
             )
     return _resource(nic, "nic", sub), attached, tuple(left), tuple(addresses)
+
+
+def read_nic_last(
+    network: Any, group: str, name: str, sub: str, source: str
+) -> tuple[Resource, str | None, tuple[str, ...], tuple[Dependent, ...]] | None:
+    """`read_nic`, with the NIC's own GET the last read: when its public IPs were read after
+    it, the NIC once more, whose tags and attachment are the ones judged (a tag put on it
+    between the two is seen). Public IPs that are not the ones just read: unknown state."""
+    first = read_nic(network, group, name, sub, source)
+    if first is None or not first[2]:
+        return first
+    nic = _get(network.network_interfaces.get, group, name, source)
+    if nic is None:
+        return None
+    now = tuple(
+        f"public IP {address_id}"
+        for configuration in nic.ip_configurations or ()
+        if (address_id := _ref_id(configuration.public_ip_address))
+    )
+    if now != first[2]:
+        raise ReadError(source, "its public IPs changed while it was read")
+    attached = _nic_attachment(nic)
+    return _resource(nic, "nic", sub), attached, first[2], first[3]
+
+
+def _nic_attachment(nic: Any) -> str | None:
+    attached = _ref_id(nic.virtual_machine) or _ref_id(nic.private_endpoint) or None
+    return attached
 
 
 def read_public_ip(

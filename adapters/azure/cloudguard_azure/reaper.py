@@ -166,13 +166,23 @@ class AzureReaper:
         )
 
     def _network_current(self, item: Target, sub: str, group: str, name: str) -> Live | None:
-        """A NIC or public IP a deleted VM left: attached to what now, and its public IPs."""
+        """A NIC or public IP a deleted VM left: attached to what now, and its public IPs.
+
+        What protects it and its creation time first, its own GET last (as a VM's): a tag
+        put on it after that GET is the only window left (issue 32)."""
         source = f"azure {item.kind} {item.id}"
         network = self._client("network", sub)
         left: tuple[str, ...] = ()
         addresses: tuple[Dependent, ...] = ()
+        # Microsoft.Network records no creation time; ARM does (its group's listing): a
+        # planned NIC or public IP is bound to it. A dependent is bound to its parent's
+        # read of its resourceGuid instead.
+        bound_to_listing = not getattr(item, "dependent_of", "")
+        unreadable, protections, listed = self._before_its_own_read(
+            item, sub, group, source, listing=bound_to_listing
+        )
         if item.kind == "nic":
-            nic = network_dependents.read_nic(network, group, name, sub, source)
+            nic = network_dependents.read_nic_last(network, group, name, sub, source)
             if nic is None:
                 return None
             resource, attached, left, addresses = nic
@@ -181,13 +191,10 @@ class AzureReaper:
             if address is None:
                 return None
             resource, attached = address
-        if not getattr(item, "dependent_of", ""):
-            # Microsoft.Network records no creation time; ARM does (its group's listing): a
-            # planned NIC or public IP is bound to it. A dependent is bound to its parent's
-            # read of its resourceGuid instead.
-            listed = self._listed(sub, group).get(resource.id.casefold(), {})
+        if unreadable is not None:
+            raise unreadable
+        if bound_to_listing:
             resource = resource._replace(created=parse_time(listed.get("createdTime")))
-        protections = self._protections(sub, group, resource.id, source)
         return Live(
             resource,
             protections=protections,
@@ -196,29 +203,47 @@ class AzureReaper:
             dependents=addresses,
         )
 
+    def _before_its_own_read(
+        self, item: Target, sub: str, group: str, source: str, *, listing: bool
+    ) -> tuple[ReadError | None, tuple[str, ...], dict[str, Any]]:
+        """Its protections and (when asked) its group's listing of it, read before its own
+        GET. What cannot be read is told only once that GET says it is there (a gone one
+        is gone): (the first read error, the protections, its entry in the listing)."""
+        try:
+            protected = self._protections(sub, group, item.id, source)
+            listed = self._listed(sub, group).get(item.id.casefold(), {}) if listing else {}
+        except ReadError as exc:
+            return exc, (), {}
+        return None, protected, listed
+
     def _generic_current(self, item: Target, address: _Address) -> Live | None:
         """Any other kind, by id: GET with its provider's api-version, and the creation time
-        ARM records for it (its group's listing, `$expand=createdTime`)."""
+        ARM records for it (its group's listing, `$expand=createdTime`); its protections and
+        the listing before the GET, which is the last read (issue 32)."""
         source = f"azure {item.kind} {item.id}"
         resources = self._client("resources", address.sub)
+        unreadable, protections, created = self._before_its_own_read(
+            item, address.sub, address.group, source, listing=True
+        )
         try:
             version = self._api_version(address.sub, address.arm_type)
             found = _gone_is_none(
                 lambda: resources.resources.get_by_id(item.id, api_version=version)
             )
-            if found is None:
-                return None
-            created = self._listed(address.sub, address.group).get(item.id.casefold(), {})
         except ReadError:
             raise
         except Exception as exc:  # 403, throttled past retries: unknown state
             raise ReadError(source, describe_error(exc)) from exc
+        if found is None:
+            return None
+        if unreadable is not None:
+            raise unreadable
         body = {**found.as_dict(), "createdTime": created.get("createdTime")}
         resource = generic.resource_from_arm(body, f"azure:{address.sub}")
         managed_by = body.get("managedBy")
         return Live(
             resource,
-            protections=self._protections(address.sub, address.group, resource.id, source),
+            protections=protections,
             attached_to=f"managed by {managed_by}" if managed_by else None,
         )
 
