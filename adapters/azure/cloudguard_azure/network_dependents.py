@@ -92,13 +92,11 @@ def read_nic_last(
     )
     if now != first[2]:
         raise ReadError(source, "its public IPs changed while it was read")
-    attached = _nic_attachment(nic)
-    return _resource(nic, "nic", sub), attached, first[2], first[3]
+    return _resource(nic, "nic", sub), _nic_attachment(nic), first[2], first[3]
 
 
 def _nic_attachment(nic: Any) -> str | None:
-    attached = _ref_id(nic.virtual_machine) or _ref_id(nic.private_endpoint) or None
-    return attached
+    return _ref_id(nic.virtual_machine) or _ref_id(nic.private_endpoint) or None
 
 
 def read_public_ip(

@@ -124,11 +124,9 @@ class AzureReaper:
         # What protects it from above first, its own GET (its tags, its attachment) last: a
         # tag put on it after that GET is the only window left (issue 32). Protection that
         # cannot be read is told only once its GET says it is there (a gone one is gone).
-        unreadable: ReadError | None = None
-        try:
-            protections = self._protections(sub, group, item.id, source)
-        except ReadError as exc:
-            unreadable, protections = exc, ()
+        unreadable, protections, _ = self._before_its_own_read(
+            item, sub, group, source, listing=False
+        )
 
         def read() -> tuple[Any, Any, Any, Any, Any]:
             if item.kind == "vm":

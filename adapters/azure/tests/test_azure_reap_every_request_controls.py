@@ -26,7 +26,7 @@ MUTATIONS = [
         also=(
             (
                 "reaper.py",
-                "        try:\n            protections = self._protections(sub, group, item.id",
+                "        unreadable, protections, _ = self._before_its_own_read(\n",
                 "        def read() -> tuple[Any, Any, Any, Any, Any]:\n"
                 '            if item.kind == "vm":\n'
                 "                vm = compute.virtual_machines.get(group, name, "
@@ -39,7 +39,7 @@ MUTATIONS = [
                 "            return disk, normalise.disk_resource(disk, sub), attached, (), ()\n"
                 "\n"
                 "        first = read()\n"
-                "        try:\n            protections = self._protections(sub, group, item.id",
+                "        unreadable, protections, _ = self._before_its_own_read(\n",
             ),
         ),
         tests=(f"{ATTACK}[deallocate]",),
