@@ -6,10 +6,12 @@ Nothing may be deleted after the change but when the change arrives with the DEL
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from cloudguard_azure import demo
+from every_request import Cell, attack_before_each_request
 from leaked_run import LeakedRun, leaked_run
 from named_checks import broken
 from test_azure_reap_kinds import LEAKED_BY, apply, plan_leaked
@@ -46,34 +48,21 @@ def test_a_member_protected_before_any_request_is_never_deleted(
     _only(incident, run, kind)
     plan = plan_leaked(incident)
     target = _target(run, kind)
-    faults = incident.arm.faults
-    wrong: list[str] = []
-    n = 0
-    while True:
-        n += 1
-        changed: list[bool] = []
 
-        def hook(index: int, _m: str, _t: str, n: int = n, changed: Any = changed) -> None:
-            if index == n:
-                target.tags["do-not-reap"] = ""
-                changed.append(True)
+    def protect(_n: int) -> Callable[[], None]:
+        target.tags["do-not-reap"] = ""
+        return lambda: target.tags.pop("do-not-reap", None) and None
 
-        faults.reset_counts()
-        faults.before_answer = hook
-        try:
-            code, out, _ = apply(incident, plan)
-        finally:
-            faults.before_answer = None
-        target.tags.pop("do-not-reap", None)
-        if not changed:
-            pytest.fail(f"apply made fewer than {n} requests and never deleted it: {out}")
-        raced_at = faults.log[n - 1]
-        sent = [line for line in faults.log if line.startswith("DELETE ")]
-        if raced_at.startswith("DELETE "):
-            break  # changed as the DELETE arrived: the window ARM leaves
-        if sent:
-            wrong.append(f"{kind} protected before request {n} ({raced_at}): {sent}")
-            break
-        assert code == 0, out
+    def nothing_failed(cell: Cell) -> None:
+        assert cell.code == 0, cell.out
+
+    attacked = attack_before_each_request(
+        incident.arm.faults, protect, lambda: apply(incident, plan), between=nothing_failed
+    )
+    wrong = [
+        f"{kind} protected before request {c.n} ({c.raced_at}): {c.sent}"
+        for c in attacked
+        if c.acted_after_change
+    ]
     assert not wrong, broken("a-member-is-never-deleted-after-a-change", "\n".join(wrong))
-    assert n > 2, faults.log
+    assert len(attacked) > 2, attacked[-1]

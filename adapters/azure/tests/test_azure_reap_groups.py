@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from cloudguard_azure import demo
 from cloudguard_azure.fake_arm.resources.models import GenericResource
+from every_request import Cell, attack_before_each_request
 from leaked_run import LeakedRun, leaked_run
 from named_checks import broken
 from test_azure_reap_kinds import LEAKED_BY, apply, group_gone, plan_leaked, skip_codes
@@ -34,10 +34,6 @@ def run(incident: Incident) -> LeakedRun:
 def someone_elses_app(incident: Incident, run: LeakedRun, name: str) -> GenericResource:
     """A web app that is not the fleet's (no tags at all), in the run's group."""
     return incident.arm.state.add_resource(demo.SUB_PILOT, run.group, APP, name)
-
-
-def deletes(incident: Incident) -> list[str]:
-    return [line for line in incident.arm.faults.log if line.startswith("DELETE ")]
 
 
 def test_an_app_that_reads_not_found_holds_the_group_and_is_named(
@@ -83,36 +79,27 @@ def test_a_resource_created_before_any_request_is_never_deleted_with_the_group(
     plan = plan_leaked(incident)
     faults = incident.arm.faults
     faults.page_size = page_size
-    wrong: list[str] = []
-    n = 0
-    while True:
-        n += 1
-        made: list[GenericResource] = []
 
-        def create(index: int, _method: str, _target: str, n: int = n, made: Any = made) -> None:
-            if index == n:
-                made.append(
-                    incident.arm.state.add_resource(demo.SUB_PILOT, run.group, RACED, f"raced-{n}")
-                )
+    def create(n: int) -> Callable[[], None]:
+        app = incident.arm.state.add_resource(demo.SUB_PILOT, run.group, RACED, f"raced-{n}")
+        return lambda: incident.arm.state.generic.pop(app.id.casefold(), None) and None
 
-        faults.reset_counts()
-        faults.before_answer = create
-        try:
-            code, out, log = apply(incident, plan)
-        finally:
-            faults.before_answer = None
-        if not made:
-            pytest.fail(f"apply made fewer than {n} requests and never deleted the group: {out}")
-        sent, raced_at, app = deletes(incident), faults.log[n - 1], made[0]
-        if raced_at.startswith("DELETE "):
-            break  # created as the DELETE arrived: the window ARM leaves (docs/reap.md)
-        if sent or app.id.casefold() not in incident.arm.state.generic:
-            wrong.append(f"{app.name}, created before request {n} ({raced_at}): {sent}; {out}")
-            break  # the group, and the world this loop replays, is gone
-        held = "group-changed" in skip_codes(log) or any(e["event"] == "unreadable" for e in log)
-        assert held and code in (0, 75) and not group_gone(incident, run), (out, log)
-        del incident.arm.state.generic[app.id.casefold()]
+    def held(cell: Cell) -> None:
+        raced = [r for r in incident.arm.state.generic.values() if r.arm_type == RACED]
+        assert raced, f"someone else's resource is gone without a DELETE: {cell.out}"
+        was_held = "group-changed" in skip_codes(cell.log)
+        was_held = was_held or any(e["event"] == "unreadable" for e in cell.log)
+        assert was_held and cell.code in (0, 75) and not group_gone(incident, run), cell
 
+    attacked = attack_before_each_request(
+        faults, create, lambda: apply(incident, plan), between=held
+    )
+    wrong = [
+        f"raced-{c.n}, created before request {c.n} ({c.raced_at}): {c.sent}; {c.out}"
+        for c in attacked
+        if c.acted_after_change
+    ]
+    n, code, out = attacked[-1].n, attacked[-1].code, attacked[-1].out
     assert not wrong, broken("never-deleted-with-the-group", "\n".join(wrong))
     assert n > 5, f"apply made only {n} requests up to the DELETE: {faults.log}"
     # The last request before the DELETE is the group's listing, and nothing else.
@@ -155,34 +142,22 @@ def test_a_member_changed_before_any_request_is_never_deleted_with_the_group(
     after it, until the DELETE itself (the window)."""
     only_generic_members(incident, run)
     plan = plan_leaked(incident)
-    faults = incident.arm.faults
-    wrong: list[str] = []
-    n = 0
-    while True:
-        n += 1
-        undo: list[Callable[[], None]] = []
 
-        def hook(index: int, _method: str, _target: str, n: int = n, undo: Any = undo) -> None:
-            if index == n:
-                undo.append(MEMBER_CHANGES[change](incident, run, n))
+    def not_deleted(cell: Cell) -> None:
+        assert cell.code in (0, 75) and not group_gone(incident, run), cell.out
 
-        faults.reset_counts()
-        faults.before_answer = hook
-        try:
-            code, out, _ = apply(incident, plan)
-        finally:
-            faults.before_answer = None
-        if not undo:
-            pytest.fail(f"apply made fewer than {n} requests and never deleted the group: {out}")
-        raced_at = faults.log[n - 1]
-        if raced_at.startswith("DELETE "):
-            break  # changed as the DELETE arrived: the window ARM leaves
-        if deletes(incident):
-            wrong.append(f"{change} before request {n} ({raced_at}): {deletes(incident)}; {out}")
-            break
-        assert code in (0, 75) and not group_gone(incident, run), out
-        undo[0]()
-
+    attacked = attack_before_each_request(
+        incident.arm.faults,
+        lambda n: MEMBER_CHANGES[change](incident, run, n),
+        lambda: apply(incident, plan),
+        between=not_deleted,
+    )
+    wrong = [
+        f"{change} before request {c.n} ({c.raced_at}): {c.sent}; {c.out}"
+        for c in attacked
+        if c.acted_after_change
+    ]
+    n, out = attacked[-1].n, attacked[-1].out
     assert not wrong, broken("never-deleted-changed", "\n".join(wrong))
     assert n > 5 and group_gone(incident, run), out
 
