@@ -110,6 +110,14 @@ def read_public_ip(
     return _resource(address, "public-ip", sub), attached
 
 
+def read_uid(network: Any, kind: str, group: str, name: str, source: str) -> str | None:
+    """A NIC's or public IP's resourceGuid now (None: gone): the GET that comes after its
+    group's listing must read the same one, or it was re-created in between."""
+    read = network.network_interfaces.get if kind == "nic" else network.public_ip_addresses.get
+    found = _get(read, group, name, source)
+    return None if found is None else normalise.text(found.resource_guid)
+
+
 def begin_delete(network: Any, kind: str, group: str, name: str) -> Any:
     """Send the delete once (retry_total=0): a lost answer is a failure to look at."""
     if kind == "nic":

@@ -176,6 +176,13 @@ class AzureReaper:
         # planned NIC or public IP is bound to it. A dependent is bound to its parent's
         # read of its resourceGuid instead.
         bound_to_listing = not getattr(item, "dependent_of", "")
+        uid: str | None = None
+        # Bound to the listing's creation time, it is bound to its resourceGuid as read
+        # before that listing too: a re-creation between the listing and its last GET.
+        if bound_to_listing:
+            uid = network_dependents.read_uid(network, item.kind, group, name, source)
+            if uid is None:
+                return None
         unreadable, protections, listed = self._before_its_own_read(
             item, sub, group, source, listing=bound_to_listing
         )
@@ -192,6 +199,12 @@ class AzureReaper:
         if unreadable is not None:
             raise unreadable
         if bound_to_listing:
+            if resource.uid.casefold() != (uid or "").casefold():
+                raise ReadError(
+                    source,
+                    f"re-created while it was read: resourceGuid {uid} before its group's "
+                    f"listing, {resource.uid or 'none'} after: nothing was sent",
+                )
             resource = resource._replace(created=parse_time(listed.get("createdTime")))
         return Live(
             resource,
@@ -213,6 +226,28 @@ class AzureReaper:
         except ReadError as exc:
             return exc, (), {}
         return None, protected, listed
+
+    def _listed_again(
+        self, item: Target, sub: str, group: str, source: str, before: dict[str, Any]
+    ) -> None:
+        """Its group's listing once more, after its own GET, the last read before its action:
+        it must show the resource as the first listing did (type, creation time, tags), else
+        it changed while it was read (re-created under its name between the first listing and
+        the GET, or tagged after the GET) and is not acted on. The window left is this
+        listing's answer and the action (as a group's last look); an attachment made in it
+        ARM itself refuses to delete (`NicInUse`, `PublicIPAddressInUse`)."""
+        try:
+            now = self._listed(sub, group).get(item.id.casefold(), {})
+        except Exception as exc:  # 403, throttled past retries: unknown state
+            raise ReadError(
+                source, f"its listing after its own read: {describe_error(exc)}"
+            ) from exc
+        if _mark(now) != _mark(before):
+            raise ReadError(
+                source,
+                "it changed while it was read (its group's listing before and after its own "
+                "GET differ: re-created, re-tagged or retyped): nothing was sent",
+            )
 
     def _generic_current(self, item: Target, address: _Address) -> Live | None:
         """Any other kind, by id: GET with its provider's api-version, and the creation time
@@ -236,6 +271,7 @@ class AzureReaper:
             return None
         if unreadable is not None:
             raise unreadable
+        self._listed_again(item, address.sub, address.group, source, created)
         body = {**found.as_dict(), "createdTime": created.get("createdTime")}
         resource = generic.resource_from_arm(body, f"azure:{address.sub}")
         managed_by = body.get("managedBy")
