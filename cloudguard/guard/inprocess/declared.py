@@ -95,7 +95,6 @@ GOOGLE_AUTH = InProcessGuard(
     triggers={
         "google.auth.transport.requests": "google_guard:patch_requests",
         "google.auth.transport.urllib3": "google_guard:patch_urllib3",
-        "google.auth.transport._http_client": "google_guard:patch_http_client",
     },
     request="a Google request",
     hint=(

@@ -8,11 +8,12 @@ refreshes through a google-auth transport `Request`:
 - `AuthorizedSession.request` (requests) and `AuthorizedHttp.urlopen`
   (urllib3): the logical API call (service from the host, operation from the
   path, the URL without its query, which may hold a signed URL's signature);
-- `Request.__call__` of the requests, urllib3 and http.client transports: a
-  token fetch (`oauth2.googleapis.com/token`, an STS exchange, an
-  impersonation) or a metadata probe (`google.auth.default()` pings
-  169.254.169.254 through the http.client one), named as the call it served
-  (`for ...`) when an API call is under way.
+- `Request.__call__` of the requests and urllib3 transports: a token fetch
+  (`oauth2.googleapis.com/token`, an STS exchange, an impersonation) or a
+  metadata probe (`google.auth.default()` pings 169.254.169.254 through the
+  requests one), named as the call it served (`for ...`) when an API call is
+  under way. google-auth's bare http.client transport is not named: what it
+  sends to a cloud host or the metadata server is refused as `socket`.
 
 The decision is made at the socket (`socket_guard`). responses and
 requests-mock answer inside requests, vcrpy swaps the connection class, a
@@ -43,10 +44,6 @@ def patch_requests(module: ModuleType) -> None:
 
 def patch_urllib3(module: ModuleType) -> None:
     patches.swap(module.AuthorizedHttp, "urlopen", _named_call)
-    patches.swap(module.Request, "__call__", _named_fetch)
-
-
-def patch_http_client(module: ModuleType) -> None:
     patches.swap(module.Request, "__call__", _named_fetch)
 
 
