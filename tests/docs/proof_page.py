@@ -36,6 +36,7 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("pytest.md", "The pytest plugin and the in-process guards"): (
         "tests/pytest_plugin/test_plugin_negative_controls.py",
         "tests/pytest_plugin/test_inprocess_guard_controls.py",
+        "tests/pytest_plugin/test_google_guard_controls.py",
         "tests/pytest_plugin/test_plugin_truth_mutants.py",
         "tests/pytest_plugin/test_plugin_mutants.py",
         "tests/guard/test_first_hour_controls.py",

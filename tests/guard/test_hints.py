@@ -13,7 +13,10 @@ from cloudguard.guard.policy import Policy
 from cloudguard.guard.pytest.failure import failure_message
 
 PROVIDER = "FM_WORKER_PROVIDER_COMMAND"
-CHANNELS = ["botocore", "azure-core", "socket", "provider", "az-shim", "aws-shim", "hard-tcp"]
+CHANNELS = [
+    *("botocore", "azure-core", "google-auth", "grpc", "socket"),
+    *("provider", "az-shim", "aws-shim", "hard-tcp"),
+]
 
 
 def record(via: str) -> dict[str, object]:
@@ -37,8 +40,10 @@ def test_the_refusers_show_the_channels_own_advice(via: str, tool: str) -> None:
 def test_each_channel_has_its_own_advice() -> None:
     texts = [hints.for_channel(via, variable=PROVIDER) for via in CHANNELS]
     assert len(set(texts)) == len(CHANNELS)
-    assert "fake `az`" in hints.for_channel("az-shim") and "fake `aws`" in texts[5]
-    assert f"{PROVIDER}=/path/to/fake-provider" in texts[3]
+    by_via = dict(zip(CHANNELS, texts, strict=True))
+    assert "fake `az`" in by_via["az-shim"] and "fake `aws`" in by_via["aws-shim"]
+    assert f"{PROVIDER}=/path/to/fake-provider" in by_via["provider"]
+    assert "AnonymousCredentials" in by_via["google-auth"] and "emulator" in by_via["grpc"]
     assert hints.for_channel("gcloud-sdk") == "point it at a local fake on loopback."
 
 

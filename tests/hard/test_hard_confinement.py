@@ -287,6 +287,56 @@ def test_files_named_by_sealed_variables_and_linked_credentials_read_empty(
     assert key.read_text().endswith('"SECRET-KEY"}'), run.output  # the real one untouched
 
 
+# Inside, google-auth is handed every path the operator's ADC was at, as a child that rebuilt
+# them would: the key file, the CLOUDSDK_CONFIG directory, then ~/.config/gcloud (no variable).
+ADC_PROBE = """
+import os, sys
+import google.auth, google.auth.exceptions
+sys.stdout.write("ADC-READ\\n")
+key, config = sys.argv[1:]
+for names in ({"GOOGLE_APPLICATION_CREDENTIALS": key}, {"CLOUDSDK_CONFIG": config}, {}):
+    os.environ.pop("GOOGLE_APPLICATION_CREDENTIALS", None)
+    os.environ.pop("CLOUDSDK_CONFIG", None)
+    os.environ.update(names)
+    try:
+        credentials, _ = google.auth.default()
+        sys.stdout.write(f"FOUND {sorted(names)} {credentials.refresh_token}\\n")
+    except google.auth.exceptions.GoogleAuthError as error:
+        sys.stdout.write(f"NONE {sorted(names)} {type(error).__name__}\\n")
+    except Exception as error:  # the metadata ping after no file: refused, not found
+        sys.stdout.write(f"NONE {sorted(names)} {type(error).__name__}\\n")
+"""
+
+
+def test_application_default_credentials_are_found_nowhere_inside(tmp_path: Path) -> None:
+    adc = (
+        '{{"type": "authorized_user", "client_id": "c", "client_secret": "s", '
+        '"refresh_token": "{}"}}'
+    )
+    key = tmp_path / "keys" / "adc.json"
+    key.parent.mkdir()
+    key.write_text(adc.format("SECRET-KEYFILE"))
+    config = tmp_path / "gcloud-config"
+    config.mkdir()
+    (config / "application_default_credentials.json").write_text(adc.format("SECRET-CONFIG"))
+    env = hard_env(tmp_path, GOOGLE_APPLICATION_CREDENTIALS=str(key), CLOUDSDK_CONFIG=str(config))
+    default = Path(env["HOME"]) / ".config" / "gcloud" / "application_default_credentials.json"
+    default.parent.mkdir(parents=True)
+    default.write_text(adc.format("SECRET-HOME"))
+
+    run = hard_run(tmp_path, sys.executable, "-I", "-c", ADC_PROBE, str(key), str(config), env=env)
+
+    assert "ADC-READ" in run.stdout, run.output
+    assert "SECRET-CONFIG" not in run.stdout, broken(
+        "the-cloudsdk-config-directory-is-masked",
+        f"the ADC in the directory CLOUDSDK_CONFIG named was found inside:\n{run.output}",
+    )
+    assert "SECRET-KEYFILE" not in run.stdout, run.output
+    assert "SECRET-HOME" not in run.stdout, run.output
+    assert run.stdout.count("NONE ") == 3, run.output  # the control: each was asked for
+    assert (config / "application_default_credentials.json").read_text().count("SECRET") == 1
+
+
 def test_the_files_kubeconfig_names_read_empty_and_the_variable_is_dropped(tmp_path: Path) -> None:
     # KUBECONFIG is a `:`-separated list; each file holds cluster credentials, and its exec
     # plugin (`aws eks get-token`) runs a cloud login.

@@ -20,6 +20,7 @@ NAMED = f"{CONFINED}test_files_named_by_sealed_variables_and_linked_credentials_
 REFUSED_LAYER = (
     f"{CONFINED}test_where_the_kernel_refuses_the_homes_layer_the_home_is_read_only_and_said"
 )
+ADC = f"{CONFINED}test_application_default_credentials_are_found_nowhere_inside"
 KUBECONFIG = f"{CONFINED}test_the_files_kubeconfig_names_read_empty_and_the_variable_is_dropped"
 OUTPUT = f"{CONFINED}test_a_declared_output_inside_the_home_is_written_for_real"
 AS_A_USER = f"{CONFINED}test_as_an_ordinary_user_the_home_is_a_layer_too"
@@ -139,6 +140,14 @@ MUTATIONS = [
         broken="",
         tests=(NAMED,),
         check="the-file-a-sealed-variable-names-is-masked",
+    ),
+    Mutation(
+        name="the directory CLOUDSDK_CONFIG names (its ADC) stays readable",
+        module="guard/hard/masks.py",
+        original="    entries += named_by_sealed_variables(environ, sealed, cwd, kept)\n",
+        broken="",
+        tests=(ADC,),
+        check="the-cloudsdk-config-directory-is-masked",
     ),
     Mutation(
         name="a home whose layer the kernel refused is left writable",

@@ -17,6 +17,9 @@ from named_checks import broken
 BOTO3 = "botocore reached `sts.us-east-1.amazonaws.com`"
 AZURE = "azure-core reached `management.azure.com`"
 HTTPX = "socket reached `management.azure.com:443`"
+GCS = "google-auth reached `storage.googleapis.com`"
+GCS_TOKEN = "google-auth reached `oauth2.googleapis.com`"
+GCE_METADATA = "google-auth reached `169.254.169.254`"
 TWINS = {
     "test_twin_moto_decorator": BOTO3,
     "test_twin_moto_server": BOTO3,
@@ -30,6 +33,11 @@ TWINS = {
     "test_twin_vcrpy_azure": AZURE,
     "test_twin_pytest_recording_azure": AZURE,
     "test_twin_aioresponses_azure_async": AZURE,
+    "test_twin_responses_google": GCS_TOKEN,
+    "test_twin_requests_mock_google": GCS,
+    "test_twin_google_auth_default": GCE_METADATA,
+    "test_twin_anonymous_loopback": GCS,
+    "test_twin_storage_emulator": GCS,
     "test_twin_respx": HTTPX,
     "test_twin_pytest_httpx": HTTPX,
 }

@@ -1,4 +1,4 @@
-"""In-process guards: judged at the socket, named by botocore and azure-core. Record, then refuse.
+"""In-process guards: judged at the socket (gRPC at its call), named by SDKs. Record, then refuse.
 
     from cloudguard.guard import inprocess
     inprocess.install(log="/path/to/armed.jsonl")
@@ -7,8 +7,9 @@ Installed by the pytest plugin in the test process and by the seal's
 `sitecustomize` in every Python child started under a seal. Importing this
 package imports no SDK and not `socket`: each guard declares the modules
 whose import installs it (`declared`), and is patched in when (and if) they
-are imported. Only the socket guard refuses; the SDK hooks name the call
-under way so the record says what it was (see `attempt`). Loopback
+are imported. Only the socket and gRPC guards refuse; the SDK hooks name the call
+under way so the record says what it was (see `attempt`); gRPC, whose C-core
+opens its own sockets, is judged where a call starts (`grpc_guard`). Loopback
 endpoints are never refused; there is no switch that lets anything else
 through.
 
@@ -18,6 +19,10 @@ Also here (each in its own words, the first line of its docstring):
   here.
 - `botocore_guard`: botocore: name each AWS call for the socket guard; refuse nothing
   here.
+- `google_guard`: google-auth: name each Google REST call and token fetch for the socket
+  guard; refuse nothing.
+- `grpc_guard`: gRPC: where a channel's C-core would start sending; record, then refuse a
+  cloud target.
 - `imports`: Patch a module when it is imported, without importing it ourselves.
 - `patches`: Swap a function for its guarded wrapper once, and remember how to put it
   back.

@@ -11,7 +11,7 @@ module and one declaration below.
 Why here and not in each hook module: every sealed Python child loads the
 declarations at start-up (its sitecustomize installs the guards), while a
 hook module is imported only when what it guards is (its trigger): loading
-the three hook modules for their declarations would add ~1 ms to every
+the hook modules for their declarations would add ~1 ms to every
 sealed Python child (measured; benchmarks/bench_pytest_plugin.py). So the
 declarations are plain data, and the hooks are named, not imported.
 
@@ -90,6 +90,36 @@ AZURE_CORE = InProcessGuard(
         "over HTTPS (base_url='https://127.0.0.1:PORT', a trustme certificate)."
     ),
 )
+GOOGLE_AUTH = InProcessGuard(
+    "google-auth",
+    triggers={
+        "google.auth.transport.requests": "google_guard:patch_requests",
+        "google.auth.transport.urllib3": "google_guard:patch_urllib3",
+    },
+    request="a Google request",
+    hint=(
+        "mock Google above the socket (responses or requests-mock on *.googleapis.com, a vcrpy\n"
+        "cassette), pass credentials=AnonymousCredentials() (google.auth.credentials) or patch\n"
+        "google.auth.default (unittest.mock), or point the client at an emulator or a local\n"
+        "fake on loopback (STORAGE_EMULATOR_HOST=http://127.0.0.1:PORT,\n"
+        "client_options={'api_endpoint': 'http://127.0.0.1:PORT'}). Instance metadata\n"
+        "(metadata.google.internal, 169.254.169.254) is never reachable from a test."
+    ),
+)
+GRPC = InProcessGuard(
+    "grpc",
+    triggers={
+        "grpc._channel": "grpc_guard:patch",
+        "grpc.aio._channel": "grpc_guard:patch_aio",
+    },
+    request="a gRPC call",
+    hint=(
+        "point the channel at an emulator or a fake on loopback (PUBSUB_EMULATOR_HOST and\n"
+        "friends, client_options={'api_endpoint': '127.0.0.1:PORT'} with AnonymousCredentials,\n"
+        "grpc.server on 127.0.0.1), or patch the stub the test calls\n"
+        "(mock.patch.object(type(client.transport.METHOD), '__call__'))."
+    ),
+)
 SOCKET = InProcessGuard(
     "socket",
     triggers={
@@ -105,4 +135,4 @@ SOCKET = InProcessGuard(
 )
 
 # Every in-process guard. The order is the order they install.
-DECLARED: tuple[InProcessGuard, ...] = (BOTOCORE, AZURE_CORE, SOCKET)
+DECLARED: tuple[InProcessGuard, ...] = (BOTOCORE, AZURE_CORE, GOOGLE_AUTH, GRPC, SOCKET)

@@ -131,7 +131,7 @@ def test_guards_were_installed():
     from cloudguard.guard import inprocess
     from cloudguard.guard.inprocess import patches
 
-    assert inprocess.installed() == {"botocore", "azure-core", "socket"}
+    assert inprocess.installed() == {"botocore", "azure-core", "google-auth", "grpc", "socket"}
     assert patches.is_guarded(socket.socket, "connect")
     assert patches.is_guarded(socket, "getaddrinfo")
     from botocore.httpsession import URLLib3Session

@@ -10,9 +10,11 @@ reachable.
 """
 
 import asyncio
+import http.server
 import json
 import re
 import socket
+import threading
 import time
 from pathlib import Path
 from unittest import mock
@@ -31,6 +33,11 @@ STS_XML = (
     "<UserId>AIDAREPLAYED</UserId><Account>123456789012</Account></GetCallerIdentityResult>"
     "<ResponseMetadata><RequestId>r-1</RequestId></ResponseMetadata></GetCallerIdentityResponse>"
 )
+
+
+GCS = "https://storage.googleapis.com/storage/v1/b"
+TOKEN_URI = "https://oauth2.googleapis.com/token"
+BUCKET = {"kind": "storage#bucket", "name": "replayed", "id": "replayed"}
 
 
 def require_fence():
@@ -79,6 +86,49 @@ def vm_names_async():
             return [vm.name async for vm in client.virtual_machines.list_all()]
 
     return asyncio.run(names())
+
+
+def anonymous_storage(**options):
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import storage
+
+    return storage.Client(project="p", credentials=AnonymousCredentials(), **options)
+
+
+def refreshing_storage():
+    """A client on user credentials whose first call refreshes its token at Google's endpoint."""
+    from google.cloud import storage
+    from google.oauth2.credentials import Credentials
+
+    credentials = Credentials(
+        None, refresh_token="fake", client_id="c", client_secret="s", token_uri=TOKEN_URI
+    )
+    return storage.Client(project="p", credentials=credentials)
+
+
+class FakeStorage(http.server.BaseHTTPRequestHandler):
+    """An emulator-style fake on 127.0.0.1: every bucket exists."""
+
+    def do_GET(self):
+        name = self.path.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+        body = json.dumps({**BUCKET, "name": name, "id": name}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def fake_storage():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeStorage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
 
 
 def swallowed(call):
@@ -292,6 +342,70 @@ def test_mocked_aioresponses_azure_async():
 
 def test_twin_aioresponses_azure_async():
     swallowed(vm_names_async)
+
+
+# -- Google Cloud (google-auth, google-cloud-storage) ---------------------------------------
+
+
+def test_mocked_responses_google():
+    import responses
+
+    with responses.RequestsMock() as served:
+        served.add(responses.POST, TOKEN_URI, json={"access_token": "t", "expires_in": 3600})
+        served.add(responses.GET, f"{GCS}/replayed", json=BUCKET)
+        assert refreshing_storage().get_bucket("replayed", retry=None).name == "replayed"
+
+
+def test_twin_responses_google():
+    swallowed(lambda: refreshing_storage().get_bucket("replayed", retry=None))
+
+
+def test_mocked_requests_mock_google():
+    import requests_mock
+
+    with requests_mock.Mocker() as served:
+        served.get(re.compile(re.escape(GCS) + "/replayed"), json=BUCKET)
+        assert anonymous_storage().get_bucket("replayed", retry=None).name == "replayed"
+
+
+def test_twin_requests_mock_google():
+    swallowed(lambda: anonymous_storage().get_bucket("replayed", retry=None))
+
+
+def test_mocked_google_auth_default():
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import storage
+
+    found = (AnonymousCredentials(), "patched-project")
+    with mock.patch("google.auth.default", return_value=found) as default:
+        assert storage.Client().project == "patched-project"
+    assert default.called
+
+
+def test_twin_google_auth_default():
+    from google.cloud import storage
+
+    swallowed(storage.Client)  # application default credentials: the metadata server's ping
+
+
+def test_mocked_anonymous_loopback(fake_storage):
+    client = anonymous_storage(client_options={"api_endpoint": fake_storage})
+    assert client.get_bucket("local", retry=None).name == "local"
+
+
+def test_twin_anonymous_loopback():
+    swallowed(lambda: anonymous_storage().get_bucket("local", retry=None))
+
+
+def test_mocked_storage_emulator(fake_storage, monkeypatch):
+    from google.cloud import storage
+
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", fake_storage)
+    assert storage.Client().get_bucket("emulated", retry=None).name == "emulated"
+
+
+def test_twin_storage_emulator():
+    swallowed(lambda: anonymous_storage().get_bucket("emulated", retry=None))
 
 
 # -- httpx ------------------------------------------------------------------------------------

@@ -1,0 +1,61 @@
+"""How the Google guards name what was attempted: a REST URL's service and operation, a gRPC
+target's hosts. Spelling only: nothing here resolves a name or imports a Google library."""
+
+from __future__ import annotations
+
+import pytest
+
+from cloudguard.guard.inprocess import google_guard, grpc_guard
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "service", "operation"),
+    [
+        ("GET", "https://storage.googleapis.com/storage/v1/b/my-bucket/o", "storage", "GET b/o"),
+        (
+            "POST",
+            "https://compute.googleapis.com/compute/v1/projects/p/zones/z/instances/vm:start",
+            "compute",
+            "POST projects/zones/instances:start",
+        ),
+        ("POST", "https://oauth2.googleapis.com/token", "credentials", "POST /token"),
+        ("GET", "http://169.254.169.254", "credentials", "GET /"),
+        (
+            "GET",
+            "http://metadata.google.internal/computeMetadata/v1/project/project-id",
+            "credentials",
+            "GET /computeMetadata/v1/project/project-id",
+        ),
+    ],
+)
+def test_a_google_rest_call_is_named_by_its_service_and_collections(
+    method: str, url: str, service: str, operation: str
+) -> None:
+    attempt = google_guard.naming(method, url)
+    assert (attempt.service, attempt.operation) == (service, operation)
+
+
+def test_a_signed_urls_query_never_reaches_the_record() -> None:
+    url = "https://storage.googleapis.com/b/o?X-Goog-Signature=SECRET&X-Goog-Credential=x"
+    assert "SECRET" not in google_guard.naming("GET", url).url
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("pubsub.googleapis.com:443", [("pubsub.googleapis.com", "443")]),
+        ("pubsub.googleapis.com", [("pubsub.googleapis.com", "443")]),
+        ("dns:///compute.googleapis.com", [("compute.googleapis.com", "443")]),
+        ("dns://8.8.8.8:53/compute.googleapis.com:443", [("compute.googleapis.com", "443")]),
+        ("dns:compute.googleapis.com:443", [("compute.googleapis.com", "443")]),
+        ("ipv4:10.0.0.1:443,169.254.169.254:80", [("10.0.0.1", "443"), ("169.254.169.254", "80")]),
+        ("ipv6:[::1]:50051", [("::1", "50051")]),
+        ("[::1]:50051", [("::1", "50051")]),
+        ("localhost:8085", [("localhost", "8085")]),
+        ("google-c2p:///storage.googleapis.com", [("storage.googleapis.com", "443")]),
+        ("unix:/tmp/grpc.sock", []),
+        ("unix-abstract:emulator", []),
+    ],
+)
+def test_a_grpc_target_names_its_hosts(target: str, expected: list[tuple[str, str]]) -> None:
+    assert list(grpc_guard.target_hosts(target)) == expected
