@@ -74,10 +74,12 @@ def test_wheels_install_from_local_files_and_resolve_only_to_our_names(tmp_path:
         python,
         "-I",  # isolated: neither this checkout (the working directory) nor PYTHONPATH
         "-c",
-        "import json, importlib.metadata as m, cloudguard, cloudguard_aws, cloudguard_azure, cloudguard_gcp\n"
+        "import json, importlib.metadata as m, cloudguard\n"
+        "import cloudguard_aws, cloudguard_azure, cloudguard_gcp\n"
         "names = {d.metadata['Name'].lower() for d in m.distributions()}\n"
         "print(json.dumps({'file': cloudguard.__file__, 'names': sorted(names),\n"
-        "  'requires': {n: m.requires(n) for n in ('cloudguard-aws', 'cloudguard-azure', 'cloudguard-gcp')},\n"
+        "  'requires': {n: m.requires(n)\n"
+        "    for n in ('cloudguard-aws', 'cloudguard-azure', 'cloudguard-gcp')},\n"
         "  'entry_points': sorted(e.name for e in m.entry_points(group='cloudguard.adapters'))}))",
     )
     assert probe.returncode == 0, probe.stderr

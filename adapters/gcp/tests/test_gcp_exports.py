@@ -93,7 +93,13 @@ def test_instance_status_decides_the_power_state_both_ways(tmp_path: Path) -> No
 
 
 def test_a_compute_instance_is_told_apart_from_an_az_vm_entry(tmp_path: Path) -> None:
-    (vm,) = read(tmp_path / "instances.json", [instance("vm-7", labels={"task-id": "t"})])
+    path = tmp_path / "instances.json"
+    path.write_text(json.dumps([instance("vm-7", labels={"task-id": "t"})]))
+    inventory = InventoryFile(str(path)).read()
+    assert inventory.failures == (), broken(
+        "instance-told-apart-by-shape", f"a compute#instance was not read: {inventory.failures}"
+    )
+    (vm,) = inventory.resources
     assert vm.provider == "gcp", broken(
         "instance-told-apart-by-shape", f"a compute#instance was read by {vm.provider}"
     )
@@ -113,7 +119,9 @@ def test_shapes_claimed_by_neither_parser() -> None:
     azure_vm = {"id": "/subscriptions/s/resourceGroups/g/providers/x/vm", "name": "vm"}
     ec2 = {"InstanceId": "i-1"}
     for entry in (azure_vm, ec2, {"name": "x"}):
-        assert not search.claims_entry(entry) and not listing.claims_entry(entry)
+        assert not search.claims_entry(entry) and not listing.claims_entry(entry), broken(
+            "other-shapes-not-claimed", f"a GCP parser claimed {entry}"
+        )
     assert not listing.claims_entry(asset("compute.googleapis.com/Instance", VM_PATH))
 
 
