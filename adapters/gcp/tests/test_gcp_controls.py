@@ -38,7 +38,7 @@ MUTATIONS = [
     Mutation(
         name="az vm list's parser claims any entry with an id (a Compute Engine instance)",
         module="export.py",
-        original='            and entry["id"].startswith("/")\n',
+        original='            and not entry["id"].isdecimal()\n',
         broken="",
         tests=(EXPORTS + "test_a_compute_instance_is_told_apart_from_an_az_vm_entry",),
         check="instance-told-apart-by-shape",
