@@ -21,7 +21,7 @@ from packaging_helpers import adapter_asking_for, run_offline
 ROOT = Path(__file__).resolve().parents[2]
 UV = ROOT / ".venv-tools" / "bin" / "uv"
 TOOLS_PYTHON = ROOT / ".venv-tools" / "bin" / "python"  # has pip; dev.py made it
-OURS = ("cloudguard-ci", "cloudguard-azure", "cloudguard-aws")
+OURS = ("cloudguard-ci", "cloudguard-azure", "cloudguard-aws", "cloudguard-gcp")
 
 pytestmark = pytest.mark.slow
 
@@ -62,6 +62,7 @@ def test_wheels_install_from_local_files_and_resolve_only_to_our_names(tmp_path:
         "cloudguard_aws",
         "cloudguard_azure",
         "cloudguard_ci",
+        "cloudguard_gcp",
         "cloudguard_toycloud",  # the test suite's third cloud (tests/toycloud): never shipped
     ]
     python = _fresh_venv(tmp_path / "venv")
@@ -73,10 +74,12 @@ def test_wheels_install_from_local_files_and_resolve_only_to_our_names(tmp_path:
         python,
         "-I",  # isolated: neither this checkout (the working directory) nor PYTHONPATH
         "-c",
-        "import json, importlib.metadata as m, cloudguard, cloudguard_aws, cloudguard_azure\n"
+        "import json, importlib.metadata as m, cloudguard\n"
+        "import cloudguard_aws, cloudguard_azure, cloudguard_gcp\n"
         "names = {d.metadata['Name'].lower() for d in m.distributions()}\n"
         "print(json.dumps({'file': cloudguard.__file__, 'names': sorted(names),\n"
-        "  'requires': {n: m.requires(n) for n in ('cloudguard-aws', 'cloudguard-azure')},\n"
+        "  'requires': {n: m.requires(n)\n"
+        "    for n in ('cloudguard-aws', 'cloudguard-azure', 'cloudguard-gcp')},\n"
         "  'entry_points': sorted(e.name for e in m.entry_points(group='cloudguard.adapters'))}))",
     )
     assert probe.returncode == 0, probe.stderr
@@ -87,7 +90,7 @@ def test_wheels_install_from_local_files_and_resolve_only_to_our_names(tmp_path:
     for adapter, requires in facts["requires"].items():
         assert any(r.startswith("cloudguard-ci") for r in requires), (adapter, requires)
         assert not any(r.split("=")[0].split(">")[0] == "cloudguard" for r in requires)
-    assert facts["entry_points"] == ["aws", "azure"]
+    assert facts["entry_points"] == ["aws", "azure", "gcp"]
 
     version = run_offline(tmp_path / "venv" / "bin" / "cloudguard", "--version")
     assert (version.returncode, version.stdout.strip()) == (0, "cloudguard-ci 0.1.0")

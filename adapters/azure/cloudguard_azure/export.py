@@ -53,10 +53,12 @@ class AzCliExport:
 
     def claims_entry(self, entry: Any) -> bool:
         # An EC2 instance has `InstanceId` and no `id`: never both claimed; an `az resource
-        # list` entry has a `type` and no `hardwareProfile`.
+        # list` entry has a `type` and no `hardwareProfile`; an ARM id is a path
+        # (`/subscriptions/...`), a Compute Engine instance's `id` a number: never ours.
         return (
             isinstance(entry, dict)
             and isinstance(entry.get("id"), str)
+            and not entry["id"].isdecimal()
             and ("hardwareProfile" in entry or "type" not in entry)
         )
 

@@ -1,0 +1,1 @@
+"""cloudguard's adapter for Google Cloud: offline `gcloud` exports, GCP's labels and kinds."""
