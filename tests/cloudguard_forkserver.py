@@ -296,6 +296,11 @@ def _preload() -> str:
                 importlib.import_module(entry.module)
     finally:
         sys.meta_path.remove(rewriter)
+    # What pytest imports next, checking `minversion` and `required_plugins`, still before the
+    # guards install.
+    import packaging.requirements
+    import packaging.version  # noqa: F401
+
     sys.modules.pop("cloudguard_forkserver", None)  # the child imports it no more than today
     own = sorted(name for name, module in list(sys.modules.items()) if _of_the_repository(module))
     if own:
