@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import cloudguard_forkserver
 import pytest
 
 import cloudguard
@@ -118,24 +119,34 @@ def run_tests(root: Path, tests: Sequence[str]) -> Verdicts:
 
     The working directory is `root`, not the repo: `python -m` puts the working
     directory first on sys.path, and the repo's own package must not win. The
-    named-checks plugin writes each test's outcome and failed checks to a file.
+    named-checks plugin writes each test's outcome and failed checks to a file. The run is
+    a child of this process's fork server when it has one (tests/cloudguard_forkserver.py:
+    the same run, without the interpreter's and pytest's start-up), else a fresh interpreter.
     """
     report = root / "named-checks.json"
+    args = ["-p", "no:cacheprovider", "-p", "no:xdist", "-q",
+            "-p", "named_checks", f"--named-checks={report}",
+            "--rootdir", str(REPO), "-c", str(REPO / "pyproject.toml"),
+            *(str(REPO / test) for test in tests)]  # fmt: skip
+    env = _own_session_env(root)
+    result: subprocess.CompletedProcess[str] | cloudguard_forkserver.Completed
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q",
-             "-p", "named_checks", f"--named-checks={report}",
-             "--rootdir", str(REPO), "-c", str(REPO / "pyproject.toml"),
-             *(str(REPO / test) for test in tests)],
-            cwd=root,
-            env=_own_session_env(root),
-            capture_output=True,
-            text=True,
-            timeout=INNER_TIMEOUT,
-            check=False,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired as exc:
-        raise AssertionError(f"{list(tests)} did not finish in {INNER_TIMEOUT} s") from exc
+        result = cloudguard_forkserver.run(args, cwd=root, env=env, timeout=INNER_TIMEOUT)
+    except cloudguard_forkserver.TimedOut:
+        raise AssertionError(f"{list(tests)} did not finish in {INNER_TIMEOUT} s") from None
+    except cloudguard_forkserver.Unavailable:
+        try:
+            result = subprocess.run(
+                [sys.executable, "-m", "pytest", *args],
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=INNER_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise AssertionError(f"{list(tests)} did not finish in {INNER_TIMEOUT} s") from exc
     output = result.stdout + result.stderr
     assert report.is_file(), f"the run wrote no verdicts (exit {result.returncode}):\n{output}"
     verdicts = {
@@ -157,6 +168,7 @@ def _own_session_env(root: Path) -> dict[str, str]:
         name: value
         for name, value in os.environ.items()
         if not name.startswith(("CLOUDGUARD_", "PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))
+        and name != cloudguard_forkserver.SWITCH
     }
     return dict(env, PYTHONPATH=os.pathsep.join([str(root), str(TESTS)]), PYTEST_ADDOPTS="")
 
