@@ -233,9 +233,9 @@ class AzureReaper:
         """Its group's listing once more, after its own GET, the last read before its action:
         it must show the resource as the first listing did (type, creation time, tags), else
         it changed while it was read (re-created under its name between the first listing and
-        the GET, or tagged after the GET) and is not acted on. The window left is this
-        listing's answer and the action (as a group's last look); an attachment made in it
-        ARM itself refuses to delete (`NicInUse`, `PublicIPAddressInUse`)."""
+        the GET, or tagged after the GET) and is not acted on. For a kind read by id, whose
+        GET carries no unique id (a NIC or public IP is bound to its resourceGuid instead).
+        The window left is this listing's answer and the action (as a group's last look)."""
         try:
             now = self._listed(sub, group).get(item.id.casefold(), {})
         except Exception as exc:  # 403, throttled past retries: unknown state
