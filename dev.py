@@ -127,8 +127,10 @@ def main(argv: list[str]) -> int:
         # One worker more than cores: many tests wait on a child process or a server, and
         # a core idle meanwhile is time lost. worksteal: a worker that runs out takes tests
         # queued for another, so one long negative control never leaves a core idle at the end.
+        # --durations: every run says where its time went (the suite's time is a goal, #34).
         workers = str((os.cpu_count() or 1) + 1)
-        return run(tool("python"), "-m", "pytest", "-n", workers, "--dist", "worksteal", *rest)
+        pytest = ("-m", "pytest", "-n", workers, "--dist", "worksteal", "--durations=30")
+        return run(tool("python"), *pytest, *rest)
     if command == "bench":
         return run(tool("python"), "benchmarks/run.py", *rest)
     return run(tool("mkdocs"), "build", "--strict", *rest)
