@@ -4,12 +4,13 @@
 Each control breaks one way a refuser's record reaches the run's keeper (the
 channel's path for another network namespace, the mark for a refuser that
 reaches no channel, the watch on the keeper's socket, the nested run's look
-at its ancestors and, inside the hard seal, at what the supervisor tells it,
-a nested keeper inside the seal that sweeps (the gate records each connect
-of its sweep as a reach), the keeper's and the hard seal's refusal of a malformed
-message, the hard seal's gate letting a refuser reach the keeper's path) and
-requires its tests in tests/guard/test_verdict_integrity.py to fail at
-their named check.
+at its ancestors and, inside the hard seal, at what the supervisor tells it
+and its refusal of a squat of that name, a nested keeper inside the seal
+that sweeps (the gate records each connect of its sweep as a reach), the
+keeper's and the hard seal's refusal of a malformed message, the hard seal's
+gate letting a refuser reach the keeper's path) and requires its tests in
+tests/guard/test_verdict_integrity.py (the squat: tests/guard/test_refusers.py)
+to fail at their named check.
 
 `unshare -rpf` alone (a pid namespace, the keeper's network namespace) is
 delivered on the abstract name as any refusal is; what breaks that breaks
@@ -94,6 +95,17 @@ MUTATIONS = [
         broken="",
         tests=(f"{INTEGRITY}{INSIDE_HARD}",),
         check="a-nested-reach-reaches-the-outer-verdict",
+    ),
+    Mutation(
+        name="a nested run takes a squat of the seal's name for the seal",
+        module="guard/rendezvous.py",
+        original="        if pid != 0:\n",
+        broken="        if False:\n",
+        tests=(
+            "tests/guard/test_refusers.py::"
+            "test_a_seal_keepers_name_told_by_a_process_the_caller_can_see_is_tampering",
+        ),
+        check="a-squatted-seal-name-is-tampering",
     ),
     Mutation(
         name="a keeper inside the hard seal sweeps the per-uid directory",
