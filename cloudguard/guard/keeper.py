@@ -22,7 +22,10 @@ namespace, under a random name (`reach.keeper_name`), because:
   keeper that was stopped waits in the socket until the keeper reads it;
 - like every abstract socket it belongs to one network namespace: inside the
   hard seal the supervisor binds the same names and relays to the host's
-  keeper over a pipe only the two of them hold (`cloudguard.guard.hard`).
+  keeper over a pipe only the two of them hold (`cloudguard.guard.hard`),
+  and tells them to a keeper made inside, which asks before it binds its own
+  (`rendezvous.around_seal`: a nested run delivers to them too, and inside a
+  seal no keeper sweeps the per-uid directory).
 
 So that a refuser in a namespace of the command's own still reaches it, the
 keeper also binds the same socket at a path in a private per-uid directory,
