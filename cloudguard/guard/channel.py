@@ -7,7 +7,10 @@ message per record, one answer (`ok`) per message,
 sent only after the receiver took the record. Why this channel, and what the
 record keeper does with what arrives: `cloudguard.guard.keeper`. Inside the
 hard seal the supervisor serves the same names and relays what arrives to the
-host (`cloudguard.guard.hard.relay`).
+host (`cloudguard.guard.hard.relay`); on one more name, `SEAL_KEEPERS`, it
+tells every connection those names (`told`) and closes it: a `cloudguard run`
+nested inside the seal whose environment dropped `CLOUDGUARD_KEEPER` learns
+there whom to deliver to as well (`cloudguard.guard.rendezvous.around_seal`).
 
 Stdlib only and no `json`: the hard seal's supervisor imports this on its
 start-up budget; what a message means is the receiver's to decide.
@@ -27,31 +30,38 @@ MAX_MESSAGE = 1 << 20  # a record is bounded (redaction.MAX_ARGS x MAX_ARG_CHARS
 # A suite never holds this many refusals open at once; past it the channel is being flooded.
 MAX_OPEN_CONNECTIONS = 1024
 ACK = b"ok"
+# The abstract name on which a hard seal's supervisor tells its keepers' addresses (`told`).
+# Fixed, so that a nested run can find it; bound in the seal's own network namespace before
+# the command starts and held until the command's init exited, so nothing inside can bind it.
+SEAL_KEEPERS = "cloudguard-seal-keepers"
 
 
 class Channel:
     """Serves record deliveries on SEQPACKET sockets, one thread; each record goes to `keep`
     before its refuser is answered, and anything amiss to `tamper`. `names`: abstract names,
-    or absolute paths (bound in the filesystem)."""
+    or absolute paths (bound in the filesystem). `told`: what every connection to the
+    abstract name `SEAL_KEEPERS` is sent before it is closed (None: that name is not bound).
+    """
 
     def __init__(
         self,
         names: Iterable[str],
         receive: Callable[[bytes], bool],
         tamper: Callable[[str], None],
+        *,
+        told: bytes | None = None,
     ) -> None:
         self._receive = receive  # takes one message; True: taken, answer the refuser
         self._tamper = tamper
         self._listeners: list[socket.socket] = []
+        self._told = told
+        self._teller: socket.socket | None = None  # the listener on SEAL_KEEPERS
         try:
             for name in names:
-                listener = socket.socket(
-                    socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC
-                )
-                self._listeners.append(listener)
-                listener.bind(name if name.startswith("/") else b"\0" + name.encode("ascii"))
-                listener.listen(socket.SOMAXCONN)
-                listener.setblocking(False)
+                self._listeners.append(_listener(name))
+            if told is not None:
+                self._teller = _listener(SEAL_KEEPERS)
+                self._listeners.append(self._teller)
         except OSError:
             self._close_listeners()
             raise
@@ -74,17 +84,21 @@ class Channel:
     def _serve(self) -> None:
         with selectors.DefaultSelector() as selector:
             for listener in self._listeners:
-                selector.register(listener, selectors.EVENT_READ, "accept")
+                told = listener is self._teller
+                selector.register(listener, selectors.EVENT_READ, "tell" if told else "accept")
             selector.register(self._wake_read, selectors.EVENT_READ, "stop")
             while True:
                 for key, _ in selector.select():
                     if key.data == "stop":  # what is queued already is still taken
                         for listener in self._listeners:
-                            self._accept(selector, listener)
+                            if listener is not self._teller:
+                                self._accept(selector, listener)
                         for connection in list(self._open):
                             self._read(selector, connection)
                         return
-                    if key.data == "accept":
+                    if key.data == "tell":
+                        self._tell(key.fileobj)  # type: ignore[arg-type]
+                    elif key.data == "accept":
                         self._accept(selector, key.fileobj)  # type: ignore[arg-type]
                     else:
                         self._read(selector, key.fileobj)  # type: ignore[arg-type]
@@ -107,6 +121,25 @@ class Channel:
             connection.setblocking(False)
             self._open.add(connection)
             selector.register(connection, selectors.EVENT_READ, "read")
+
+    def _tell(self, listener: socket.socket) -> None:
+        """Each waiting connection on SEAL_KEEPERS: sent `told`, closed. Nothing is read and
+        nothing stays open, so connections there cannot pile up."""
+        assert self._told is not None
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except BlockingIOError:
+                return
+            except OSError as error:
+                if error.errno not in (errno.EMFILE, errno.ENFILE):
+                    raise
+                self._tamper("the record keeper ran out of descriptors (a flood of connections)")
+                return
+            with contextlib.suppress(OSError):  # a caller gone, or one that reads nothing
+                connection.setblocking(False)
+                connection.send(self._told)
+            connection.close()
 
     def _read(self, selector: selectors.BaseSelector, connection: socket.socket) -> None:
         try:
@@ -143,3 +176,15 @@ class Channel:
         for listener in self._listeners:
             listener.close()
         self._listeners.clear()
+
+
+def _listener(name: str) -> socket.socket:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
+    try:
+        listener.bind(name if name.startswith("/") else b"\0" + name.encode("ascii"))
+        listener.listen(socket.SOMAXCONN)
+        listener.setblocking(False)
+    except OSError:
+        listener.close()
+        raise
+    return listener

@@ -22,7 +22,10 @@ namespace, under a random name (`reach.keeper_name`), because:
   keeper that was stopped waits in the socket until the keeper reads it;
 - like every abstract socket it belongs to one network namespace: inside the
   hard seal the supervisor binds the same names and relays to the host's
-  keeper over a pipe only the two of them hold (`cloudguard.guard.hard`).
+  keeper over a pipe only the two of them hold (`cloudguard.guard.hard`),
+  and tells them to a keeper made inside, which asks before it binds its own
+  (`rendezvous.around_seal`: a nested run delivers to them too, and inside a
+  seal no keeper sweeps the per-uid directory).
 
 So that a refuser in a namespace of the command's own still reaches it, the
 keeper also binds the same socket at a path in a private per-uid directory,
@@ -79,6 +82,11 @@ class Keeper:
         self._own_directory = ""  # a private directory made for the path, if it was needed
         self._marks: rendezvous.Marks | None = None
         self._channel: Channel | None = None
+        # Inside a hard seal: the keepers its supervisor tells, which a nested run delivers to
+        # as well (`enclosing`); a squat there is tampering. Asked first: inside, no sweep.
+        self._around_seal, squat = rendezvous.around_seal()
+        if squat:
+            self.tamper(squat)
         try:
             self._channel = Channel(self._bind_names(), self.receive, self.tamper).start()
             if self.path:
@@ -103,7 +111,8 @@ class Keeper:
             path = os.path.join(home, self.name)
             if len(os.fsencode(path)) >= rendezvous.MAX_PATH:  # a long TMPDIR: the name alone
                 return [self.name]
-            rendezvous.sweep(home)
+            if not self._around_seal:  # inside a seal a probe is a connect the gate records
+                rendezvous.sweep(home)
             os.close(os.open(path + rendezvous.MARK_SUFFIX, os.O_CREAT | os.O_EXCL, 0o400))
         except OSError:
             return [self.name]
@@ -112,8 +121,12 @@ class Keeper:
 
     def enclosing(self) -> list[str]:
         """The keepers of the `cloudguard run`s this process runs inside, by its ancestors'
-        pids (`rendezvous.enclosing`): a nested run's environment may have dropped them."""
-        return rendezvous.enclosing(reach.pid_namespace())
+        pids (`rendezvous.enclosing`), and those of the hard seal it runs inside, as its
+        supervisor told them (`rendezvous.around_seal`): a nested run's environment may have
+        dropped them."""
+        return list(
+            dict.fromkeys((*rendezvous.enclosing(reach.pid_namespace()), *self._around_seal))
+        )
 
     def _watch_marks(self) -> rendezvous.Marks | None:
         """The watch on the mark and the socket; None where inotify is out of instances (the

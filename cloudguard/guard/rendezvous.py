@@ -26,7 +26,18 @@ namespace it still signals the keeper (`reach._report_undelivered`).
 Nested runs: a keeper of `cloudguard run` has its pid in its name, so a
 `cloudguard run` inside it whose environment dropped `CLOUDGUARD_KEEPER`
 finds it by walking its own ancestors (`/proc/PID/stat`), a fact the
-environment cannot drop (`enclosing`).
+environment cannot drop (`enclosing`). Inside `cloudguard run --hard` the
+ancestors end at the seal's pid 1 and name none of the host's pids; there
+the seal's supervisor tells its keepers' addresses on a fixed abstract
+name of the seal's network namespace (`channel.SEAL_KEEPERS`), which it
+binds before the command starts and holds until the command's init exited:
+nothing inside can bind it, remove it or answer in its place
+(`around_seal`). An answer from a process the caller can see (a squat in a
+network namespace of the command's own) is tampering: a supervisor is
+outside the command's pid namespace, so the kernel names no pid for it.
+Inside a seal a keeper sweeps nothing (`sweep`): a connect to a socket not
+bound inside is the seal's gate's to refuse and record (`hard-unix`), and
+another run's keeper, or what a killed one left, is not the command's reach.
 
 Stdlib only (ctypes for inotify): the keeper's side; the refusers' side of
 this is in `cloudguard.guard.reach` (no import of this module there).
@@ -42,6 +53,8 @@ import stat
 import struct
 import tempfile
 
+from cloudguard.guard.channel import SEAL_KEEPERS
+
 MARK_SUFFIX = ".undelivered"  # reach.MARK_SUFFIX: the refusers name it without importing this
 # What the keeper's inotify watches on its mark and its socket: the refuser's open, and
 # anything done to either file (removed, renamed, changed, its mode changed).
@@ -56,6 +69,8 @@ SOCKET_EVENTS = IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF
 _EVENT = struct.Struct("iIII")
 MAX_ANCESTORS = 64  # a process tree deeper than this is not a run inside runs
 MAX_PATH = 108  # sun_path, with its terminating NUL
+SO_PEERCRED = getattr(socket, "SO_PEERCRED", 17)
+_PEER = struct.Struct("3i")  # struct ucred: pid, uid, gid, as the caller's namespaces see them
 
 
 def directory() -> str | None:
@@ -134,7 +149,8 @@ def _said(what: str | None, mask: int) -> str:
 
 def sweep(home: str) -> None:
     """Remove what keepers that were killed left in `home`: a socket nobody listens on
-    (ECONNREFUSED: a live keeper, even a flooded one, never answers that), and its mark."""
+    (ECONNREFUSED: a live keeper, even a flooded one, never answers that), and its mark.
+    Not called inside a hard seal (the keeper's `_bind_names`): the probe is a connect."""
     try:
         names = os.listdir(home)
     except OSError:
@@ -180,6 +196,43 @@ def enclosing(pid_namespace: str) -> list[str]:
                 if _answers(path):
                     found.append(path)
     return found
+
+
+def around_seal() -> tuple[list[str], str]:
+    """The keepers of the hard seal this process runs inside, as its supervisor tells them
+    on `SEAL_KEEPERS` ([] outside a seal), and what was wrong with the answer ("" if
+    nothing). A process of another user's there is never a seal of ours: not asked."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
+    try:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(b"\0" + SEAL_KEEPERS.encode("ascii"))
+        except OSError:
+            return [], ""  # nobody binds the name: no hard seal around this network namespace
+        pid, uid, _ = _PEER.unpack(probe.getsockopt(socket.SOL_SOCKET, SO_PEERCRED, _PEER.size))
+        if uid != os.geteuid():
+            return [], ""
+        if pid != 0:
+            return [], (
+                f"the hard seal's keepers were told by pid {pid}, a process the command can "
+                "see: a squat (a seal's supervisor is outside the command's pid namespace)"
+            )
+        told = probe.recv(1 << 16)
+    except OSError as error:
+        return [], f"the hard seal did not tell its keepers ({error.strerror or error})"
+    finally:
+        probe.close()
+    addresses = told.decode("utf-8", "surrogateescape").split()
+    if not addresses or not all(map(_is_keeper_address, addresses)):
+        return [], "the hard seal told something that is not a list of keepers"
+    return addresses, ""
+
+
+def _is_keeper_address(address: str) -> bool:
+    """`@cloudguard-keeper-...`, or an absolute path whose last part is such a name."""
+    if not address.startswith(("@", "/")):
+        return False
+    return address.removeprefix("@").rpartition("/")[2].startswith("cloudguard-keeper-")
 
 
 def ancestors() -> list[int]:

@@ -4,10 +4,13 @@
 Each control breaks one way a refuser's record reaches the run's keeper (the
 channel's path for another network namespace, the mark for a refuser that
 reaches no channel, the watch on the keeper's socket, the nested run's look
-at its ancestors, the keeper's and the hard seal's refusal of a malformed
-message, the hard seal's gate letting a refuser reach the keeper's path) and
-requires its tests in tests/guard/test_verdict_integrity.py to fail at
-their named check.
+at its ancestors and, inside the hard seal, at what the supervisor tells it
+and its refusal of a squat of that name, a nested keeper inside the seal
+that sweeps (the gate records each connect of its sweep as a reach), the
+keeper's and the hard seal's refusal of a malformed message, the hard seal's
+gate letting a refuser reach the keeper's path) and requires its tests in
+tests/guard/test_verdict_integrity.py (the squat: tests/guard/test_refusers.py)
+to fail at their named check.
 
 `unshare -rpf` alone (a pid namespace, the keeper's network namespace) is
 delivered on the abstract name as any refusal is; what breaks that breaks
@@ -24,6 +27,7 @@ INTEGRITY = "tests/guard/test_verdict_integrity.py::"
 NAMESPACE = f"{INTEGRITY}test_a_refusal_from_a_namespace_of_the_commands_own_makes_the_run_red"
 UNDER_HARD = f"{INTEGRITY}test_under_hard_a_refusal_from_a_namespace_of_the_commands_own_is_named"
 MALFORMED = f"{INTEGRITY}test_a_malformed_message_on_the_keepers_channel_is_tampering"
+INSIDE_HARD = "test_inside_hard_a_nested_run_without_the_keeper_variable_reaches_the_outer_verdict"
 
 MALFORMED_TAMPERING = (
     '            self.tamper("a malformed message arrived on the record keeper\'s channel")\n'
@@ -72,6 +76,46 @@ MUTATIONS = [
             "test_a_nested_run_without_the_keeper_variable_still_reaches_the_outer_verdict",
         ),
         check="a-nested-reach-reaches-the-outer-verdict",
+    ),
+    Mutation(
+        name="a nested run does not ask the hard seal it is inside for its keepers",
+        module="guard/keeper.py",
+        original=(
+            "            dict.fromkeys((*rendezvous.enclosing(reach.pid_namespace()), "
+            "*self._around_seal))\n"
+        ),
+        broken="            dict.fromkeys(rendezvous.enclosing(reach.pid_namespace()))\n",
+        tests=(f"{INTEGRITY}{INSIDE_HARD}",),
+        check="a-nested-reach-reaches-the-outer-verdict",
+    ),
+    Mutation(
+        name="the hard seal tells a nested run no keepers",
+        module="guard/hard/supervisor.py",
+        original='            told=" ".join(job.keepers).encode("utf-8", "surrogateescape"),\n',
+        broken="",
+        tests=(f"{INTEGRITY}{INSIDE_HARD}",),
+        check="a-nested-reach-reaches-the-outer-verdict",
+    ),
+    Mutation(
+        name="a nested run takes a squat of the seal's name for the seal",
+        module="guard/rendezvous.py",
+        original="        if pid != 0:\n",
+        broken="        if False:\n",
+        tests=(
+            "tests/guard/test_refusers.py::"
+            "test_a_seal_keepers_name_told_by_a_process_the_caller_can_see_is_tampering",
+        ),
+        check="a-squatted-seal-name-is-tampering",
+    ),
+    Mutation(
+        name="a keeper inside the hard seal sweeps the per-uid directory",
+        module="guard/keeper.py",
+        original="            if not self._around_seal:  # inside a seal",
+        broken="            if True:  # inside a seal",
+        tests=(
+            f"{INTEGRITY}test_inside_hard_a_nested_runs_keeper_connects_to_no_other_keepers_socket",
+        ),
+        check="a-nested-keeper-connects-to-no-other-keeper",
     ),
     Mutation(
         name="the keeper drops a malformed message silently",

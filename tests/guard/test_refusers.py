@@ -398,3 +398,38 @@ def test_what_a_killed_keeper_left_is_swept_and_a_live_keepers_channel_is_not(
     finally:
         live.close()
     assert not Path(live.path).exists(), "a keeper leaves its channel behind when it closes"
+
+
+# In a network namespace of the test's own (nothing else on the host sees the name): a process
+# of the caller's own pid namespace binds the hard seal's SEAL_KEEPERS name and tells a keeper
+# of its own making, as a command could in a network namespace it made inside the seal.
+SQUAT = """
+import json, socket, threading
+from cloudguard.guard import channel, rendezvous
+squat = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+squat.bind(b"\\0" + channel.SEAL_KEEPERS.encode())
+squat.listen(8)
+def tell():
+    while True:
+        connection, _ = squat.accept()
+        connection.send(b"@cloudguard-keeper-0-0-" + b"f" * 24)
+        connection.close()
+threading.Thread(target=tell, daemon=True).start()
+print(json.dumps(rendezvous.around_seal()))
+"""
+
+
+def test_a_seal_keepers_name_told_by_a_process_the_caller_can_see_is_tampering() -> None:
+    result = subprocess.run(
+        ["unshare", "-rn", sys.executable, "-c", SQUAT],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    addresses, problem = json.loads(result.stdout)
+    assert addresses == [] and "a squat" in problem, broken(
+        "a-squatted-seal-name-is-tampering",
+        f"a keeper of the command's making was taken for the seal's: {result.stdout}",
+    )

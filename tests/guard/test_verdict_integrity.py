@@ -245,42 +245,64 @@ def test_removing_the_keepers_channel_socket_is_tampering(where: Path) -> None:
     assert result.returncode == 97, show(result)
 
 
-NOT_YET_INSIDE_HARD = pytest.mark.xfail(
-    strict=True,
-    reason="open (#31): inside --hard the ancestors end at the seal's pid 1 in a pid namespace "
-    "of its own, and no keeper is named for it; a nested run that dropped CLOUDGUARD_KEEPER "
-    "keeps its shims' refusals to itself (a real reach still meets the seal's sink)",
-)
-
-
-def _nested_run_without_the_keeper_variable(where: Path, hard: bool) -> None:
+def _nested_run_without_the_keeper_variable(
+    where: Path, *, hard: bool, before: str = ""
+) -> subprocess.CompletedProcess[str]:
     # The outer command swallows the nested run's 98; the nested run's environment dropped
-    # the outer keeper: it finds it by its ancestors' pids (inside --hard: in the seal's own
-    # pid namespace, where the supervisor relays it to the host's keeper).
+    # the outer keeper: it finds it by its ancestors' pids (inside --hard, where they end at
+    # the seal's pid 1: by what the supervisor tells on the seal's SEAL_KEEPERS name, and
+    # delivers to the names the supervisor relays to the host's keeper).
     nested = guard_run_script(["az", "account", "show"], where / "nested.jsonl")
     (where / "nested.py").write_text(nested)
-    script = "env -u CLOUDGUARD_KEEPER python3 nested.py 2>nested.err; exit 0"
+    script = f"{before}env -u CLOUDGUARD_KEEPER python3 nested.py 2>nested.err; exit 0"
     result = attacked_run(where, script, hard=hard)
 
     assert result.returncode == 98, broken(
         "a-nested-reach-reaches-the-outer-verdict",
         f"the nested run kept its reach to itself:\n{show(result)}",
     )
-    assert targets(where) == [RECORDED_AZ], show(result)
+    return result
 
 
 def test_a_nested_run_without_the_keeper_variable_still_reaches_the_outer_verdict(
     where: Path,
 ) -> None:
-    _nested_run_without_the_keeper_variable(where, hard=False)
+    result = _nested_run_without_the_keeper_variable(where, hard=False)
+    assert targets(where) == [RECORDED_AZ], show(result)
 
 
-@NOT_YET_INSIDE_HARD
 def test_inside_hard_a_nested_run_without_the_keeper_variable_reaches_the_outer_verdict(
     where: Path,
 ) -> None:
     # Its own test, not a parameter of the one above: the controls name that one whole.
-    _nested_run_without_the_keeper_variable(where, hard=True)
+    result = _nested_run_without_the_keeper_variable(where, hard=True)
+    assert targets(where) == [RECORDED_AZ], show(result)
+
+
+# What a killed keeper leaves in the per-uid directory: a socket nobody listens on (made
+# inside the seal, so that the test knows it is there; a host run's is the same to the gate).
+LEFT_BY_A_KILLED_KEEPER = (
+    'LEFT="/tmp/cloudguard-keepers-$(id -u)/cloudguard-keeper-0-0-{name}"; '
+    "trap 'rm -f \"$LEFT\"' EXIT; "
+    "python3 -c 'import socket, sys; "
+    'socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).bind(sys.argv[1])\' "$LEFT"; '
+)
+
+
+def test_inside_hard_a_nested_runs_keeper_connects_to_no_other_keepers_socket(
+    where: Path,
+) -> None:
+    # Inside the seal the per-uid directory is the host's (/tmp is): other runs' keepers and
+    # what killed ones left. A keeper's sweep connects to each, and the gate records a
+    # connect to a socket not bound inside as a reach (`hard-unix`): the nested run's own
+    # doing, not the command's. Inside a seal a keeper sweeps nothing.
+    before = LEFT_BY_A_KILLED_KEEPER.format(name=os.urandom(12).hex())
+    result = _nested_run_without_the_keeper_variable(where, hard=True, before=before)
+
+    assert targets(where) == [RECORDED_AZ], broken(
+        "a-nested-keeper-connects-to-no-other-keeper",
+        f"the nested run's keeper left records of its own: {targets(where)}\n{show(result)}",
+    )
 
 
 GARBAGE = (

@@ -25,7 +25,9 @@ setup error: the host exits 75 naming it, and the command never runs):
    memory or descriptors, or write its /proc files);
 6. the job from the host (the seal, the keepers, the command and its
    environment): the run's record keeper names bound in this network
-   namespace, relayed to the host over the records pipe (`relay`);
+   namespace, relayed to the host over the records pipe (`relay`), and
+   their addresses told on one fixed name (`channel.SEAL_KEEPERS`) to a
+   nested `cloudguard run` that no longer knows them;
 7. `started`, then the command, then the sink until the init exits.
 
 Progress goes to a status pipe only the host holds (`protocol`).
@@ -152,11 +154,14 @@ def main(setup: Setup, pipes: Pipes) -> int:
             started.cancel()
             return exit_codes.DID_NOT_RUN
         # The run's keepers, served here where the refusers inside can reach them; a keeper's
-        # path (for a refuser in a network namespace of the command's own) is the host's.
+        # path (for a refuser in a network namespace of the command's own) is the host's. Their
+        # addresses are told on SEAL_KEEPERS too: a `cloudguard run` nested inside whose
+        # environment dropped them delivers to them all the same (rendezvous.around_seal).
         channel = Channel(
             [k.removeprefix("@").rpartition("/")[2] for k in job.keepers],
             relay.receive,
             relay.tamper,
+            told=" ".join(job.keepers).encode("utf-8", "surrogateescape"),
         )
     except (SetupError, masks.MaskError) as error:
         _status(pipes.status, setup_error=str(error))
