@@ -168,7 +168,9 @@ def judged(o: dict[str, Any], recorded: list[str]) -> str:
     default VPC, after the last read), REFUSAL-LOGGED-DONE or WRONG."""
     seen = SEEN_BY[(o["kind"], o["change"])]
     op, nth = seen if isinstance(seen, tuple) else (seen, 0)
-    seen_by = [i for i, sent in enumerate(recorded) if sent == op][nth]
+    made = [i for i, sent in enumerate(recorded) if sent == op]
+    # A read that was not made sees nothing: the change must then be seen before every request.
+    seen_by = made[nth] if nth < len(made) else len(recorded) - 1
     if o["change"] == "re-created":
         if o["new-one-there"] is False:
             return "WRONG"
