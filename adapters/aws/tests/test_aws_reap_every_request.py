@@ -165,7 +165,7 @@ RELEASED_ANYWAY = {("public-ip", "attached")}
 def judged(o: dict[str, Any], recorded: list[str]) -> str:
     """One cell of the matrix: seen (skipped with its reason), refused (by the cloud, and
     logged failed naming its code), window (a tag changed, or an address associated in a
-    default VPC, after the last read), REFUSAL-LOGGED-DONE or WRONG."""
+    default VPC, after the last read), REFUSAL-NOT-LOGGED-FAILED or WRONG."""
     seen = SEEN_BY[(o["kind"], o["change"])]
     op, nth = seen if isinstance(seen, tuple) else (seen, 0)
     made = [i for i, sent in enumerate(recorded) if sent == op]
@@ -187,7 +187,7 @@ def judged(o: dict[str, Any], recorded: list[str]) -> str:
     code = REFUSED_WITH.get((o["kind"], o["change"]))
     if code is not None and o["still-there"]:
         logged = o["events"] == ["intent", "failed"] and o["exit"] == 1 and code in o["failed"]
-        return "refused" if logged else "REFUSAL-LOGGED-DONE"
+        return "refused" if logged else "REFUSAL-NOT-LOGGED-FAILED"
     if (o["kind"], o["change"]) in RELEASED_ANYWAY and o["final"]:
         return "window"
     return "WRONG"
@@ -204,7 +204,7 @@ def test_a_change_before_any_request_is_never_acted_on(
     outcomes = attack(endpoint, tmp_path, monkeypatch, plan_of, kind)
 
     wrong = [o for o in outcomes if o["outcome"] == "WRONG"]
-    unlogged = [o for o in outcomes if o["outcome"] == "REFUSAL-LOGGED-DONE"]
+    unlogged = [o for o in outcomes if o["outcome"] == "REFUSAL-NOT-LOGGED-FAILED"]
     found = {"never-acted-on-after-a-change": wrong, "an-aws-refusal-is-logged-failed": unlogged}
     checks = [name for name, cells in found.items() if cells]
     assert not checks, broken(checks, json.dumps(wrong + unlogged, indent=1))
