@@ -64,6 +64,7 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "adapters/azure/tests/test_azure_reap_every_request_controls.py",
         "adapters/azure/tests/test_azure_reap_every_request_members_controls.py",
         "adapters/aws/tests/test_aws_reap_every_request_controls.py",
+        "adapters/aws/tests/test_aws_reap_holders_controls.py",
     ),
     ("azure.md", "Azure"): (
         "adapters/azure/tests/test_azure_resource_graph_controls.py",

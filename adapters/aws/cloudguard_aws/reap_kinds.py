@@ -8,8 +8,11 @@ something in use fails, or worse: the reaper must not try):
 | snapshot | DescribeSnapshots | an AMI of the account's uses it (DescribeImages) | DeleteSnapshot |
 | public-ip | DescribeAddresses | associated | ReleaseAddress |
 | nic | DescribeNetworkInterfaces | attached, or in use | DeleteNetworkInterface |
-| security-group | DescribeSecurityGroups | a network interface uses it | DeleteSecurityGroup |
+| security-group | DescribeSecurityGroups | something uses it (1) | DeleteSecurityGroup |
 | load-balancer | elbv2 DescribeLoadBalancers, DescribeTags | - | DeleteLoadBalancer |
+
+(1) a network interface (an instance's too), or another group's inbound or outbound
+rule naming it (DescribeSecurityGroups filtered on each).
 
 A VPC's `default` security group (which AWS never deletes) and a load balancer
 with deletion protection on are protected.
@@ -18,7 +21,11 @@ Each kind's reads end with the one that carries its tags (issue 32): what holds
 it or protects it is read first. A tag changed after that last read and before
 the delete is the only window left (one request's way back and the delete's way
 out); an attachment or protection made after its own read EC2 and ELB refuse
-the delete for (`InUse`, `DependencyViolation`, `OperationNotPermitted`).
+the delete for (`InvalidParameterValue` for an interface in use,
+`InvalidIPAddress.InUse`, `DependencyViolation`, `OperationNotPermitted`), and the
+action is logged failed. Except one: an Elastic IP associated in a default VPC after
+its read (the same read as its tags) ReleaseAddress disassociates and releases, as
+AWS documents; that is the tag's window too.
 
 Anything else is not reaped by cloudguard: `delete_command` says what a person
 would run. boto3's clients are the reaper's (cloudguard_aws.reaper).
@@ -135,7 +142,9 @@ def _interface(clients: Callable[[str], Any], eni: str, region: str, account: st
 
 def _group(clients: Callable[[str], Any], gid: str, region: str, account: str) -> Live | None:
     ec2 = clients("ec2")
-    # Who uses it first, the group and its tags last (module docstring).
+    # Who holds it first (another group's rule that names it, the interfaces that use it:
+    # an instance's too), the group and its tags last (module docstring).
+    named_by = _rules_naming(ec2, gid)
     users = ec2.describe_network_interfaces(Filters=[{"Name": "group-id", "Values": [gid]}])
     holders = ", ".join(str(n["NetworkInterfaceId"]) for n in users.get("NetworkInterfaces", []))
     found = ec2.describe_security_groups(GroupIds=[gid]).get("SecurityGroups", [])
@@ -148,7 +157,26 @@ def _group(clients: Callable[[str], Any], gid: str, region: str, account: str) -
         if group.get("GroupName") == "default"
         else ()
     )
-    return Live(resource, protections=protections, attached_to=holders or None)
+    held_by = ", ".join(h for h in (holders, named_by) if h)
+    return Live(resource, protections=protections, attached_to=held_by or None)
+
+
+def _rules_naming(ec2: Any, gid: str) -> str:
+    """The other groups whose inbound or outbound rules name `gid`: DeleteSecurityGroup fails
+    (DependencyViolation) while one does, so it is a skip that says which. A group's own rule
+    naming itself does not hold it."""
+    return ", ".join(
+        f"a rule of {group.get('GroupId')} ({direction})"
+        for direction, name in (
+            ("inbound", "ip-permission.group-id"),
+            ("outbound", "egress.ip-permission.group-id"),
+        )
+        for page in ec2.get_paginator("describe_security_groups").paginate(
+            Filters=[{"Name": name, "Values": [gid]}]
+        )
+        for group in page.get("SecurityGroups", [])
+        if group.get("GroupId") != gid
+    )
 
 
 def _balancer(clients: Callable[[str], Any], arn: str, region: str, account: str) -> Live | None:

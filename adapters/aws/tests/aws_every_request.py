@@ -168,6 +168,52 @@ def _attach(endpoint: str, kind: str, rid: str) -> None:
         raise AssertionError(kind)
 
 
+def _associate_in_own_vpc(endpoint: str, kind: str, rid: str) -> None:
+    """Associated with an instance in a VPC of its own: not the default VPC, where AWS's
+    ReleaseAddress would disassociate it and release it (aws_delete_refusals)."""
+    client = ec2(endpoint)
+    vpc = client.create_vpc(CidrBlock="10.77.0.0/16")["Vpc"]["VpcId"]
+    subnet = client.create_subnet(VpcId=vpc, CidrBlock="10.77.1.0/24")["Subnet"]["SubnetId"]
+    answer = client.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, SubnetId=subnet)
+    client.associate_address(AllocationId=rid, InstanceId=answer["Instances"][0]["InstanceId"])
+
+
+def _vpc_of_group(client: Any, group: str) -> str:
+    return str(client.describe_security_groups(GroupIds=[group])["SecurityGroups"][0]["VpcId"])
+
+
+def _named_by_a_rule(outbound: bool) -> Callable[[str, str, str], None]:
+    """Someone else's group gets a rule (inbound or outbound) that names it."""
+
+    def change(endpoint: str, kind: str, rid: str) -> None:
+        client = ec2(endpoint)
+        other = client.create_security_group(
+            GroupName=f"names-{next(_COUNTER)}",
+            Description="someone else's",
+            VpcId=_vpc_of_group(client, rid),
+        )["GroupId"]
+        rule = [{"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443,
+                 "UserIdGroupPairs": [{"GroupId": rid}]}]  # fmt: skip
+        authorize = (
+            client.authorize_security_group_egress
+            if outbound
+            else client.authorize_security_group_ingress
+        )
+        authorize(GroupId=other, IpPermissions=rule)
+
+    return change
+
+
+def _used_by_an_instance(endpoint: str, kind: str, rid: str) -> None:
+    """Someone else's instance launched with it (its interface carries the group)."""
+    client = ec2(endpoint)
+    vpc = _vpc_of_group(client, rid)
+    subnet = client.describe_subnets(Filters=[{"Name": "vpc-id", "Values": [vpc]}])["Subnets"][0]
+    client.run_instances(
+        ImageId=AMI, MinCount=1, MaxCount=1, SubnetId=subnet["SubnetId"], SecurityGroupIds=[rid]
+    )
+
+
 def _protect(endpoint: str, kind: str, rid: str) -> None:
     if kind == "vm":
         ec2(endpoint).modify_instance_attribute(
@@ -206,6 +252,10 @@ CHANGES: dict[str, tuple[Callable[[str, str, str], None], frozenset[str]]] = {
     # Not a snapshot: moto's RegisterImage makes a snapshot of its own and ignores the one
     # named (test_aws_reap_kinds tags moto's own instead, before the plan).
     "attached": (_attach, frozenset({"disk", "public-ip", "nic", "security-group"})),
+    "attached-in-own-vpc": (_associate_in_own_vpc, frozenset({"public-ip"})),
+    "named-by-an-inbound-rule": (_named_by_a_rule(outbound=False), frozenset({"security-group"})),
+    "named-by-an-outbound-rule": (_named_by_a_rule(outbound=True), frozenset({"security-group"})),
+    "used-by-an-instance": (_used_by_an_instance, frozenset({"security-group"})),
     "protected": (_protect, frozenset({"vm", "load-balancer"})),
     "re-created": (_recreate, frozenset({"load-balancer"})),
 }

@@ -7,7 +7,9 @@ this proxy answers those calls itself, with AWS's real documents (STS
 `AccessDenied`, EC2 `UnauthorizedOperation`, `DescribeRegionsResponse`), and
 forwards everything else to moto unchanged. It learns which access key belongs to which account from
 the AssumeRole answers it forwards, and reads the region from the request's
-SigV4 credential scope.
+SigV4 credential scope. It refuses the deletes AWS refuses and moto carries out (an
+attached interface, an associated address, a group in use, a protected load balancer:
+aws_delete_refusals.py), from moto's state read just before, counted in `refused`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from aws_delete_refusals import refusal
 
 _SCOPE = re.compile(r"Credential=([^/]+)/\d+/([^/]+)/([^/]+)/")
 _ROLE_ACCOUNT = re.compile(r"arn:aws:iam::(\d{12}):role/")
@@ -56,6 +60,7 @@ class Refusals:
     key_accounts: dict[str, str] = field(default_factory=lambda: {"testing": "123456789012"})
     assumed: list[str] = field(default_factory=list)  # every RoleArn asked for
     actions: Counter[str] = field(default_factory=Counter)  # every call seen, by Action
+    refused: Counter[str] = field(default_factory=Counter)  # the deletes refused, by code
     in_flight: int = 0
     peak_in_flight: int = 0  # the most calls being answered at once: proves a concurrency bound
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -108,6 +113,12 @@ class _Handler(BaseHTTPRequestHandler):
             items = "".join(EC2_REGION.format(r) for r in refusals.regions_enabled[account])
             self._answer(200, EC2_REGIONS.format(items=items).encode())
             return
+        if refused := refusal(form, lambda query: self._forward(urlencode(query).encode())[2]):
+            code, document = refused
+            with refusals.lock:
+                refusals.refused[code] += 1
+            self._answer(400, document)
+            return
         status, headers, answer = self._forward(body)
         if action == "AssumeRole" and status == 200:
             issued = re.search(rb"<AccessKeyId>([^<]+)</AccessKeyId>", answer)
@@ -120,7 +131,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _forward(self, body: bytes) -> tuple[int, dict[str, str], bytes]:
         upstream = http.client.HTTPConnection(self.server.upstream, timeout=30)
         try:
-            upstream.request("POST", self.path, body, dict(self.headers.items()))
+            # The caller's headers (its credential scope names the service and the account
+            # moto answers for), with the length of this body: a query of the proxy's own
+            # (aws_delete_refusals) is sent as the caller.
+            headers = {k: v for k, v in self.headers.items() if k.lower() != "content-length"}
+            upstream.request("POST", self.path, body, headers)
             response = upstream.getresponse()
             headers = {k: v for k, v in response.getheaders() if k.lower() == "content-type"}
             return response.status, headers, response.read()

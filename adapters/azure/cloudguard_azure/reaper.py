@@ -236,12 +236,8 @@ class AzureReaper:
         the GET, or tagged after the GET) and is not acted on. For a kind read by id, whose
         GET carries no unique id (a NIC or public IP is bound to its resourceGuid instead).
         The window left is this listing's answer and the action (as a group's last look)."""
-        try:
-            now = self._listed(sub, group).get(item.id.casefold(), {})
-        except Exception as exc:  # 403, throttled past retries: unknown state
-            raise ReadError(
-                source, f"its listing after its own read: {describe_error(exc)}"
-            ) from exc
+        listed = self._listed_once_more(sub, group, source, "its listing after its own read")
+        now = listed.get(item.id.casefold(), {})
         if _mark(now) != _mark(before):
             raise ReadError(
                 source,
@@ -345,12 +341,7 @@ class AzureReaper:
         seen = self._read_groups.pop(item.id.casefold(), None)
         if seen is None:
             raise Withheld(source, "its members were not read in this apply: nothing was sent")
-        try:
-            now = self._listed(sub, group)
-        except Exception as exc:  # 403, 404, throttled past retries: unknown state
-            raise ReadError(
-                source, f"its last listing before the DELETE: {describe_error(exc)}"
-            ) from exc
+        now = self._listed_once_more(sub, group, source, "its last listing before the DELETE")
         for key, entry in now.items():
             what = f"{azure_kinds.kind_of(str(entry.get('type') or ''))} {entry.get('id')}"
             if key not in seen:
@@ -371,6 +362,17 @@ class AzureReaper:
                 f"its member {key} is no longer listed since it was read: the group is left "
                 "for an apply that reads it again; nothing was sent",
             )
+
+    def _listed_once_more(
+        self, sub: str, group: str, source: str, look: str
+    ) -> dict[str, dict[str, Any]]:
+        """A group's listing read again to compare with an earlier one (`_listed_again` for
+        one resource, `_last_look` for a group whole): one that cannot be read (403, 404,
+        throttled past retries) is unknown state, a ReadError naming the `look`, nothing sent."""
+        try:
+            return self._listed(sub, group)
+        except Exception as exc:
+            raise ReadError(source, f"{look}: {describe_error(exc)}") from exc
 
     def _listed(self, sub: str, group: str) -> dict[str, dict[str, Any]]:
         """What `group` holds, by casefolded id, with ARM's creation time of each. A listing
