@@ -9,11 +9,20 @@
 3. Burst: 4 processes x 5,000 UDP datagrams sent as fast as they can; every
    one recorded, or the run 97 naming how many the kernel dropped: records
    vs drops, and how long the sink took.
+4. Refusal latency side by side with a baseline commit's hard seal
+   (`--baseline`, default the last commit whose figure docs/benchmarks.md
+   quotes quiet): the load of 2. under this checkout's `cloudguard run --hard`
+   and the baseline's, alternated round by round (`--versus-rounds`), each run
+   from the same neutral directory with its package on PYTHONPATH; p50, p99
+   and the whole run's CPU, per-round ratios, and the load average. On a
+   shared machine only these ratios say whether the seal got slower: an
+   absolute p99 from a loaded machine says mostly how loaded it was.
 
 Everything runs inside a network namespace this script makes itself
 (`unshare -rn`, loopback only): nothing can leave, even if the seal broke.
 
-    .venv/bin/python benchmarks/bench_hard_seal.py [--rounds N]
+    .venv/bin/python benchmarks/bench_hard_seal.py [--rounds N] [--baseline REV]
+        [--versus-rounds N] [--versus-only]
 """
 
 from __future__ import annotations
@@ -21,14 +30,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parents[1]
+# The commit of the quiet figure docs/benchmarks.md quotes (p50 5.79 ms, p99 9.88 ms).
+BASELINE = "90ed573"
 PROCESSES, ATTEMPTS = 16, 100
 BURST_PROCESSES, BURST_DATAGRAMS = 4, 5000
 BURST = f"""
@@ -68,6 +82,9 @@ with multiprocessing.get_context("fork").Pool({PROCESSES}) as pool:
 latencies = sorted(l for r in results for l in r[0])
 print(json.dumps({{"latencies": latencies, "refused": sum(r[1] for r in results)}}))
 """
+# The same run without a connect (the pool forked, nothing refused): the CPU of 1,600
+# refusals is the load's run's less this one's, apart from the seal's own start-up.
+IDLE = LOAD.replace(f"range({ATTEMPTS})", "range(0)")
 
 
 def wall(argv: list[str]) -> float:
@@ -96,17 +113,24 @@ def startup(rounds: int) -> dict[str, float]:
     }
 
 
-def run_hard(code: str, via: str) -> tuple[subprocess.CompletedProcess[str], list[dict], float]:
+def run_hard(
+    code: str, via: str, *, package: Path | None = None
+) -> tuple[subprocess.CompletedProcess[str], list[dict], float]:
     """`code` run by `python -I` under `cloudguard run --hard`: the run, its records of `via`,
-    and the seconds it took."""
+    and the seconds it took. `package`: the directory whose `cloudguard` runs the seal, on
+    PYTHONPATH, from a neutral working directory (`python -m` puts the working directory
+    first on sys.path: from the checkout it would always be the checkout's own)."""
     from cloudguard.documents import reach_log
 
     log = tempfile.mktemp(suffix=".jsonl")
+    env, cwd = None, None
+    if package is not None:
+        env, cwd = {**os.environ, "PYTHONPATH": str(package)}, tempfile.gettempdir()
     start = time.perf_counter()
     result = subprocess.run(
         [sys.executable, "-m", "cloudguard", "run", "--hard", "--log", log, "--",
          sys.executable, "-I", "-c", code],
-        capture_output=True, text=True, check=False,
+        capture_output=True, text=True, check=False, env=env, cwd=cwd,
     )  # fmt: skip
     elapsed = time.perf_counter() - start
     try:
@@ -116,8 +140,15 @@ def run_hard(code: str, via: str) -> tuple[subprocess.CompletedProcess[str], lis
     return result, records, elapsed
 
 
-def sink_load() -> dict[str, object]:
-    result, records, elapsed = run_hard(LOAD, "hard-tcp")
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def sink_load(package: Path | None = None) -> dict[str, object]:
+    cpu = children_cpu()
+    result, records, elapsed = run_hard(LOAD, "hard-tcp", package=package)
+    cpu = children_cpu() - cpu  # the whole run's: host, supervisor, the 16 processes
     measured = json.loads(result.stdout)
     latencies = measured["latencies"]
     expected = {(f"203.0.113.{1 + w}", 1000 + n) for w in range(PROCESSES) for n in range(ATTEMPTS)}
@@ -134,7 +165,90 @@ def sink_load() -> dict[str, object]:
         "over_10ms": sum(1 for latency in latencies if latency > 0.010),
         "run_exit": result.returncode,
         "seconds": elapsed,
+        "cpu_seconds": cpu,
     }
+
+
+def baseline_package(revision: str, where: Path) -> Path:
+    """`revision`'s cloudguard package, extracted into `where` (the checkout's history)."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", revision, "cloudguard"],
+        capture_output=True,
+        check=True,
+    )
+    subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True)
+    return where
+
+
+def versus(revision: str, rounds: int) -> dict[str, Any]:
+    """The refusal latency under this checkout's seal and `revision`'s, alternated (the
+    order swapped every round, so neither always runs right after the other)."""
+    runs: dict[str, list[dict[str, Any]]] = {"now": [], "baseline": []}
+    loads = [os.getloadavg()[0]]
+    with tempfile.TemporaryDirectory() as old:
+        packages = {"now": REPO, "baseline": baseline_package(revision, Path(old))}
+        for round_ in range(rounds):
+            order = ("now", "baseline") if round_ % 2 == 0 else ("baseline", "now")
+            for name in order:
+                cpu = children_cpu()
+                run_hard(IDLE, "hard-tcp", package=packages[name])
+                idle = children_cpu() - cpu
+                load = sink_load(packages[name])
+                runs[name].append({**load, "refusals_cpu_seconds": load["cpu_seconds"] - idle})
+            loads.append(os.getloadavg()[0])
+
+    def median(name: str, key: str) -> float:
+        return statistics.median(float(run[key]) for run in runs[name])
+
+    def ratios(key: str) -> list[float]:
+        pairs = zip(runs["now"], runs["baseline"], strict=True)
+        return sorted(float(a[key]) / float(b[key]) for a, b in pairs)
+
+    summary: dict[str, Any] = {
+        "baseline": revision,
+        "rounds": rounds,
+        "load_start": loads[0],
+        "load_end": loads[-1],
+        "load_median": statistics.median(loads),
+        "all_recorded": all(run["all_recorded"] for name in runs for run in runs[name]),
+        "runs": runs,
+    }
+    for key in ("p50_ms", "p99_ms", "cpu_seconds", "refusals_cpu_seconds"):
+        for name in runs:
+            summary[f"{name}_{key}"] = median(name, key)
+            summary[f"{name}_{key}_range"] = (
+                min(float(r[key]) for r in runs[name]),
+                max(float(r[key]) for r in runs[name]),
+            )
+        summary[f"ratio_{key}"] = ratios(key)
+    return summary
+
+
+KEYS = (("p50_ms", "ms"), ("p99_ms", "ms"), ("cpu_seconds", "s"), ("refusals_cpu_seconds", "s"))
+
+
+def print_versus(v: dict[str, Any]) -> None:
+    rows = (("now", "this checkout"), ("baseline", f"{v['baseline']}"))
+    print(
+        f"| refusal latency, alternated ({v['rounds']} rounds each, load "
+        f"{v['load_start']:.1f} -> {v['load_end']:.1f}) | p50 (median; range) "
+        "| p99 (median; range) | CPU of the whole run | CPU of the 1,600 refusals |"
+    )
+    print("|---|---|---|---|---|")
+    for name, shown in rows:
+        cells = []
+        for key, unit in KEYS:
+            low, high = v[f"{name}_{key}_range"]
+            cells.append(f"{v[f'{name}_{key}']:.2f} {unit} ({low:.2f}–{high:.2f})")
+        print(f"| {shown} | " + " | ".join(cells) + " |")
+    cells = []
+    for key, _ in KEYS:
+        r: list[float] = v[f"ratio_{key}"]
+        higher = sum(1 for x in r if x > 1)
+        cells.append(
+            f"{statistics.median(r):.2f}× ({r[0]:.2f}–{r[-1]:.2f}; higher in {higher} of {len(r)})"
+        )
+    print("| this checkout ÷ baseline, per round | " + " | ".join(cells) + " |")
 
 
 def burst() -> dict[str, object]:
@@ -156,12 +270,23 @@ def burst() -> dict[str, object]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--baseline", default=BASELINE, help="the commit to compare with")
+    parser.add_argument("--versus-rounds", type=int, default=5)
+    parser.add_argument("--versus-only", action="store_true", help="only the side by side")
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not args.inside:  # re-run in a loopback-only namespace of our own
         outer = 'ip link set lo up && exec "$@"'
-        argv = [sys.executable, __file__, "--inside", "--rounds", str(args.rounds)]
+        argv = [sys.executable, __file__, "--inside", *sys.argv[1:]]
         return subprocess.call(["unshare", "-rn", "sh", "-c", outer, "sh", *argv])
+    RESULTS.mkdir(exist_ok=True)
+    side_by_side = versus(args.baseline, args.versus_rounds) if args.versus_rounds else None
+    if side_by_side is not None:
+        (RESULTS / "hard_seal_versus.json").write_text(json.dumps(side_by_side, indent=2))
+        print_versus(side_by_side)
+        print()
+        if args.versus_only:
+            return 0 if side_by_side["all_recorded"] else 1
     start = startup(args.rounds)
     load = sink_load()
     flood = burst()
@@ -187,11 +312,11 @@ def main() -> int:
         f"| {flood['recorded']} | {flood['dropped']} | {flood['run_exit']} "
         f"| {flood['seconds']:.1f} | {flood['records_per_second']:.0f} |"
     )
-    RESULTS.mkdir(exist_ok=True)
     results = {"startup": start, "sink": load, "burst": flood}
     (RESULTS / "hard_seal.json").write_text(json.dumps(results, indent=2))
     accounted = flood["recorded"] + flood["dropped"] == flood["sent"]  # nothing lost silently
-    return 0 if load["all_recorded"] and load["run_exit"] == 98 and accounted else 1
+    compared = side_by_side is None or bool(side_by_side["all_recorded"])
+    return 0 if load["all_recorded"] and load["run_exit"] == 98 and accounted and compared else 1
 
 
 if __name__ == "__main__":
