@@ -321,8 +321,8 @@ def timezone_pacific() -> Any:
 
 @dataclass
 class Rule:
-    """Answer `status` to requests whose path and query contain `match`, `times` times
-    (None: every time)."""
+    """Answer `status` to requests whose path and query `match` (a regular expression,
+    searched), `times` times (None: every time)."""
 
     match: str
     status: int
@@ -335,12 +335,14 @@ class GcpFaults:
     denied_projects: set[str] = field(default_factory=set)  # Compute listings: 403
     unreachable: dict[str, list[str]] = field(default_factory=dict)  # project -> scopes
     rules: list[Rule] = field(default_factory=list)
+    # Fewer results a search page than asked (the API may return fewer than pageSize).
+    search_page: int | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def take(self, target: str) -> Rule | None:
         with self.lock:
             for rule in self.rules:
-                if rule.match in target and rule.times != 0:
+                if re.search(rule.match, target) and rule.times != 0:
                     if rule.times is not None:
                         rule.times -= 1
                     return rule
@@ -460,6 +462,7 @@ def _search(fake: FakeGcp, scope: str, query: dict[str, str]) -> tuple[int, Any]
         return google_error(400, "Invalid page token.", "badRequest")
     size = int(query.get("pageSize") or 0)
     size = SEARCH_DEFAULT_PAGE if size <= 0 else min(size, SEARCH_MAX_PAGE)
+    size = min(size, fake.faults.search_page or size)
     rows = sorted(
         (row for project in projects for row in fake.world.search_rows(project)),
         key=lambda row: row["name"],
