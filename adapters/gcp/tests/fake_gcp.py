@@ -366,6 +366,8 @@ class FakeGcp:
     world: GcpWorld
     faults: GcpFaults
     counts: Counter[str] = field(default_factory=Counter)
+    # Every TCP connection accepted, before TLS: a client that distrusts the CA still came.
+    connections: int = 0
     seen: list[Seen] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -549,6 +551,8 @@ class _TlsServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
 
     def finish_request(self, request: Any, client_address: Any) -> None:
+        with self.fake.lock:
+            self.fake.connections += 1
         try:
             conn = self.tls.wrap_socket(request, server_side=True)
         except (ssl.SSLError, OSError):
