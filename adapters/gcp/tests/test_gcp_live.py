@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from cloudguard_gcp.adapter import GcpAdapter
+from cloudguard_gcp.live import scopes_of
 from fake_gcp import (
     FOLDER,
     ORGANIZATION,
@@ -23,6 +24,7 @@ from fake_gcp import (
     Rule,
     serve,
 )
+from gcp_helpers import cli
 from named_checks import broken
 
 from cloudguard.cloud.records import SweepRequest, SweepResult
@@ -236,3 +238,17 @@ def test_each_scope_and_project_is_told_as_it_is_read(gcp: FakeGcp) -> None:
 def test_a_sweep_without_a_scope_did_not_run() -> None:
     result = GcpAdapter().sweep(SweepRequest(credential="fake-gcp", endpoint="https://127.0.0.1:9"))
     assert result.resources == () and "no scope to sweep" in result.failures[0].reason
+
+
+def test_a_subscription_is_a_project_scope_and_a_scope_is_read_once() -> None:
+    request = SweepRequest(
+        subscriptions=(PILOT,), settings={"gcp_scope": (f"projects/{PILOT}", FOLDER)}
+    )
+    assert scopes_of(request) == [f"projects/{PILOT}", FOLDER]
+
+
+@pytest.mark.parametrize("bad", ["project/p-1", "folders/engineering", "projects/", "p-1"])
+def test_a_scope_that_is_no_scope_is_a_usage_error(bad: str) -> None:
+    done = cli("--provider", "gcp", "--gcp-scope", bad)
+    assert done.exit_code == 2, done.stdout + done.stderr
+    assert "is not a scope" in done.stdout + done.stderr
