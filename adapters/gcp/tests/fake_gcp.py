@@ -369,6 +369,7 @@ class FakeGcp:
     # Every TCP connection accepted, before TLS: a client that distrusts the CA still came.
     connections: int = 0
     seen: list[Seen] = field(default_factory=list)
+    searched: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def requests(self, operation: str) -> list[Seen]:
@@ -465,10 +466,14 @@ def _search(fake: FakeGcp, scope: str, query: dict[str, str]) -> tuple[int, Any]
     size = int(query.get("pageSize") or 0)
     size = SEARCH_DEFAULT_PAGE if size <= 0 else min(size, SEARCH_MAX_PAGE)
     size = min(size, fake.faults.search_page or size)
-    rows = sorted(
-        (row for project in projects for row in fake.world.search_rows(project)),
-        key=lambda row: row["name"],
-    )
+    # A search's rows are made on its first page and kept for the pages after it (a world
+    # changed between two sweeps is seen by the next first page): paging stays linear.
+    rows = fake.searched.get(scope) if start else None
+    if rows is None:
+        rows = fake.searched[scope] = sorted(
+            (row for project in projects for row in fake.world.search_rows(project)),
+            key=lambda row: row["name"],
+        )
     body: dict[str, Any] = {"results": rows[start : start + size]}
     if start + size < len(rows):
         body["nextPageToken"] = _token(scope, start + size)
