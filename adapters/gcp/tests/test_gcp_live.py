@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +25,7 @@ from fake_gcp import (
     Rule,
     serve,
 )
-from gcp_helpers import cli
+from gcp_helpers import cli, controller_home
 from named_checks import broken
 
 from cloudguard.cloud.records import SweepRequest, SweepResult
@@ -252,3 +253,21 @@ def test_a_scope_that_is_no_scope_is_a_usage_error(bad: str) -> None:
     done = cli("--provider", "gcp", "--gcp-scope", bad)
     assert done.exit_code == 2, done.stdout + done.stderr
     assert "is not a scope" in done.stdout + done.stderr
+
+
+def test_a_denied_scope_makes_the_audit_did_not_run_75_naming_it(tmp_path: Path) -> None:
+    """The command line's verdict: one scope read, one denied: 75 (never 0 or 1), the
+    denied scope named."""
+    world = GcpWorld()
+    world.project(PILOT, "418512345678")
+    world.instances.append(Instance(PILOT, ZONE, "vm-pilot", labels={"task-id": "t-1"}))
+    with serve(world, GcpFaults(denied_scopes={FOLDER})) as fake:
+        done = cli(
+            "--provider", "gcp", "--gcp-scope", f"projects/{PILOT}", "--gcp-scope", FOLDER,
+            "--credential", "fake-gcp", "--management-endpoint", fake.base_url,
+            "--ca-bundle", fake.ca_pem,
+            "--controller-home", str(controller_home(tmp_path / "controller")),
+        )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.exit_code == 75, broken("denied-scope-exit-75", f"exit {done.exit_code}: {out}")
+    assert f"gcp scope {FOLDER}" in out and "HTTP 403" in out, out
