@@ -11,7 +11,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _page_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("proof_page", Path(__file__).with_name("proof_page.py"))
+    spec = importlib.util.spec_from_file_location(
+        "proof_page", Path(__file__).with_name("proof_page.py")
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -1,15 +1,17 @@
-"""`--provider gcp`: Google Cloud's vocabulary for the audit, read from `gcloud` exports.
+"""`--provider gcp`: Google Cloud's vocabulary for the audit, swept live or read from exports.
 
-What is built: the offline inputs (cloudguard_gcp.export: `gcloud asset
-search-all-resources` and `gcloud compute instances list`, told apart by
+What is built: the live sweep (cloudguard_gcp.live: Cloud Asset Inventory's
+searchAllResources per scope, paged, and Compute Engine's aggregated lists where
+state decides billing; credentials by the one endpoint rule,
+cloudguard_gcp.credentials), the offline inputs (cloudguard_gcp.export: `gcloud
+asset search-all-resources` and `gcloud compute instances list`, told apart by
 shape), GCP's kinds by asset type (cloudguard_gcp.kinds), labels read as tags
 with names compared case-insensitively (a label key is lower case by
 definition: cloudguard_gcp.labels), projects as the accounts, zones' regions.
 
-Not yet: the live sweep (Cloud Asset Inventory's searchAllResources, paged),
-prices (Cloud Billing Catalog), reaping. A live sweep fails closed (did not
-run, 75) naming what to use instead; there is no reaper, so `reap apply`
-refuses with "cannot reap"; a GCP VM's price is unknown, never zero.
+Not yet: prices (Cloud Billing Catalog), reaping. There is no reaper, so `reap
+apply` refuses with "cannot reap"; a GCP VM's price is unknown, never zero.
+Google's clients are imported inside the sweep: importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -18,22 +20,19 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
-from cloudguard_gcp import kinds
+from cloudguard.cloud.records import Resource, SweepRequest, SweepResult
+from cloudguard_gcp import credentials, kinds
 from cloudguard_gcp.export import AssetSearchExport, InstancesListExport
-
-NOT_BUILT = (
-    "the live Google Cloud sweep is not built yet; audit a `gcloud asset "
-    "search-all-resources --format=json` or `gcloud compute instances list --format=json` "
-    "export with --inventory"
-)
+from cloudguard_gcp.options import OPTIONS
 
 
 class GcpAdapter:
-    """`cloudguard audit --provider gcp` (offline: `--inventory FILE` of a gcloud export)."""
+    """`cloudguard audit --provider gcp --gcp-scope SCOPE` (live), or `--inventory FILE` of a
+    gcloud export (offline)."""
 
     name = "gcp"
-    credential_names: tuple[str, ...] = ()  # no live sweep: no credential is taken yet
+    # default (application default credentials, or --gcp-key-file), fake-gcp (loopback only)
+    credential_names: tuple[str, ...] = credentials.NAMES
 
     # -- what the core asks of a cloud (cloudguard.cloud.adapter.CloudAdapter) --
     export_parsers = (AssetSearchExport(), InstancesListExport())
@@ -54,10 +53,11 @@ class GcpAdapter:
     # Label keys are lower case by definition (cloudguard_gcp.labels): a configured
     # `Task-Id` names the label `task-id`. Resource names are lower case too.
     case_insensitive_names = True
-    options: tuple[Any, ...] = ()
+    # --gcp-scope, --gcp-key-file
+    options: tuple[Any, ...] = OPTIONS
 
     def check_options(self, values: Mapping[str, Any]) -> None:
-        return None  # no options of its own yet
+        return None  # each option stands alone
 
     def price_key(self, size: str) -> str:
         return size.casefold()  # machine types are lower case by definition
@@ -75,5 +75,6 @@ class GcpAdapter:
         return resource.account  # the project
 
     def sweep(self, request: SweepRequest) -> SweepResult:
-        # Fail closed: never "clean" for a sweep that read nothing.
-        return SweepResult(resources=(), failures=(SourceFailure(source="gcp", reason=NOT_BUILT),))
+        from cloudguard_gcp import live
+
+        return live.sweep(request)

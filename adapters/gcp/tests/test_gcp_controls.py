@@ -72,12 +72,12 @@ MUTATIONS = [
         package=GCP,
     ),
     Mutation(
-        name="the unbuilt live sweep reads nothing and says nothing (clean)",
-        module="adapter.py",
-        original='resources=(), failures=(SourceFailure(source="gcp", reason=NOT_BUILT),)',
+        name="a live sweep without a scope reads nothing and says nothing (clean)",
+        module="live.py",
+        original='resources=(), failures=(SourceFailure(source="gcp", reason=NO_SCOPE),)',
         broken="resources=(), failures=()",
-        tests=(INCIDENT + "test_a_live_gcp_sweep_is_did_not_run_not_clean",),
-        check="unbuilt-sweep-did-not-run",
+        tests=(INCIDENT + "test_a_live_gcp_sweep_without_a_scope_is_did_not_run_not_clean",),
+        check="scopeless-sweep-did-not-run",
         package=GCP,
     ),
 ]

@@ -1,0 +1,154 @@
+"""Compute Engine's own listings, where a resource's state decides what it is and what it bills.
+
+Cloud Asset Inventory indexes a change seconds to minutes after it happens, and
+its search results carry neither an instance's machine type, nor a disk's users,
+nor an address's type. So for each project the search found holding instances,
+disks or reserved addresses, the sweep reads that kind's aggregated list (every
+zone and region in one paged listing, 500 a page) and the listing's records
+replace the search's for that project:
+
+- an instance: its `status` now (RUNNING bills compute; TERMINATED, SUSPENDED do
+  not), machine type, numeric id; read by the offline instance reader
+  (cloudguard_gcp.export.instance_resource), as `gcloud compute instances list`;
+- a disk: its type and size, and its `users` (the instances it is attached to, or
+  none: a disk attached to nothing is storage billed for nobody);
+- an address: `addressType` (EXTERNAL, INTERNAL) and `status` (IN_USE by its
+  `users`, or RESERVED: held and used by nothing).
+
+A disk's and an address's state is written into its `size`, the one field a
+report shows beside its billing note (`pd-balanced 100 GiB, attached to nothing`,
+`external, reserved, used by nothing`). A listing that is incomplete (a scope in
+`unreachables`, or a scope's warning other than "no results on this page") fails
+its project, never a partial answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from cloudguard.cloud import kinds
+from cloudguard.cloud.exports import interned, interned_tags, parse_time
+from cloudguard.cloud.records import Resource, SweepRequest
+from cloudguard_gcp import clients
+from cloudguard_gcp.export import COMPUTE, PROVIDER, instance_resource, region_of
+
+PAGE_SIZE = 500  # maxResults: the most an aggregated list page holds
+# The listing that holds each shared kind's current state.
+LISTING_OF_KIND = {kinds.VM: "instances", kinds.DISK: "disks", kinds.PUBLIC_IP: "addresses"}
+# A scope of an aggregated list with nothing on this page says so; any other warning
+# (UNREACHABLE, ...) means its items were not all listed.
+_EMPTY_SCOPE = "NO_RESULTS_ON_PAGE"
+_PROJECT = re.compile(r"/projects/([^/]+)/")
+
+
+class IncompleteListing(Exception):
+    """Compute answered, but not for every zone or region: the project is unread."""
+
+
+def listing_of(resource: Resource) -> str | None:
+    """Which aggregated list holds `resource`'s current state (None: none)."""
+    listing = LISTING_OF_KIND.get(resource.kind)
+    if listing == "addresses" and "/regions/" not in resource.id:
+        return None  # a global address is no regional listing's (and bills the same)
+    return listing
+
+
+def read(client: Any, request: SweepRequest, project: str, listing: str) -> list[Resource]:
+    """Every item of one aggregated list of `project`, as Resources, every page followed."""
+    take = _TAKE[listing]
+    source = f"gcp:projects/{project}"
+    resources: list[Resource] = []
+    token = ""
+    while True:
+        page = clients.first_page(
+            client.aggregated_list,
+            request,
+            project=project,
+            max_results=PAGE_SIZE,
+            page_token=token,
+        )
+        if page.unreachables:  # what a partial answer could not read: never taken as read
+            raise IncompleteListing(
+                f"{listing}.aggregatedList could not read {', '.join(page.unreachables)}"
+            )
+        for scope, scoped in page.items.items():
+            warning = scoped.warning.code if "warning" in scoped else ""
+            if warning and warning != _EMPTY_SCOPE:
+                raise IncompleteListing(
+                    f"{listing}.aggregatedList warned {warning} for {scope}: "
+                    f"{scoped.warning.message}"
+                )
+            resources.extend(take(item, source) for item in getattr(scoped, listing))
+        token = page.next_page_token
+        if not token:
+            return resources
+
+
+def instance(item: Any, source: str) -> Resource:
+    return instance_resource(
+        {
+            "kind": "compute#instance",
+            "id": str(item.id) if "id" in item else "",
+            "name": item.name,
+            "zone": item.zone,
+            "machineType": item.machine_type,
+            "status": item.status,
+            "labels": dict(item.labels),
+            "creationTimestamp": item.creation_timestamp,
+            "selfLink": item.self_link,
+        },
+        source,
+    )
+
+
+def disk(item: Any, source: str) -> Resource:
+    users = [_last(user) for user in item.users]
+    attached = f"attached to {', '.join(users)}" if users else "attached to nothing"
+    size = f"{_last(item.type_)} {item.size_gb} GiB" if "size_gb" in item else _last(item.type_)
+    return _resource(item, "disks", kinds.DISK, f"{size}, {attached}", source)
+
+
+def address(item: Any, source: str) -> Resource:
+    users = [_last(user) for user in item.users]
+    state = item.status.lower().replace("_", " ")
+    used = f"used by {', '.join(users)}" if users else "used by nothing"
+    where = (item.address_type or "external").lower()
+    return _resource(item, "addresses", kinds.PUBLIC_IP, f"{where}, {state}, {used}", source)
+
+
+def _resource(item: Any, collection: str, kind: str, size: str, source: str) -> Resource:
+    """A disk or an address, named by its full resource name as the asset search names it."""
+    link = item.self_link
+    project = found.group(1) if (found := _PROJECT.search(link)) else ""
+    # A zonal disk names its zone, a regional disk and an address their region (an address
+    # has no zone field at all).
+    zone, region = _last(getattr(item, "zone", "") or ""), _last(item.region or "")
+    where = f"zones/{zone}" if zone else f"regions/{region}"
+    return Resource(
+        provider=PROVIDER,
+        account=interned(project),
+        region=interned(region_of(zone) if zone else region),
+        group="",
+        id=f"{COMPUTE}projects/{project}/{where}/{collection}/{item.name}",
+        name=item.name,
+        kind=kind,
+        size=interned(size),
+        power_state="unknown",  # no power state: it bills while it exists
+        created=parse_time(item.creation_timestamp),
+        tags=interned_tags(dict(item.labels), "labels"),
+        source=source,
+        uid=str(item.id) if "id" in item else "",
+    )
+
+
+def _last(url: str) -> str:
+    return url.rstrip("/").rsplit("/", 1)[-1]
+
+
+_TAKE: dict[str, Callable[[Any, str], Resource]] = {
+    "instances": instance,
+    "disks": disk,
+    "addresses": address,
+}
