@@ -95,6 +95,11 @@ GOOGLE_AUTH = InProcessGuard(
     triggers={
         "google.auth.transport.requests": "google_guard:patch_requests",
         "google.auth.transport.urllib3": "google_guard:patch_urllib3",
+        "google.auth.transport._http_client": "google_guard:patch_http_client",
+        "google.auth.transport._aiohttp_requests": "google_guard:patch_aiohttp_requests",
+        "google.auth.aio.transport.aiohttp": "google_guard:patch_aio_aiohttp",
+        # google-cloud-core's connection: a client's REST calls on whatever session it holds.
+        "google.cloud._http": "google_guard:patch_cloud_connection",
     },
     request="a Google request",
     hint=(

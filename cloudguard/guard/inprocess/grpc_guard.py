@@ -15,16 +15,29 @@ list_topics), "__call__")`) is hermetic and not recorded, and:
   which `grpc.channel_ready_future` makes; aio `get_state(try_to_connect=True)`,
   which `channel_ready()` makes)
 
-to a target whose host is a cloud host or a metadata endpoint
-(`hosts.is_guarded`, by spelling, as the socket guard judges) is recorded
-under `grpc`, naming the RPC, then refused. Loopback targets (an emulator on
-localhost, `grpc.server` on 127.0.0.1, a unix socket) pass. A channel's
-interceptors run above the call, so a test's interceptor that answers is
-hermetic too.
+is judged by everything the C-core would reach for it (`reached`), by
+spelling, as the socket guard judges (`hosts.is_guarded`): the target's
+hosts, the DNS server a `dns://SERVER/` target names, the metadata server a
+`google-c2p:` target asks where it runs, the xDS servers an `xds:` target's
+bootstrap names, and, for a target that is not loopback, the authority the
+channel's options claim (`grpc.ssl_target_name_override`,
+`grpc.default_authority`: a Google name pre-resolved to one of Google's
+addresses). A cloud host or metadata endpoint among them is recorded under
+`grpc`, naming the RPC, then refused. Loopback targets (an emulator on
+localhost, `grpc.server` on 127.0.0.1, a fake spoken to under Google's
+authority) and unix sockets pass. A channel's interceptors run above the
+call, so a test's interceptor that answers is hermetic too.
+
+The guard remembers what a channel's options claim (and an aio channel's
+target, which it does not keep itself) when the channel is made. A channel
+made before the guard was installed (a plugin's import) was never seen: a
+call on a sync one to a host that is not loopback is refused, its options
+unread, and any call on an aio one, its target unknown (fail closed).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
@@ -48,11 +61,19 @@ _AIO_CALLS = (
     "StreamUnaryMultiCallable",
     "StreamStreamMultiCallable",
 )
+# The channel methods that make a multicallable: each hands it what the channel's options claim.
+_FACTORIES = ("unary_unary", "unary_stream", "stream_unary", "stream_stream")
 # Target schemes that name no network host: a local socket or a process's own.
 _LOCAL_SCHEMES = ("unix", "unix-abstract", "vsock")
 # Schemes without `//` that grpc reads as such; anything else before a `:` is a host name.
 _SCHEMES = ("dns", "ipv4", "ipv6", *_LOCAL_SCHEMES)
+# Channel options that set the name the C-core authenticates the server as and sends as :authority.
+_AUTHORITY_OPTIONS = ("grpc.ssl_target_name_override", "grpc.default_authority")
+# google-c2p's resolver asks the metadata server for the zone and IPv6 support first.
+_C2P_METADATA = ("metadata.google.internal", "80")
 _ATTRIBUTE = "_cloudguard_target"  # an aio channel's target, which it does not keep itself
+_CLAIMED = "_cloudguard_authorities"  # the authorities a channel's options claim
+_UNKNOWN = "a grpc.aio channel made before cloudguard"
 
 
 def patch(module: ModuleType) -> None:
@@ -64,6 +85,9 @@ def patch(module: ModuleType) -> None:
         for method in methods:
             patches.swap(owner, method, _judged_call(method, _sync_target))
     patches.swap(module.Channel, "subscribe", _judged_subscribe)
+    patches.swap(module.Channel, "__init__", _claims_remembered)
+    for factory in _FACTORIES:
+        patches.swap(module.Channel, factory, _claims_handed_on)
 
 
 def patch_aio(module: ModuleType) -> None:
@@ -89,52 +113,154 @@ def target_hosts(target: str) -> Iterator[tuple[str, str]]:
         yield _host_port(address.strip())
 
 
-def _host_port(address: str) -> tuple[str, str]:
+def reached(target: str, authorities: tuple[str, ...] = ()) -> Iterator[tuple[str, str]]:
+    """Everything the C-core would reach for a call on this channel, as (host, port)."""
+    named = list(target_hosts(target))
+    yield from named
+    scheme, _, rest = target.partition(":")
+    resolver = rest[2:].partition("/")[0] if rest.startswith("//") else ""
+    if scheme == "dns" and resolver:
+        yield _host_port(resolver, "53")  # the DNS server it asks: the metadata server is one
+    elif scheme == "google-c2p":
+        yield _C2P_METADATA
+    elif scheme == "xds":
+        for server in _xds_servers():
+            yield from target_hosts(server)
+    if named and not all(hosts.is_loopback(host) for host, _ in named):
+        # Google's name on an address of Google's: the call is Google's wherever it connects.
+        for authority in authorities:
+            yield _host_port(authority)
+
+
+def _xds_servers() -> list[str]:
+    """The xDS servers the C-core's bootstrap names (the file or the JSON its variables give)."""
+    import json  # only for an xds: target
+
+    text = os.environ.get("GRPC_XDS_BOOTSTRAP_CONFIG", "")
+    path = os.environ.get("GRPC_XDS_BOOTSTRAP", "")
+    if not text and path:
+        try:
+            with open(path, encoding="utf-8") as file:
+                text = file.read()
+        except OSError:
+            return []  # nor can the C-core read it: it reaches nothing
+    try:
+        config = json.loads(text) if text else {}
+    except ValueError:
+        return []
+    if not isinstance(config, dict):
+        return []
+    servers = list(config.get("xds_servers") or [])
+    for authority in (config.get("authorities") or {}).values():
+        if isinstance(authority, dict):
+            servers += authority.get("xds_servers") or []
+    return [str(s.get("server_uri", "")) for s in servers if isinstance(s, dict)]
+
+
+def _host_port(address: str, default_port: str = "443") -> tuple[str, str]:
     if address.startswith("["):
         host, _, port = address[1:].partition("]")
-        return host, port.lstrip(":") or "443"
+        return host, port.lstrip(":") or default_port
     if address.count(":") == 1:
         host, _, port = address.partition(":")
-        return host, port or "443"
-    return address, "443"  # a bare name, or an IPv6 address without brackets or port
+        return host, port or default_port
+    return address, default_port  # a bare name, or an IPv6 address without brackets or port
 
 
-def judge(target: str, rpc: str, action: str) -> None:
-    """Refuse (after recording) when this target names a cloud host or a metadata endpoint."""
+def judge(
+    target: str | None, rpc: str, action: str, authorities: tuple[str, ...] | None = ()
+) -> None:
+    """Refuse (after recording) when this call would reach a cloud host or a metadata endpoint.
+
+    `authorities` None: the channel was made before the guard was installed, its options
+    unread; `target` None: nor is its target known (a grpc.aio channel). Either is refused
+    unless what is known of it is local: the guard cannot judge it (fail closed)."""
     __tracebackhide__ = True  # cloudguard's own frames: pytest leaves them out of tracebacks
-    for host, port in target_hosts(target):
+    service, _, method = rpc.strip("/").rpartition("/")
+    extra: dict[str, object] = {"operation": f"{service} {method}".strip()}
+    what = f"{GRPC.request} {rpc or '(' + action + ')'}"
+    if target is None:
+        refuse(
+            via=GRPC.via,
+            target=_UNKNOWN,
+            argv=[rpc or action],
+            what=f"{what} on {_UNKNOWN}, whose target cannot be known",
+            hint=GRPC.hint,
+            extra=extra,
+        )
+    extra["channel"] = target
+    for host, port in reached(target, authorities or ()):
         if hosts.is_guarded(host):
-            service, _, method = rpc.strip("/").rpartition("/")
-            extra = {"operation": f"{service} {method}".strip(), "channel": target}
             address = f"{hosts.normalize(host)}:{port}"
             refuse(
                 via=GRPC.via,
                 target=hosts.normalize(host),
                 argv=[rpc or action, address],
-                what=f"{GRPC.request} {rpc or '(' + action + ')'} to {address}",
+                what=f"{what} to {address}",
                 hint=GRPC.hint,
                 extra=extra,
             )
+    if authorities is None:
+        for host, port in target_hosts(target):
+            if not hosts.is_loopback(host):
+                address = f"{hosts.normalize(host)}:{port}"
+                refuse(
+                    via=GRPC.via,
+                    target=hosts.normalize(host),
+                    argv=[rpc or action, address],
+                    what=f"{what} to {address} on a channel made before cloudguard's guard was "
+                    "installed, whose options (the authority it claims) cannot be read",
+                    hint=GRPC.hint,
+                    extra=extra,
+                )
 
 
 def _text(value: object) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
 
 
-def _sync_target(multicallable: Any) -> str:
-    return _text(getattr(multicallable, "_target", ""))
+def _claimed(options: object) -> tuple[str, ...]:
+    """The authorities a channel's options claim (`grpc.ssl_target_name_override`, ...)."""
+    try:
+        pairs = list(options or ())  # type: ignore[call-overload]
+    except TypeError:
+        return ()
+    return tuple(
+        _text(pair[1])
+        for pair in pairs
+        if isinstance(pair, tuple) and len(pair) == 2 and pair[0] in _AUTHORITY_OPTIONS
+    )
 
 
-def _aio_target(multicallable: Any) -> str:
+class _Target(bytes):
+    """A multicallable's target (bytes, as grpc keeps it) that carries its channel's claims;
+    `authorities` None: a channel made before the guard, whose options were never seen."""
+
+    authorities: tuple[str, ...] | None = None
+
+
+def _sync_target(multicallable: Any) -> tuple[str | None, tuple[str, ...] | None]:
+    target = getattr(multicallable, "_target", b"")
+    # Plain bytes: a multicallable made before the guard, by a channel it never saw made.
+    return _text(target), target.authorities if isinstance(target, _Target) else None
+
+
+def _aio_target(multicallable: Any) -> tuple[str | None, tuple[str, ...] | None]:
     references = getattr(multicallable, "_references", None) or [None]
-    return _text(getattr(references[0], _ATTRIBUTE, ""))
+    channel = references[0]
+    if not hasattr(channel, _ATTRIBUTE):
+        return None, None
+    return _text(getattr(channel, _ATTRIBUTE)), getattr(channel, _CLAIMED, ())
 
 
-def _judged_call(name: str, target_of: Callable[[Any], str]) -> Callable[..., Any]:
+def _judged_call(
+    name: str, target_of: Callable[[Any], tuple[str | None, tuple[str, ...] | None]]
+) -> Callable[..., Any]:
     def make(original: Callable[..., Any]) -> Callable[..., Any]:
         def call(self: Any, *args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
-            judge(target_of(self), _text(getattr(self, "_method", "")), "a call")
+            target, authorities = target_of(self)
+            judge(target, _text(getattr(self, "_method", "")), "a call", authorities)
             return original(self, *args, **kwargs)
 
         call.__name__ = name
@@ -147,15 +273,40 @@ def _judged_subscribe(original: Callable[..., Any]) -> Callable[..., Any]:
     def subscribe(self: Any, callback: Any, try_to_connect: bool = False) -> Any:
         __tracebackhide__ = True
         if try_to_connect:
-            judge(_text(getattr(self, "_target", "")), "", "connect")
+            judge(_text(getattr(self, "_target", "")), "", "connect", getattr(self, _CLAIMED, None))
         return original(self, callback, try_to_connect=try_to_connect)
 
     return subscribe
 
 
+def _options(args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+    return args[0] if args else kwargs.get("options")
+
+
+def _claims_remembered(original: Callable[..., Any]) -> Callable[..., Any]:
+    def __init__(self: Any, target: str, *args: Any, **kwargs: Any) -> None:
+        setattr(self, _CLAIMED, _claimed(_options(args, kwargs)))
+        original(self, target, *args, **kwargs)
+
+    return __init__
+
+
+def _claims_handed_on(original: Callable[..., Any]) -> Callable[..., Any]:
+    def factory(self: Any, *args: Any, **kwargs: Any) -> Any:
+        multicallable = original(self, *args, **kwargs)
+        target = _Target(getattr(multicallable, "_target", b""))
+        target.authorities = getattr(self, _CLAIMED, None)  # None: made before the guard
+        multicallable._target = target  # grpc reads it only to report the call's target
+        return multicallable
+
+    factory.__name__ = getattr(original, "__name__", "factory")
+    return factory
+
+
 def _remembering_init(original: Callable[..., Any]) -> Callable[..., Any]:
     def __init__(self: Any, target: str, *args: Any, **kwargs: Any) -> None:
         setattr(self, _ATTRIBUTE, target)
+        setattr(self, _CLAIMED, _claimed(_options(args, kwargs)))
         original(self, target, *args, **kwargs)
 
     return __init__
@@ -165,7 +316,8 @@ def _judged_get_state(original: Callable[..., Any]) -> Callable[..., Any]:
     def get_state(self: Any, try_to_connect: bool = False) -> Any:
         __tracebackhide__ = True
         if try_to_connect:
-            judge(_text(getattr(self, _ATTRIBUTE, "")), "", "connect")
+            target = _text(getattr(self, _ATTRIBUTE)) if hasattr(self, _ATTRIBUTE) else None
+            judge(target, "", "connect", getattr(self, _CLAIMED, ()))
         return original(self, try_to_connect)
 
     return get_state
