@@ -158,10 +158,10 @@ MUTATIONS = [
         check=_red("test_twin_early_authority_channel"),
     ),
     Mutation(
-        name="a grpc.aio channel made before the guard is taken as one to no host",
+        name="a grpc.aio call's target is what the guard saw made, not what the C-core says",
         module=GUARD,
-        original="        return None, None\n",
-        broken='        return "", ()\n',
+        original='    target = getattr(getattr(multicallable, "_channel", None), "target", None)\n',
+        broken="    target = None\n",
         tests=(FORMS,),
         check=_red("test_twin_early_aio_channel"),
     ),

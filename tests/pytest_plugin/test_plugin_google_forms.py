@@ -37,7 +37,7 @@ FORMS = {
     "test_twin_intercept_channel": PUBSUB,
     "test_twin_api_core_create_channel": PUBSUB,
     "test_twin_early_sync_channel": PUBSUB,
-    "test_twin_early_aio_channel": "a grpc.aio channel made before cloudguard",
+    "test_twin_early_aio_channel": PUBSUB,
     "test_twin_early_authority_channel": "grpc reached `142.250.1.95`",
     "test_twin_conftest_channels": PUBSUB,
     "test_twin_python_child": PUBSUB,

@@ -28,11 +28,12 @@ localhost, `grpc.server` on 127.0.0.1, a fake spoken to under Google's
 authority) and unix sockets pass. A channel's interceptors run above the
 call, so a test's interceptor that answers is hermetic too.
 
-The guard remembers what a channel's options claim (and an aio channel's
-target, which it does not keep itself) when the channel is made. A channel
-made before the guard was installed (a plugin's import) was never seen: a
-call on a sync one to a host that is not loopback is refused, its options
-unread, and any call on an aio one, its target unknown (fail closed).
+The guard remembers what a channel's options claim when the channel is
+made. A channel made before the guard was installed (a plugin's import) was
+never seen: its target is still known (a sync multicallable keeps it, an aio
+one's C-core channel says it), its options are not, so a call on it to a
+host that is not loopback is refused (fail closed); so is a call whose
+target grpc does not say.
 """
 
 from __future__ import annotations
@@ -71,9 +72,8 @@ _SCHEMES = ("dns", "ipv4", "ipv6", *_LOCAL_SCHEMES)
 _AUTHORITY_OPTIONS = ("grpc.ssl_target_name_override", "grpc.default_authority")
 # google-c2p's resolver asks the metadata server for the zone and IPv6 support first.
 _C2P_METADATA = ("metadata.google.internal", "80")
-_ATTRIBUTE = "_cloudguard_target"  # an aio channel's target, which it does not keep itself
 _CLAIMED = "_cloudguard_authorities"  # the authorities a channel's options claim
-_UNKNOWN = "a grpc.aio channel made before cloudguard"
+_UNKNOWN = "a grpc.aio channel whose target grpc does not say"
 
 
 def patch(module: ModuleType) -> None:
@@ -91,8 +91,8 @@ def patch(module: ModuleType) -> None:
 
 
 def patch_aio(module: ModuleType) -> None:
-    """`grpc.aio._channel`, just imported: its channel remembers its target; calls judge it."""
-    patches.swap(module.Channel, "__init__", _remembering_init)
+    """`grpc.aio._channel`, just imported: its channel remembers its claims; calls judge it."""
+    patches.swap(module.Channel, "__init__", _claims_remembered)
     patches.swap(module.Channel, "get_state", _judged_get_state)
     for name in _AIO_CALLS:
         patches.swap(getattr(module, name), "__call__", _judged_call("__call__", _aio_target))
@@ -173,8 +173,8 @@ def judge(
     """Refuse (after recording) when this call would reach a cloud host or a metadata endpoint.
 
     `authorities` None: the channel was made before the guard was installed, its options
-    unread; `target` None: nor is its target known (a grpc.aio channel). Either is refused
-    unless what is known of it is local: the guard cannot judge it (fail closed)."""
+    unread; `target` None: grpc does not say where it goes. Either is refused unless what is
+    known of it is local: the guard cannot judge it (fail closed)."""
     __tracebackhide__ = True  # cloudguard's own frames: pytest leaves them out of tracebacks
     service, _, method = rpc.strip("/").rpartition("/")
     extra: dict[str, object] = {"operation": f"{service} {method}".strip()}
@@ -246,11 +246,11 @@ def _sync_target(multicallable: Any) -> tuple[str | None, tuple[str, ...] | None
 
 
 def _aio_target(multicallable: Any) -> tuple[str | None, tuple[str, ...] | None]:
+    # The C-core channel says where it goes (grpc.aio's own channel keeps no target), whenever it
+    # was made; what its options claim was seen only if it was made after the guard.
+    target = getattr(getattr(multicallable, "_channel", None), "target", None)
     references = getattr(multicallable, "_references", None) or [None]
-    channel = references[0]
-    if not hasattr(channel, _ATTRIBUTE):
-        return None, None
-    return _text(getattr(channel, _ATTRIBUTE)), getattr(channel, _CLAIMED, ())
+    return (None if target is None else _text(target)), getattr(references[0], _CLAIMED, None)
 
 
 def _judged_call(
@@ -303,21 +303,13 @@ def _claims_handed_on(original: Callable[..., Any]) -> Callable[..., Any]:
     return factory
 
 
-def _remembering_init(original: Callable[..., Any]) -> Callable[..., Any]:
-    def __init__(self: Any, target: str, *args: Any, **kwargs: Any) -> None:
-        setattr(self, _ATTRIBUTE, target)
-        setattr(self, _CLAIMED, _claimed(_options(args, kwargs)))
-        original(self, target, *args, **kwargs)
-
-    return __init__
-
-
 def _judged_get_state(original: Callable[..., Any]) -> Callable[..., Any]:
     def get_state(self: Any, try_to_connect: bool = False) -> Any:
         __tracebackhide__ = True
         if try_to_connect:
-            target = _text(getattr(self, _ATTRIBUTE)) if hasattr(self, _ATTRIBUTE) else None
-            judge(target, "", "connect", getattr(self, _CLAIMED, ()))
+            target = getattr(getattr(self, "_channel", None), "target", None)
+            shown = None if target is None else _text(target)
+            judge(shown, "", "connect", getattr(self, _CLAIMED, None))
         return original(self, try_to_connect)
 
     return get_state
