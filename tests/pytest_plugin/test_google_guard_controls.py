@@ -152,10 +152,17 @@ MUTATIONS = [
     Mutation(
         name="a sync channel made before the guard is taken as one that claims nothing",
         module=GUARD,
-        original="target.authorities if isinstance(target, _Target) else None",
-        broken="target.authorities if isinstance(target, _Target) else ()",
+        original="        target.authorities = getattr(self, _CLAIMED, None)",
+        broken="        target.authorities = getattr(self, _CLAIMED, ())",
+        also=(
+            (
+                GUARD,
+                "target.authorities if isinstance(target, _Target) else None",
+                "target.authorities if isinstance(target, _Target) else ()",
+            ),
+        ),
         tests=(FORMS,),
-        check=_red("test_twin_early_authority_channel"),
+        check=_red("test_twin_early_authority_channel", "test_twin_early_authority_stub"),
     ),
     Mutation(
         name="a grpc.aio call's target is what the guard saw made, not what the C-core says",

@@ -39,6 +39,7 @@ FORMS = {
     "test_twin_early_sync_channel": PUBSUB,
     "test_twin_early_aio_channel": PUBSUB,
     "test_twin_early_authority_channel": "grpc reached `142.250.1.95`",
+    "test_twin_early_authority_stub": "grpc reached `142.250.1.95`",
     "test_twin_conftest_channels": PUBSUB,
     "test_twin_python_child": PUBSUB,
     "test_twin_auth_requests_transport": TOKEN,

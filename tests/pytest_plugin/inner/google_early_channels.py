@@ -13,6 +13,8 @@ AUTHORITY = grpc.secure_channel(
     grpc.ssl_channel_credentials(),
     options=(("grpc.ssl_target_name_override", "pubsub.googleapis.com"),),
 )
+# A stub made before the guards too (as a GAPIC client's transport makes its stubs).
+AUTHORITY_TOPICS = AUTHORITY.unary_unary("/google.pubsub.v1.Publisher/ListTopics")
 LOOP = asyncio.new_event_loop()
 asyncio.set_event_loop(LOOP)
 AIO = grpc.aio.secure_channel(PUBSUB, grpc.ssl_channel_credentials())

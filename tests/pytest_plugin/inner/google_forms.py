@@ -245,6 +245,12 @@ def test_twin_early_authority_channel():
     swallowed(lambda: early_channels.AUTHORITY.unary_unary(TOPICS)(b"", timeout=3))
 
 
+def test_twin_early_authority_stub():
+    import early_channels
+
+    swallowed(lambda: early_channels.AUTHORITY_TOPICS(b"", timeout=3))
+
+
 def test_twin_conftest_channels():
     import conftest
 
