@@ -173,6 +173,14 @@ MUTATIONS = [
         check=_red("test_twin_early_aio_channel"),
     ),
     Mutation(
+        name="a grpc.aio call its channel's interceptors continue to is not judged",
+        module=DECLARED,
+        original='        "grpc.aio._call": "grpc_guard:patch_aio_calls",\n',
+        broken="",
+        tests=(FORMS,),
+        check=_red("test_twin_aio_interceptor"),
+    ),
+    Mutation(
         name="google-auth's http.client transport is not named",
         module=DECLARED,
         original=_trigger("google.auth.transport._http_client", "patch_http_client"),

@@ -35,6 +35,7 @@ FORMS = {
     "test_twin_aio_insecure_channel": PUBSUB,
     "test_twin_aio_preresolved_authority": PUBSUB,
     "test_twin_intercept_channel": PUBSUB,
+    "test_twin_aio_interceptor": PUBSUB,
     "test_twin_api_core_create_channel": PUBSUB,
     "test_twin_early_sync_channel": PUBSUB,
     "test_twin_early_aio_channel": PUBSUB,
@@ -55,6 +56,7 @@ MOCKED = (
     "test_mocked_ipv6_loopback",
     "test_mocked_loopback_with_google_authority",
     "test_mocked_intercept_channel_answers",
+    "test_mocked_aio_interceptor_answers",
     "test_mocked_storage_plain_http",
 )
 UNSEEN = ("test_twin_python_child_isolated", "test_twin_python_child_no_site")

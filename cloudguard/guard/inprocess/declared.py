@@ -116,6 +116,8 @@ GRPC = InProcessGuard(
     triggers={
         "grpc._channel": "grpc_guard:patch",
         "grpc.aio._channel": "grpc_guard:patch_aio",
+        # grpc.aio runs a channel's interceptors inside the call: judged where they continue.
+        "grpc.aio._call": "grpc_guard:patch_aio_calls",
     },
     request="a gRPC call",
     hint=(

@@ -26,7 +26,8 @@ addresses). A cloud host or metadata endpoint among them is recorded under
 `grpc`, naming the RPC, then refused. Loopback targets (an emulator on
 localhost, `grpc.server` on 127.0.0.1, a fake spoken to under Google's
 authority) and unix sockets pass. A channel's interceptors run above the
-call, so a test's interceptor that answers is hermetic too.
+call (a grpc.aio channel's are judged where the last one continues), so a
+test's interceptor that answers is hermetic too.
 
 The guard remembers what a channel's options claim when the channel is
 made. A channel made before the guard was installed (a plugin's import) was
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from types import ModuleType
 from typing import Any
 
@@ -62,6 +64,9 @@ _AIO_CALLS = (
     "StreamUnaryMultiCallable",
     "StreamStreamMultiCallable",
 )
+# grpc.aio's call objects: (request or iterator, deadline, metadata, credentials,
+# wait_for_ready, channel, method, ...), made by the multicallable or the last interceptor.
+_AIO_CALL_OBJECTS = ("UnaryUnaryCall", "UnaryStreamCall", "StreamUnaryCall", "StreamStreamCall")
 # The channel methods that make a multicallable: each hands it what the channel's options claim.
 _FACTORIES = ("unary_unary", "unary_stream", "stream_unary", "stream_stream")
 # Target schemes that name no network host: a local socket or a process's own.
@@ -96,6 +101,17 @@ def patch_aio(module: ModuleType) -> None:
     patches.swap(module.Channel, "get_state", _judged_get_state)
     for name in _AIO_CALLS:
         patches.swap(getattr(module, name), "__call__", _judged_call("__call__", _aio_target))
+
+
+def patch_aio_calls(module: ModuleType) -> None:
+    """`grpc.aio._call`, just imported: the call an aio channel's interceptors continue to.
+
+    grpc.aio runs a channel's interceptors inside the multicallable's call, in a task of
+    their own: a call that has them is judged where the last one continues, when (and if)
+    the C-core call is made, so an interceptor that answers itself is hermetic, as a sync
+    `grpc.intercept_channel` one is."""
+    for name in _AIO_CALL_OBJECTS:
+        patches.swap(getattr(module, name), "__init__", _judged_continuation)
 
 
 def target_hosts(target: str) -> Iterator[tuple[str, str]]:
@@ -253,6 +269,13 @@ def _aio_target(multicallable: Any) -> tuple[str | None, tuple[str, ...] | None]
     return (None if target is None else _text(target)), getattr(references[0], _CLAIMED, None)
 
 
+# (what its channel claims,) of an intercepted aio call, for its interceptors' task (which
+# copies the context it is made in); None outside one.
+_intercepted: ContextVar[tuple[tuple[str, ...] | None] | None] = ContextVar(
+    "cloudguard_grpc_intercepted", default=None
+)
+
+
 def _judged_call(
     name: str, target_of: Callable[[Any], tuple[str | None, tuple[str, ...] | None]]
 ) -> Callable[..., Any]:
@@ -260,6 +283,12 @@ def _judged_call(
         def call(self: Any, *args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
             target, authorities = target_of(self)
+            if getattr(self, "_interceptors", None):  # grpc.aio's: judged where they continue
+                token = _intercepted.set((authorities,))
+                try:
+                    return original(self, *args, **kwargs)
+                finally:
+                    _intercepted.reset(token)
             judge(target, _text(getattr(self, "_method", "")), "a call", authorities)
             return original(self, *args, **kwargs)
 
@@ -267,6 +296,21 @@ def _judged_call(
         return call
 
     return make
+
+
+def _judged_continuation(original: Callable[..., Any]) -> Callable[..., Any]:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        __tracebackhide__ = True
+        intercepted = _intercepted.get()
+        if intercepted is not None:  # an intercepted call (the others were judged already)
+            channel = args[5] if len(args) > 5 else kwargs.get("channel")
+            method = args[6] if len(args) > 6 else kwargs.get("method", b"")
+            target = getattr(channel, "target", None)
+            shown = None if target is None else _text(target)
+            judge(shown, _text(method), "a call", intercepted[0])
+        original(self, *args, **kwargs)
+
+    return __init__
 
 
 def _judged_subscribe(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -216,6 +216,32 @@ def test_twin_intercept_channel():
     swallowed(lambda: call(grpc.intercept_channel(secure(PUBSUB), Passthrough())))
 
 
+class AioPassthrough(grpc.aio.UnaryUnaryClientInterceptor):
+    async def intercept_unary_unary(self, continuation, details, request):
+        return await continuation(details, request)
+
+
+class AioAnswering(grpc.aio.UnaryUnaryClientInterceptor):
+    """A test's aio interceptor that answers itself: no call is made below it."""
+
+    async def intercept_unary_unary(self, continuation, details, request):
+        return b"intercepted"
+
+
+def aio_intercepted(interceptor):
+    return lambda: grpc.aio.secure_channel(
+        PUBSUB, grpc.ssl_channel_credentials(), interceptors=[interceptor]
+    )
+
+
+def test_mocked_aio_interceptor_answers():
+    assert aio_call(aio_intercepted(AioAnswering())) == b"intercepted"
+
+
+def test_twin_aio_interceptor():
+    swallowed(lambda: aio_call(aio_intercepted(AioPassthrough())))
+
+
 def test_twin_api_core_create_channel():
     from google.api_core import grpc_helpers
     from google.auth.credentials import AnonymousCredentials
