@@ -3,6 +3,9 @@ target's hosts. Spelling only: nothing here resolves a name or imports a Google 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from cloudguard.guard.inprocess import google_guard, grpc_guard
@@ -59,3 +62,50 @@ def test_a_signed_urls_query_never_reaches_the_record() -> None:
 )
 def test_a_grpc_target_names_its_hosts(target: str, expected: list[tuple[str, str]]) -> None:
     assert list(grpc_guard.target_hosts(target)) == expected
+
+
+GOOGLE_NAME = ("pubsub.googleapis.com",)
+
+
+@pytest.mark.parametrize(
+    ("target", "authorities", "expected"),
+    [
+        # The DNS server a target names is asked too; google-c2p asks the metadata server.
+        ("dns://8.8.8.8:53/example.internal", (), [("example.internal", "443"), ("8.8.8.8", "53")]),
+        ("dns://169.254.169.254/x", (), [("x", "443"), ("169.254.169.254", "53")]),
+        (
+            "google-c2p:///x.internal",
+            (),
+            [("x.internal", "443"), ("metadata.google.internal", "80")],
+        ),
+        # A claimed authority counts for an address that is not loopback, never for loopback.
+        ("ipv4:142.250.1.95:443", GOOGLE_NAME, [("142.250.1.95", "443"), (GOOGLE_NAME[0], "443")]),
+        ("ipv4:127.0.0.1:8085", GOOGLE_NAME, [("127.0.0.1", "8085")]),
+        ("unix:/tmp/emulator.sock", GOOGLE_NAME, []),
+    ],
+)
+def test_a_grpc_call_reaches_what_its_target_and_options_name(
+    target: str, authorities: tuple[str, ...], expected: list[tuple[str, str]]
+) -> None:
+    assert list(grpc_guard.reached(target, authorities)) == expected
+
+
+def test_an_xds_target_reaches_the_servers_its_bootstrap_names(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    servers = {"xds_servers": [{"server_uri": "trafficdirector.googleapis.com:443"}]}
+    monkeypatch.setenv("GRPC_XDS_BOOTSTRAP_CONFIG", json.dumps(servers))
+    assert list(grpc_guard.reached("xds:///backend")) == [
+        ("backend", "443"),
+        ("trafficdirector.googleapis.com", "443"),
+    ]
+    monkeypatch.delenv("GRPC_XDS_BOOTSTRAP_CONFIG")
+    authority = {
+        "authorities": {"a": {"xds_servers": [{"server_uri": "dns:///td.googleapis.com"}]}}
+    }
+    bootstrap = tmp_path / "bootstrap.json"
+    bootstrap.write_text(json.dumps(authority))
+    monkeypatch.setenv("GRPC_XDS_BOOTSTRAP", str(bootstrap))
+    assert ("td.googleapis.com", "443") in grpc_guard.reached("xds://a/backend")
+    monkeypatch.setenv("GRPC_XDS_BOOTSTRAP", str(tmp_path / "missing.json"))
+    assert list(grpc_guard.reached("xds:///backend")) == [("backend", "443")]

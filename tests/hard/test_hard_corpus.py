@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,18 @@ FAKE_AZ = """#!/bin/sh
 # A stand-in for the installed Azure CLI's launcher: Python with -I, by absolute path.
 exec {python} -I -c "import socket; socket.create_connection(('management.azure.com', 443), 5)"
 """
+# A gRPC call to Google that swallows its failure: grpcio's C-core resolves and connects itself.
+GRPC_CALL = (
+    "import grpc\n"
+    "channel = grpc.insecure_channel('pubsub.googleapis.com:443')\n"
+    "try:\n"
+    "    channel.unary_unary('/google.pubsub.v1.Publisher/ListTopics')(b'', timeout=5)\n"
+    "except Exception as e:\n"
+    "    print('refused', type(e).__name__)\n"
+)
+# Without site, a suite finds grpc itself.
+PURELIB = sysconfig.get_paths()["purelib"]
+GRPC_CALL_NO_SITE = f"import sys; sys.path.append({PURELIB!r})\n{GRPC_CALL}"
 STATIC_CONNECT_C = r"""
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -124,6 +137,12 @@ CORPUS: list[tuple[str, Technique, str, str]] = [
         "203.0.113.9:4789",
     ),
     ("static-c-program", static_program, "hard-tcp", "20.190.128.1:443"),
+    # The pytest plugin alone sees neither (no sitecustomize): tests/pytest_plugin/
+    # test_plugin_google_forms.py. The C-core's own resolver asks the seal's.
+    ("grpc-python-isolated", lambda _: python_child("-I", code=GRPC_CALL), "hard-dns",
+     "pubsub.googleapis.com"),
+    ("grpc-python-no-site", lambda _: python_child("-S", code=GRPC_CALL_NO_SITE), "hard-dns",
+     "pubsub.googleapis.com"),
 ]  # fmt: skip
 
 

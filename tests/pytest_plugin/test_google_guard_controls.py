@@ -32,10 +32,22 @@ GOOGLE_REST_TWINS = (
     "test_twin_storage_emulator",
 )
 SYNC_GRPC_TWINS = ("test_twin_patched_stub", "test_twin_loopback_server", "test_twin_emulator_host")
+# A suite trying to slip a Google reach past the guards, form by form (test_plugin_google_forms.py).
+FORMS = (
+    "tests/pytest_plugin/test_plugin_google_forms.py::"
+    "test_each_form_of_google_reach_is_red_naming_it_and_each_local_form_green"
+)
+GUARD = "guard/inprocess/grpc_guard.py"
+DECLARED = "guard/inprocess/declared.py"
 
 
 def _without(via: str) -> str:
     return EVERY_GUARD.replace("DECLARED}", f"DECLARED if guard.via != {via!r}}}")
+
+
+def _trigger(module: str, hook: str) -> str:
+    """A Google hook's line in the declarations: its trigger module and its patch."""
+    return f'        "{module}": "google_guard:{hook}",\n'
 
 
 def _red(*twins: str) -> tuple[str, ...]:
@@ -100,6 +112,105 @@ MUTATIONS = [
         broken="        rest = rest[2:]",
         tests=(GRPC,),
         check=_red("test_twin_channel_ready"),
+    ),
+    Mutation(
+        name="the authority a channel's options claim for a Google address is not judged",
+        module=GUARD,
+        original="        for authority in authorities:\n",
+        broken="        for authority in ():\n",
+        tests=(FORMS,),
+        check=_red(
+            "test_twin_preresolved_ssl_target_name_override",
+            "test_twin_preresolved_default_authority",
+            "test_twin_aio_preresolved_authority",
+        ),
+    ),
+    Mutation(
+        name="the xDS servers an xds: target's bootstrap names are not judged",
+        module=GUARD,
+        original="        for server in _xds_servers():\n",
+        broken="        for server in ():\n",
+        tests=(FORMS,),
+        check=_red("test_twin_xds_bootstrap_server"),
+    ),
+    Mutation(
+        name="the DNS server a dns://SERVER/ target asks is not judged",
+        module=GUARD,
+        original='        yield _host_port(resolver, "53")',
+        broken="        pass",
+        tests=(FORMS,),
+        check=_red("test_twin_dns_metadata_resolver"),
+    ),
+    Mutation(
+        name="the metadata server a google-c2p: target asks is not judged",
+        module=GUARD,
+        original="        yield _C2P_METADATA\n",
+        broken="        pass\n",
+        tests=(FORMS,),
+        check=_red("test_twin_c2p_internal_name"),
+    ),
+    Mutation(
+        name="a sync channel made before the guard is taken as one that claims nothing",
+        module=GUARD,
+        original="        target.authorities = getattr(self, _CLAIMED, None)",
+        broken="        target.authorities = getattr(self, _CLAIMED, ())",
+        also=(
+            (
+                GUARD,
+                "target.authorities if isinstance(target, _Target) else None",
+                "target.authorities if isinstance(target, _Target) else ()",
+            ),
+        ),
+        tests=(FORMS,),
+        check=_red("test_twin_early_authority_channel", "test_twin_early_authority_stub"),
+    ),
+    Mutation(
+        name="a grpc.aio call's target is what the guard saw made, not what the C-core says",
+        module=GUARD,
+        original='    target = getattr(getattr(multicallable, "_channel", None), "target", None)\n',
+        broken="    target = None\n",
+        tests=(FORMS,),
+        check=_red("test_twin_early_aio_channel"),
+    ),
+    Mutation(
+        name="a grpc.aio call its channel's interceptors continue to is not judged",
+        module=DECLARED,
+        original='        "grpc.aio._call": "grpc_guard:patch_aio_calls",\n',
+        broken="",
+        tests=(FORMS,),
+        check=_red("test_twin_aio_interceptor"),
+    ),
+    Mutation(
+        name="google-auth's http.client transport is not named",
+        module=DECLARED,
+        original=_trigger("google.auth.transport._http_client", "patch_http_client"),
+        broken="",
+        tests=(FORMS,),
+        check=_red("test_twin_auth_http_client_transport"),
+    ),
+    Mutation(
+        name="google-auth's aiohttp transport is not named",
+        module=DECLARED,
+        original=_trigger("google.auth.transport._aiohttp_requests", "patch_aiohttp_requests"),
+        broken="",
+        tests=(FORMS,),
+        check=_red("test_twin_auth_aiohttp_transport"),
+    ),
+    Mutation(
+        name="google-auth's asyncio transport is not named",
+        module=DECLARED,
+        original=_trigger("google.auth.aio.transport.aiohttp", "patch_aio_aiohttp"),
+        broken="",
+        tests=(FORMS,),
+        check=_red("test_twin_auth_aio_session"),
+    ),
+    Mutation(
+        name="google-cloud-core's connection is not named (a client on a session of its own)",
+        module=DECLARED,
+        original=_trigger("google.cloud._http", "patch_cloud_connection"),
+        broken="",
+        tests=(FORMS,),
+        check=_red("test_twin_storage_plain_http"),
     ),
 ]
 

@@ -34,12 +34,13 @@ MOCKED = (
 )
 
 
-def run_in_netns(pytester: pytest.Pytester, *args: str) -> InnerRun:
-    """The inner gRPC suite, run by pytest in a fresh network namespace with only loopback."""
+def run_in_netns(pytester: pytest.Pytester, *args: str, suite: str = "grpc_calls") -> InnerRun:
+    """An inner suite (the gRPC one unless named), run by pytest in a fresh network namespace
+    with only loopback."""
     unshare = shutil.which("unshare", path=SYSTEM_PATH)
     ip = shutil.which("ip", path=SYSTEM_PATH)
     assert unshare and ip, "the gRPC proof needs unshare (util-linux) and ip (iproute2)"
-    pytester.makepyfile(test_grpc_calls=(INNER / "grpc_calls.py").read_text())
+    pytester.makepyfile(**{f"test_{suite}": (INNER / f"{suite}.py").read_text()})
     junit = pytester.path / "junit.xml"
     result = pytester.run(
         unshare, "-rn", "sh", "-c", f'{ip} link set lo up && exec "$@"', "sh",

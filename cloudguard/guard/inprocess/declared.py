@@ -95,6 +95,11 @@ GOOGLE_AUTH = InProcessGuard(
     triggers={
         "google.auth.transport.requests": "google_guard:patch_requests",
         "google.auth.transport.urllib3": "google_guard:patch_urllib3",
+        "google.auth.transport._http_client": "google_guard:patch_http_client",
+        "google.auth.transport._aiohttp_requests": "google_guard:patch_aiohttp_requests",
+        "google.auth.aio.transport.aiohttp": "google_guard:patch_aio_aiohttp",
+        # google-cloud-core's connection: a client's REST calls on whatever session it holds.
+        "google.cloud._http": "google_guard:patch_cloud_connection",
     },
     request="a Google request",
     hint=(
@@ -111,6 +116,8 @@ GRPC = InProcessGuard(
     triggers={
         "grpc._channel": "grpc_guard:patch",
         "grpc.aio._channel": "grpc_guard:patch_aio",
+        # grpc.aio runs a channel's interceptors inside the call: judged where they continue.
+        "grpc.aio._call": "grpc_guard:patch_aio_calls",
     },
     request="a gRPC call",
     hint=(
