@@ -6,10 +6,12 @@ shape), GCP's kinds by asset type (cloudguard_gcp.kinds), labels read as tags
 with names compared case-insensitively (a label key is lower case by
 definition: cloudguard_gcp.labels), projects as the accounts, zones' regions.
 
+Prices come from the Cloud Billing Catalog API (cloudguard_gcp.prices): a
+machine type's vCPUs and memory at its series' on-demand rates in its region.
+
 Not yet: the live sweep (Cloud Asset Inventory's searchAllResources, paged),
-prices (Cloud Billing Catalog), reaping. A live sweep fails closed (did not
-run, 75) naming what to use instead; there is no reaper, so `reap apply`
-refuses with "cannot reap"; a GCP VM's price is unknown, never zero.
+reaping. A live sweep fails closed (did not run, 75) naming what to use
+instead; there is no reaper, so `reap apply` refuses with "cannot reap".
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from cloudguard.cloud.pricing import PriceQuery
 from cloudguard.cloud.records import Resource, SourceFailure, SweepRequest, SweepResult
-from cloudguard_gcp import kinds
+from cloudguard_gcp import kinds, prices
 from cloudguard_gcp.export import AssetSearchExport, InstancesListExport
 
 NOT_BUILT = (
@@ -42,7 +45,7 @@ class GcpAdapter:
     # memory's storage), which are resources of their own.
     billable_power_states = frozenset({"running"})
     power_notes: Mapping[str, str] = MappingProxyType({})
-    hourly_prices: Mapping[str, float] = MappingProxyType({})  # not yet: Cloud Billing Catalog
+    hourly_prices: Mapping[str, float] = MappingProxyType({})  # from the Billing Catalog alone
     kind_billing = kinds.BILLING
     # Nothing is reaped yet: a kind missing here is never acted on.
     reap_actions: Mapping[str, Mapping[str, str]] = MappingProxyType({})
@@ -54,19 +57,19 @@ class GcpAdapter:
     # Label keys are lower case by definition (cloudguard_gcp.labels): a configured
     # `Task-Id` names the label `task-id`. Resource names are lower case too.
     case_insensitive_names = True
-    options: tuple[Any, ...] = ()
+    options: tuple[Any, ...] = (prices.BILLING_CATALOG_ENDPOINT,)
 
     def check_options(self, values: Mapping[str, Any]) -> None:
-        return None  # no options of its own yet
+        return None  # its one option (the catalog endpoint) goes with any other
 
     def price_key(self, size: str) -> str:
         return size.casefold()  # machine types are lower case by definition
 
-    def price_query(self, resource: Resource) -> None:
-        return None  # not yet: prices from the Cloud Billing Catalog
+    def price_query(self, resource: Resource) -> PriceQuery | None:
+        return prices.price_query(resource)
 
-    def price_list(self, request: SweepRequest) -> None:
-        return None
+    def price_list(self, request: SweepRequest) -> prices.BillingCatalog | None:
+        return prices.price_list(request)
 
     def delete_command(self, resource: Resource) -> str | None:
         return None  # not yet
