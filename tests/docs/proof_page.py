@@ -75,7 +75,10 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "adapters/aws/tests/test_aws_organizations_controls.py",
         "adapters/aws/tests/test_aws_endpoint_controls.py",
     ),
-    ("gcp.md", "Google Cloud"): ("adapters/gcp/tests/test_gcp_controls.py",),
+    ("gcp.md", "Google Cloud"): (
+        "adapters/gcp/tests/test_gcp_controls.py",
+        "adapters/gcp/tests/test_gcp_prices_controls.py",
+    ),
     ("architecture.md", "Architecture: the import graph"): (
         "tests/architecture/test_import_graph_controls.py",
     ),

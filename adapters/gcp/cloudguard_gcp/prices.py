@@ -261,7 +261,7 @@ def _vm_price(query: PriceQuery, rates: list[Rate], fetched: str) -> ListedPrice
     core = _find(rates, f"{stem} Core running in ", VCPU_HOUR, query.region) if stem else None
     ram = _find(rates, f"{stem} Ram running in ", GIB_HOUR, query.region) if stem else None
     if shape is None or core is None or ram is None:
-        return None  # unknown, never zero: no shape, or no rate for it in its region
+        return None  # unknown, never zero: no shape, or no rate in its region
     return ListedPrice(
         hourly=shape.vcpus * core.price + shape.memory_gib * ram.price,
         currency=core.currency,
