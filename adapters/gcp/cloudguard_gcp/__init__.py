@@ -1,1 +1,2 @@
-"""cloudguard's adapter for Google Cloud: offline `gcloud` exports, GCP's labels and kinds."""
+"""cloudguard's adapter for Google Cloud: offline `gcloud` exports, GCP's labels and kinds,
+prices from the Cloud Billing Catalog API."""
