@@ -26,7 +26,7 @@ from cloudguard.audit.formats.json_report import JsonFormat
 from cloudguard.audit.inventory_files import InventoryFile
 from cloudguard.audit.price_lists import LIVE, PriceLists
 from cloudguard.cloud import kinds
-from cloudguard.cloud.pricing import PriceQuery
+from cloudguard.cloud.pricing import PriceListError, PriceQuery
 from cloudguard.cloud.records import SweepRequest
 from cloudguard.documents.findings import AuditPolicy
 
@@ -191,6 +191,23 @@ def test_a_faked_management_endpoint_never_sends_its_questions_to_the_public_cat
     catalog = price_list(request)
 
     assert catalog is None, broken("no-question-to-the-public-catalog", f"asked: {catalog}")
+
+
+@pytest.mark.parametrize(
+    ("credential", "said"),
+    [
+        ("fake", "answers only a loopback"),  # the fake's credential off loopback
+        ("my-profile", "is not one Google Cloud's prices are read with"),
+    ],
+)
+def test_a_credential_that_may_not_go_to_googles_catalog_is_refused_with_nothing_sent(
+    credential: str, said: str
+) -> None:
+    catalog = BillingCatalog(None, credential, None, retries=1)  # Google's own catalog
+
+    with pytest.raises(PriceListError, match="nothing sent") as refused:
+        catalog.prices([PriceQuery(kinds.VM, "n2-standard-4", "us-central1")])
+    assert said in str(refused.value)
 
 
 def test_an_unreadable_catalog_is_a_warning_not_a_failed_audit(
