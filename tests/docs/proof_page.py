@@ -79,6 +79,7 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("gcp.md", "Google Cloud"): (
         "adapters/gcp/tests/test_gcp_controls.py",
         "adapters/gcp/tests/test_gcp_live_controls.py",
+        "adapters/gcp/tests/test_gcp_prices_controls.py",
     ),
     ("architecture.md", "Architecture: the import graph"): (
         "tests/architecture/test_import_graph_controls.py",

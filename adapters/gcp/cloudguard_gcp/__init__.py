@@ -1,4 +1,5 @@
-"""cloudguard's adapter for Google Cloud: the live sweep, `gcloud` exports, GCP's labels and kinds.
+"""cloudguard's adapter for Google Cloud: the live sweep, `gcloud` exports, GCP's labels and kinds,
+prices from the Cloud Billing Catalog API.
 
 adapter         the adapter object (`--provider gcp`): what the core asks of a cloud
 live            the live sweep: scopes searched, then Compute where state decides billing
@@ -10,4 +11,6 @@ options         --gcp-scope, --gcp-key-file
 export          gcloud's two exports, told apart by shape (the live path reads through them)
 kinds           asset type -> kind, and what each bills idle
 labels          the fleet's tags as label keys and values
+prices          the Cloud Billing Catalog's Compute Engine SKUs: a machine type's hourly price
+machine_types   a machine type's vCPUs and GiB, from its name
 """

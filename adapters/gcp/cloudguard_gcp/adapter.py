@@ -9,9 +9,12 @@ shape), GCP's kinds by asset type (cloudguard_gcp.kinds), labels read as tags
 with names compared case-insensitively (a label key is lower case by
 definition: cloudguard_gcp.labels), projects as the accounts, zones' regions.
 
-Not yet: prices (Cloud Billing Catalog), reaping. There is no reaper, so `reap
-apply` refuses with "cannot reap"; a GCP VM's price is unknown, never zero.
-Google's clients are imported inside the sweep: importing this module stays cheap.
+Prices come from the Cloud Billing Catalog API (cloudguard_gcp.prices): a
+machine type's vCPUs and memory at its series' on-demand rates in its region.
+
+Not yet: reaping. There is no reaper, so `reap apply` refuses with "cannot
+reap". Google's clients are imported inside the sweep and the price list:
+importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from cloudguard.cloud.pricing import PriceQuery
 from cloudguard.cloud.records import Resource, SweepRequest, SweepResult
-from cloudguard_gcp import credentials, kinds
+from cloudguard_gcp import credentials, kinds, prices
 from cloudguard_gcp.export import AssetSearchExport, InstancesListExport
 from cloudguard_gcp.options import OPTIONS
 
@@ -41,7 +45,7 @@ class GcpAdapter:
     # memory's storage), which are resources of their own.
     billable_power_states = frozenset({"running"})
     power_notes: Mapping[str, str] = MappingProxyType({})
-    hourly_prices: Mapping[str, float] = MappingProxyType({})  # not yet: Cloud Billing Catalog
+    hourly_prices: Mapping[str, float] = MappingProxyType({})  # from the Billing Catalog alone
     kind_billing = kinds.BILLING
     # Nothing is reaped yet: a kind missing here is never acted on.
     reap_actions: Mapping[str, Mapping[str, str]] = MappingProxyType({})
@@ -53,8 +57,8 @@ class GcpAdapter:
     # Label keys are lower case by definition (cloudguard_gcp.labels): a configured
     # `Task-Id` names the label `task-id`. Resource names are lower case too.
     case_insensitive_names = True
-    # --gcp-scope, --gcp-key-file
-    options: tuple[Any, ...] = OPTIONS
+    # --gcp-scope, --gcp-key-file, --billing-catalog-endpoint
+    options: tuple[Any, ...] = (*OPTIONS, prices.BILLING_CATALOG_ENDPOINT)
 
     def check_options(self, values: Mapping[str, Any]) -> None:
         return None  # each option stands alone
@@ -62,11 +66,11 @@ class GcpAdapter:
     def price_key(self, size: str) -> str:
         return size.casefold()  # machine types are lower case by definition
 
-    def price_query(self, resource: Resource) -> None:
-        return None  # not yet: prices from the Cloud Billing Catalog
+    def price_query(self, resource: Resource) -> PriceQuery | None:
+        return prices.price_query(resource)
 
-    def price_list(self, request: SweepRequest) -> None:
-        return None
+    def price_list(self, request: SweepRequest) -> prices.BillingCatalog | None:
+        return prices.price_list(request)
 
     def delete_command(self, resource: Resource) -> str | None:
         return None  # not yet

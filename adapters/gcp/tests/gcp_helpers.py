@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Mapping
@@ -146,3 +147,33 @@ def controller_home(root: Path, *, meta: tuple[str, ...] = ()) -> Path:
     for task in meta:
         (root / "state" / f"{task}.meta").write_text("phase=running\n")
     return root
+
+
+def victim_key(path: Path, token_uri: str) -> Path:
+    """A real-looking service-account key: a real RSA key, Google's field names; its token
+    endpoint is the listener's, so anything that used it would show there."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    path.write_text(
+        json.dumps(
+            {
+                "type": "service_account",
+                "project_id": PROJECT,
+                "private_key_id": "4d1a0c1f0b3e4c7a9e2f6b8d0c1e2f3a4b5c6d7e",
+                "private_key": pem,
+                "client_email": f"fleet-auditor@{PROJECT}.iam.gserviceaccount.com",
+                "client_id": "104523948112345678901",
+                "auth_uri": "https://accounts.google.com/o/oauth2/auth",
+                "token_uri": token_uri,
+                "universe_domain": "googleapis.com",
+            }
+        )
+    )
+    return path

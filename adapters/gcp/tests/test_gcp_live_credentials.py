@@ -10,7 +10,6 @@ cloudguard_gcp.credentials before anything else.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import pytest
 from cloudguard_gcp.adapter import GcpAdapter
 from fake_gcp import FakeGcp, Instance, serve
-from gcp_helpers import cli, controller_home
+from gcp_helpers import cli, controller_home, victim_key
 from named_checks import broken
 
 from cloudguard.cloud.records import SweepRequest
@@ -32,36 +31,6 @@ def gcp() -> Iterator[FakeGcp]:
         fake.world.project(PROJECT, "418512345678")
         fake.world.instances.append(Instance(PROJECT, "europe-west4-a", "vm-1"))
         yield fake
-
-
-def victim_key(path: Path, token_uri: str) -> Path:
-    """A real-looking service-account key: a real RSA key, Google's field names; its token
-    endpoint is the listener's, so anything that used it would show there."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    path.write_text(
-        json.dumps(
-            {
-                "type": "service_account",
-                "project_id": PROJECT,
-                "private_key_id": "4d1a0c1f0b3e4c7a9e2f6b8d0c1e2f3a4b5c6d7e",
-                "private_key": pem,
-                "client_email": f"fleet-auditor@{PROJECT}.iam.gserviceaccount.com",
-                "client_id": "104523948112345678901",
-                "auth_uri": "https://accounts.google.com/o/oauth2/auth",
-                "token_uri": token_uri,
-                "universe_domain": "googleapis.com",
-            }
-        )
-    )
-    return path
 
 
 def audit(fake: FakeGcp, tmp_path: Path, *args: str) -> Any:

@@ -1,0 +1,323 @@
+"""Google Cloud's prices from its own list: the Cloud Billing Catalog API.
+
+`services.skus.list` of Compute Engine (`services/6F81-5844-456A`) in USD, every
+page (`pageToken`, until `nextPageToken` is empty), through `google-cloud-billing`'s
+`CloudCatalogClient` (REST transport). The catalog cannot be filtered, so it is read
+once per audit, and that one listing answers every price the audit asks of it (its
+distinct machine types and regions). A SKU prices only on demand (`category.usageType`
+`OnDemand`: never Spot or preemptible, never a commitment), in the resource's region
+(one of the SKU's `serviceRegions`), at its latest `pricingInfo`'s first tier
+(`unitPrice`: `units` + `nanos` / 1e9 per `usageUnit`):
+
+- a VM: its machine type's vCPUs x its series' vCPU-hour SKU (`h`) + its memory GiB x
+  the series' GiB-hour SKU (`GiBy.h`): `N2 Instance Core running in Americas` and
+  `N2 Instance Ram running in Americas` for N2 (`N2 Custom Instance ...` for a custom
+  N2, and so on; the shape: cloudguard_gcp.machine_types). A sole-tenant or
+  preemptible SKU never matches: the description is matched from its start;
+- a persistent disk spelled `pd-standard|pd-balanced|pd-ssd <N> GiB`: its zonal
+  capacity SKU (`Storage PD Capacity`, `Balanced PD Capacity`, `SSD backed PD
+  Capacity`, or the same `in <place>`; `GiBy.mo`), per hour that / 730 x N. The
+  gcloud exports name no disk size: such a disk is unknown;
+- nothing else: a reserved address (the exports say neither external nor in use),
+  a snapshot, a bucket, a cluster are unknown, never zero.
+
+Where it is read: `--billing-catalog-endpoint URL` (the adapter's option), else
+cloudbilling.googleapis.com, but never when `--management-endpoint` names another
+endpoint and no catalog endpoint was given (a test's fake does not send its questions
+to Google on its own). Who asks is the kernel's one rule (cloudguard.cloud.endpoints):
+a real credential, Application Default Credentials with the read-only billing scope,
+goes only to cloudbilling.googleapis.com over HTTPS; `--credential fake-gcp`, anonymous
+credentials that carry no token at all, only to a loopback endpoint; anything else is
+refused with nothing sent. The Google libraries are imported only when a price is asked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from cloudguard.cloud import kinds
+from cloudguard.cloud.endpoints import (
+    CloudEndpoints,
+    EndpointRefused,
+    credential_for,
+    is_loopback_endpoint,
+)
+from cloudguard.cloud.options import LIVE_PANEL, NeedsTrust, declare, string
+from cloudguard.cloud.pricing import HOURS_PER_MONTH, ListedPrice, PriceListError, PriceQuery
+from cloudguard.cloud.records import Resource, SweepRequest
+from cloudguard_gcp import credentials
+from cloudguard_gcp.machine_types import Shape, shape_of
+from cloudguard_gcp.options import GCP_KEY_FILE
+
+SOURCE = "Cloud Billing Catalog API"
+PUBLIC_ENDPOINT = "https://cloudbilling.googleapis.com"
+COMPUTE_ENGINE = "services/6F81-5844-456A"  # the Compute Engine service's id in the catalog
+SCOPE = "https://www.googleapis.com/auth/cloud-billing.readonly"
+CURRENCY = "USD"  # the bundled table's: the catalog converts when asked
+PAGE_SIZE = 5000  # the API's largest page
+MAX_PAGES = 100  # Compute Engine lists some tens of thousands of SKUs: more is no end
+
+BILLING_CATALOG_ENDPOINT = declare(
+    "billing_catalog_endpoint",
+    parse=string,
+    default=None,
+    metavar="URL",
+    help="Google Cloud: the Cloud Billing Catalog API's endpoint (not used when "
+    "--management-endpoint is given and this is not).",
+    panel=LIVE_PANEL,
+    trust=NeedsTrust("chooses where your credentials are sent"),
+)
+
+# Where a real Google credential may go to read prices: the catalog's own host alone.
+ENDPOINTS = CloudEndpoints(
+    cloud="Google Cloud",
+    fake_credential=credentials.FAKE,  # the live sweep's fake: one name for both
+    hosts=re.compile(r"cloudbilling\.googleapis\.com"),
+    described="cloudbilling.googleapis.com",
+)
+REAL_CREDENTIAL = "default"  # Application Default Credentials: the only real one taken
+
+# A series -> the SKU description stems of its predefined and its custom types (None: it
+# has no custom types). A vCPU's SKU is "<stem> Core running in <place>", a GiB's
+# "<stem> Ram running in <place>".
+_SERIES: dict[str, tuple[str, str | None]] = {
+    "n1": ("N1 Predefined Instance", "Custom Instance"),
+    "n2": ("N2 Instance", "N2 Custom Instance"),
+    "n2d": ("N2D AMD Instance", "N2D AMD Custom Instance"),
+    "e2": ("E2 Instance", "E2 Custom Instance"),
+    "c2": ("Compute optimized", None),
+    "c2d": ("C2D AMD Instance", None),
+    "t2d": ("T2D AMD Instance", None),
+}
+# A persistent disk type -> its zonal capacity SKU's description ("... in <place>" too).
+_DISKS: dict[str, str] = {
+    "pd-standard": "Storage PD Capacity",
+    "pd-balanced": "Balanced PD Capacity",
+    "pd-ssd": "SSD backed PD Capacity",
+}
+# The live sweep's disk size: `pd-balanced 100 GiB, attached to nothing` (compute_state).
+_DISK = re.compile(r"^(?P<type>\S+) (?P<size>\d+) GiB(?:,|$)")
+VCPU_HOUR, GIB_HOUR, GIB_MONTH = "h", "GiBy.h", "GiBy.mo"
+
+
+def price_query(resource: Resource) -> PriceQuery | None:
+    if resource.kind == kinds.VM and resource.size:
+        return PriceQuery(kinds.VM, resource.size.casefold(), resource.region)
+    disk = _DISK.match(resource.size) if resource.kind == kinds.DISK else None
+    if disk is not None and disk["type"] in _DISKS:
+        return PriceQuery(kinds.DISK, disk["type"], resource.region, float(disk["size"]))
+    return None
+
+
+def price_list(request: SweepRequest) -> BillingCatalog | None:
+    endpoint = BILLING_CATALOG_ENDPOINT.value_in(request.settings)
+    if endpoint is None and request.endpoint:
+        return None  # a fake (or another) management endpoint: not Google's catalog
+    # An endpoint given is trusted as the management endpoint is (its CA bundle).
+    ca_bundle = request.ca_bundle if endpoint is not None else None
+    key_file = GCP_KEY_FILE.value_in(request.settings)  # the sweep's identity prices too
+    return BillingCatalog(endpoint, request.credential, ca_bundle, request.retries, key_file)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """One on-demand SKU the catalog answered: what it is, where, per what, how much."""
+
+    description: str
+    unit: str
+    regions: frozenset[str]
+    price: float
+    currency: str
+
+
+@dataclass
+class BillingCatalog:
+    """The Billing Catalog at `endpoint` (None: Google's own), a
+    `cloudguard.cloud.pricing.PriceList`."""
+
+    endpoint: str | None
+    credential: str | None
+    ca_bundle: str | None
+    retries: int
+    key_file: str | None = None  # --gcp-key-file: a service account instead of ADC
+    source: str = SOURCE
+
+    def prices(self, queries: Sequence[PriceQuery]) -> Mapping[str, ListedPrice | None]:
+        from google.api_core.exceptions import GoogleAPIError
+        from google.auth.exceptions import GoogleAuthError
+        from requests.exceptions import RequestException
+
+        fetched = datetime.now(UTC).date().isoformat()
+        try:
+            rates = list(self._rates())
+        except EndpointRefused as exc:
+            raise PriceListError(f"nothing sent: {exc}") from exc
+        except (GoogleAPIError, GoogleAuthError, RequestException, OSError, ValueError) as exc:
+            raise PriceListError(f"{self.endpoint or PUBLIC_ENDPOINT}: {exc}") from exc
+        return {query.key: _price(query, rates, fetched) for query in queries}
+
+    def _rates(self) -> Iterator[Rate]:
+        """Every on-demand compute and storage SKU of Compute Engine, every page read."""
+        from google.api_core.client_options import ClientOptions
+        from google.cloud.billing_v1 import CloudCatalogClient, ListSkusRequest
+
+        client = CloudCatalogClient(
+            credentials=self._credentials(),
+            transport="rest",
+            client_options=ClientOptions(api_endpoint=self.endpoint or PUBLIC_ENDPOINT),
+        )
+        self._configure_session(client)
+        request = ListSkusRequest(parent=COMPUTE_ENGINE, currency_code=CURRENCY,
+                                  page_size=PAGE_SIZE)  # fmt: skip
+        pager = client.list_skus(request=request, retry=_retry(self.retries))
+        for number, page in enumerate(pager.pages, start=1):
+            if number > MAX_PAGES:
+                raise ValueError(f"the catalog did not end after {MAX_PAGES} pages")
+            for sku in page.skus:
+                rate = _rate(sku)
+                if rate is not None:
+                    yield rate
+
+    def _credentials(self) -> Any:
+        """Anonymous for a fake on loopback; Application Default Credentials for Google's
+        catalog; EndpointRefused for any other pairing (nothing is sent)."""
+        if credential_for(ENDPOINTS, self.endpoint, self.credential):
+            from google.auth.credentials import AnonymousCredentials
+
+            return AnonymousCredentials()
+        name = (self.credential or REAL_CREDENTIAL).strip().lower()
+        if name != REAL_CREDENTIAL:
+            raise EndpointRefused(
+                f"credential {self.credential!r} is not one Google Cloud's prices are read "
+                f"with: --credential {REAL_CREDENTIAL} (Application Default Credentials) "
+                f"or, for a fake on loopback, --credential {ENDPOINTS.fake_credential}"
+            )
+        if self.key_file:
+            from google.oauth2 import service_account
+
+            return service_account.Credentials.from_service_account_file(
+                self.key_file, scopes=[SCOPE]
+            )
+        import google.auth
+
+        found, _ = google.auth.default(scopes=[SCOPE])
+        return found
+
+    def _configure_session(self, client: Any) -> None:
+        """The REST transport's requests session takes no CA bundle of its own: its
+        `verify` is set here (requests' own setting), and a loopback endpoint is reached
+        directly, never through an HTTPS_PROXY from the environment."""
+        session = client.transport._session
+        if self.ca_bundle:
+            session.verify = self.ca_bundle
+        if is_loopback_endpoint(self.endpoint):
+            session.trust_env = False
+
+
+def _retry(retries: int) -> Any:
+    """Throttling and 5xx retried with backoff for as long as `retries` backed-off waits
+    take (the GAPIC retry is a deadline, not a count)."""
+    from google.api_core import exceptions, retry
+
+    waits = [min(0.5 * 2**attempt, 8.0) for attempt in range(retries)]
+    retried = (exceptions.TooManyRequests, exceptions.InternalServerError,
+               exceptions.BadGateway, exceptions.ServiceUnavailable,
+               exceptions.GatewayTimeout)  # fmt: skip
+    return retry.Retry(
+        predicate=retry.if_exception_type(*retried),
+        initial=0.5,
+        maximum=8.0,
+        multiplier=2.0,
+        timeout=sum(waits) + 1.0,
+    )
+
+
+def _rate(sku: Any) -> Rate | None:
+    """An on-demand compute or storage SKU's current price per unit; None for any other
+    (Spot, preemptible, a commitment, a licence, networking) or one with no price."""
+    category = sku.category
+    if category.usage_type != "OnDemand" or category.resource_family not in ("Compute", "Storage"):
+        return None
+    if not sku.pricing_info:
+        return None
+    expression = sku.pricing_info[-1].pricing_expression  # the timeline's latest
+    first = [tier for tier in expression.tiered_rates if tier.start_usage_amount == 0]
+    if not first:
+        return None
+    money = first[0].unit_price
+    return Rate(
+        description=sku.description,
+        unit=expression.usage_unit,
+        regions=frozenset(region.casefold() for region in sku.service_regions),
+        price=money.units + money.nanos / 1e9,
+        currency=money.currency_code or CURRENCY,
+    )
+
+
+def _price(query: PriceQuery, rates: list[Rate], fetched: str) -> ListedPrice | None:
+    if query.kind == kinds.VM:
+        return _vm_price(query, rates, fetched)
+    if query.kind == kinds.DISK:
+        return _disk_price(query, rates, fetched)
+    return None
+
+
+def _vm_price(query: PriceQuery, rates: list[Rate], fetched: str) -> ListedPrice | None:
+    shape = shape_of(query.sku)
+    stem = _stem(shape) if shape is not None else None
+    core = _find(rates, f"{stem} Core running in ", VCPU_HOUR, query.region) if stem else None
+    ram = _find(rates, f"{stem} Ram running in ", GIB_HOUR, query.region) if stem else None
+    if shape is None or core is None or ram is None:
+        return None  # unknown, never zero: no shape, or no rate in its region
+    return ListedPrice(
+        hourly=shape.vcpus * core.price + shape.memory_gib * ram.price,
+        currency=core.currency,
+        source=SOURCE,
+        fetched=fetched,
+        detail=f"{_count(shape.vcpus)} x {core.description} + "
+        f"{_count(shape.memory_gib)} GiB x {ram.description}",
+    )
+
+
+def _disk_price(query: PriceQuery, rates: list[Rate], fetched: str) -> ListedPrice | None:
+    stem = _DISKS.get(query.sku)
+    capacity = _find(rates, stem, GIB_MONTH, query.region, whole=True) if stem else None
+    if capacity is None:
+        return None
+    return ListedPrice(
+        hourly=capacity.price / HOURS_PER_MONTH,  # per GiB: the query's quantity is its size
+        currency=capacity.currency,
+        source=SOURCE,
+        fetched=fetched,
+        detail=f"{capacity.description}, per GiB-month / {HOURS_PER_MONTH:g} h",
+    )
+
+
+def _stem(shape: Shape) -> str | None:
+    predefined, custom = _SERIES.get(shape.series, (None, None))
+    return custom if shape.custom else predefined
+
+
+def _find(
+    rates: list[Rate], stem: str, unit: str, region: str, *, whole: bool = False
+) -> Rate | None:
+    """The rate whose description starts with `stem` (`whole`: is `stem`, or `stem in
+    <place>`), billed per `unit`, in `region`."""
+    wanted = region.casefold()
+    for rate in rates:
+        named = (
+            rate.description == stem or rate.description.startswith(f"{stem} in ")
+            if whole
+            else rate.description.startswith(stem)
+        )
+        if named and rate.unit == unit and wanted in rate.regions:
+            return rate
+    return None
+
+
+def _count(value: float) -> str:
+    return f"{value:g}"
