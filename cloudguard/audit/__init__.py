@@ -1,8 +1,8 @@
 """The auditor: inventories, evidence, classification and reports.
 
-- `options`, `option_spec`, `settings_files`, `command_line`: the options of `audit` and
-  `reap apply` (the core's own; evidence sources and clouds declare theirs), read from
-  cloudguard.toml and the command line into `Settings`;
+- `options`, `option_spec`, `settings_files`: the options of `audit` and `reap apply` (the
+  core's own; evidence sources and clouds declare theirs), read from cloudguard.toml and
+  the command line into `Settings` (their command-line side: cloudguard.settings);
 - `from_settings`: the one boundary from `Settings` to the policy, the evidence request
   and each cloud's sweep request;
 - `inventories`, `inventory_files`: where resources come from (a live sweep, an export);

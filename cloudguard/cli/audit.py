@@ -20,12 +20,6 @@ from cloudguard import exit_codes, project_file
 from cloudguard.acknowledgements import Ack, AckFileError
 from cloudguard.audit import from_settings, remember
 from cloudguard.audit.auditor import Progress, run_audit
-from cloudguard.audit.command_line import (
-    check_cloud_options,
-    check_credential,
-    command_class,
-    with_settings,
-)
 from cloudguard.audit.evidence import controller_records
 from cloudguard.audit.inventories import Inventory
 from cloudguard.audit.options import Settings
@@ -36,6 +30,12 @@ from cloudguard.cloud.registry import Clouds
 from cloudguard.documents.findings import NEW_ONLY, UNVERIFIED, AuditReport, exit_code
 from cloudguard.escape import one_line
 from cloudguard.history.errors import HistoryError
+from cloudguard.settings.command_line import (
+    check_cloud_options,
+    check_credential,
+    command_class,
+    with_settings,
+)
 
 if TYPE_CHECKING:
     from cloudguard.history.store import HistoryStore

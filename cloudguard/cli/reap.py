@@ -22,7 +22,6 @@ from typing import Annotated, Any
 import typer
 
 from cloudguard import exit_codes
-from cloudguard.audit.command_line import command_class, placed_by_hand, with_settings
 from cloudguard.audit.options import Settings
 from cloudguard.cloud.options import REAP_APPLY
 from cloudguard.cloud.reaping import REQUESTED_ACTIONS, REVERSIBLE
@@ -33,6 +32,7 @@ from cloudguard.documents.strict_json import DocumentError, DocumentUsageError
 from cloudguard.escape import one_line
 from cloudguard.reap import admission
 from cloudguard.reap.admission import Refusal
+from cloudguard.settings.command_line import command_class, placed_by_hand, with_settings
 
 app = typer.Typer(
     name="reap",
@@ -283,7 +283,6 @@ def apply_command(
     [reap] lock-directory), and the PostgreSQL history's when it is one.
     """
     from cloudguard.audit import from_settings
-    from cloudguard.audit.command_line import check_credential
     from cloudguard.audit.cost import bundled_prices
     from cloudguard.audit.evidence.registry import locations
     from cloudguard.documents.plan import load_plan, plan_digest, read_plan_bytes
@@ -291,6 +290,7 @@ def apply_command(
     from cloudguard.reap.apply import apply_plan
     from cloudguard.reap.locks import LockError
     from cloudguard.reap.rederive import LiveAudit
+    from cloudguard.settings.command_line import check_credential
 
     clouds = settings.clouds or Clouds.installed()
     if plan_path is None:

@@ -1,0 +1,11 @@
+"""Settings: one declaration per option becomes a flag, a cloudguard.toml key and a checked value.
+
+Below the command line (cloudguard.cli), above the engines: the auditor, the
+reaper and the history take requests built here and import nothing of this
+package. What an option is, and the value parsers every owner shares, stay in
+the cloud kernel (`cloudguard.cloud.options`): the core, an evidence source
+and an adapter declare theirs with them. Finding and reading the file itself
+is `cloudguard.project_file`'s, which the seal's registry reads too.
+
+    command_line     `with_settings`: a command's parameters; options declared elsewhere
+"""
