@@ -2,9 +2,8 @@
 
 - `options`, `option_spec`, `settings_files`: the options of `audit` and `reap apply` (the
   core's own; evidence sources and clouds declare theirs), read from cloudguard.toml and
-  the command line into `Settings` (their command-line side: cloudguard.settings);
-- `from_settings`: the one boundary from `Settings` to the policy, the evidence request
-  and each cloud's sweep request;
+  the command line into `Settings` (their command-line side and the one boundary from
+  `Settings` to the engines' requests: cloudguard.settings);
 - `inventories`, `inventory_files`: where resources come from (a live sweep, an export);
 - `evidence/`: what the fleet's records say (one module per source);
 - `classify`, `cost`: one resource -> a finding, and what it costs;

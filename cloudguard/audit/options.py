@@ -8,7 +8,7 @@ has; an evidence source declares its own options in its module
 them become flags of the commands that show them and keys of cloudguard.toml
 (cloudguard.settings.command_line, cloudguard.audit.settings_files), and their
 values reach their owner by name (`Settings.extra`, turned into requests in
-cloudguard.audit.from_settings). Precedence: command line > config file >
+cloudguard.settings.engine_requests). Precedence: command line > config file >
 default; a repeatable option given on the command line replaces the config's
 list rather than extending it.
 

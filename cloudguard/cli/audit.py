@@ -18,7 +18,7 @@ import typer
 
 from cloudguard import exit_codes, project_file
 from cloudguard.acknowledgements import Ack, AckFileError
-from cloudguard.audit import from_settings, remember
+from cloudguard.audit import remember
 from cloudguard.audit.auditor import Progress, run_audit
 from cloudguard.audit.evidence import controller_records
 from cloudguard.audit.inventories import Inventory
@@ -30,6 +30,7 @@ from cloudguard.cloud.registry import Clouds
 from cloudguard.documents.findings import NEW_ONLY, UNVERIFIED, AuditReport, exit_code
 from cloudguard.escape import one_line
 from cloudguard.history.errors import HistoryError
+from cloudguard.settings import engine_requests
 from cloudguard.settings.command_line import (
     check_cloud_options,
     check_credential,
@@ -102,8 +103,8 @@ def audit(*, settings: Settings) -> None:
         try:
             report = run_audit(
                 inventories,
-                from_settings.evidence_request(settings),
-                from_settings.audit_policy(settings),
+                engine_requests.evidence_request(settings),
+                engine_requests.audit_policy(settings),
                 bundled_prices(clouds),
                 now,
                 progress,
@@ -171,7 +172,7 @@ def _price_lists(settings: Settings, clouds: Clouds) -> Any:
     warnings: list[str] = []
     for cloud in clouds.available() if mode == LIVE else ():
         try:
-            found[cloud.name] = cloud.price_list(from_settings.sweep_request(settings, cloud))
+            found[cloud.name] = cloud.price_list(engine_requests.sweep_request(settings, cloud))
         except Exception as exc:  # a price list is never worth failing the audit
             warnings.append(f"{cloud.name} price list not used: {exc!r}")
     return PriceLists(mode, found, warnings=warnings)
@@ -334,7 +335,7 @@ def _inventories(
         check_credential(settings, clouds, [cloud.name for cloud in swept])
         inventories += [
             LiveSweep(
-                cloud, replace(from_settings.sweep_request(settings, cloud), progress=scope_lines)
+                cloud, replace(engine_requests.sweep_request(settings, cloud), progress=scope_lines)
             )
             for cloud in swept
         ]

@@ -282,7 +282,6 @@ def apply_command(
     (~/.cache/cloudguard/reap-locks of its home in the password database, or
     [reap] lock-directory), and the PostgreSQL history's when it is one.
     """
-    from cloudguard.audit import from_settings
     from cloudguard.audit.cost import bundled_prices
     from cloudguard.audit.evidence.registry import locations
     from cloudguard.documents.plan import load_plan, plan_digest, read_plan_bytes
@@ -290,6 +289,7 @@ def apply_command(
     from cloudguard.reap.apply import apply_plan
     from cloudguard.reap.locks import LockError
     from cloudguard.reap.rederive import LiveAudit
+    from cloudguard.settings import engine_requests
     from cloudguard.settings.command_line import check_credential
 
     clouds = settings.clouds or Clouds.installed()
@@ -309,22 +309,22 @@ def apply_command(
     _admitted(admission.age(plan, settings.max_age, datetime.now(UTC)))
     _admitted(admission.accounts(plan, settings.accounts, required=yes))
     _check_evidence_options(settings)
-    _admitted(admission.evidence_bound(plan, locations(from_settings.evidence_request(settings))))
+    _admitted(admission.evidence_bound(plan, locations(engine_requests.evidence_request(settings))))
     installed = [
         name for name in dict.fromkeys(i.provider for i in plan.items) if name in clouds.names
     ]
     check_credential(settings, clouds, installed)
 
     live_audit = LiveAudit(
-        from_settings.evidence_request(settings),
-        from_settings.audit_policy(settings),
+        engine_requests.evidence_request(settings),
+        engine_requests.audit_policy(settings),
         bundled_prices(clouds),
         lambda: datetime.now(UTC),
     )
 
     def open_reaper(provider: str) -> Any:
         cloud = clouds.cloud(provider)
-        return cloud.reaper(from_settings.sweep_request(settings, cloud))
+        return cloud.reaper(engine_requests.sweep_request(settings, cloud))
 
     started = datetime.now(UTC)
     from cloudguard.audit.remember import open_history_or_exit

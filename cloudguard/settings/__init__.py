@@ -8,4 +8,6 @@ and an adapter declare theirs with them. Finding and reading the file itself
 is `cloudguard.project_file`'s, which the seal's registry reads too.
 
     command_line     `with_settings`: a command's parameters; options declared elsewhere
+    engine_requests  the one boundary: `Settings` -> the policy, the evidence request, each
+                     cloud's sweep request
 """
