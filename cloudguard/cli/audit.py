@@ -97,7 +97,7 @@ def audit(*, settings: Settings) -> None:
 
     now = datetime.now(UTC)
     # The store first: one that cannot be used is 75 now, not after a long sweep.
-    store = remember.open_history_or_exit(settings, _say) if settings.history else None
+    store = engine_requests.open_history_or_exit(settings, _say) if settings.history else None
     acks = _acknowledgements(settings, store, now)
     with _progress() as progress, _without_cycle_collection():
         try:
@@ -114,7 +114,9 @@ def audit(*, settings: Settings) -> None:
             scope_lines.close()
         report = remember.apply_acknowledgements(report, acks, clouds)
         if store is not None:
-            report = _remembered(report, store, remember.scope_of(settings, clouds), clouds)
+            report = _remembered(
+                report, store, engine_requests.history_scope(settings, clouds), clouds
+            )
 
     for failure in report.failures:
         # Reasons can quote adapter exceptions and file names: escaped, never raw.
@@ -184,7 +186,7 @@ def _say(message: str) -> None:
 
 def _acknowledgements(settings: Settings, store: HistoryStore | None, now: datetime) -> list[Ack]:
     try:
-        return remember.read_acknowledgements(settings, store, now)
+        return remember.read_acknowledgements(settings.acks, store, now)
     except AckFileError as exc:
         typer.echo(f"cloudguard audit: invalid acknowledgements: {exc}", err=True)
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc

@@ -327,9 +327,9 @@ def apply_command(
         return cloud.reaper(engine_requests.sweep_request(settings, cloud))
 
     started = datetime.now(UTC)
-    from cloudguard.audit.remember import open_history_or_exit
-
-    store = open_history_or_exit(settings, _say) if yes and settings.history else None
+    store = (
+        engine_requests.open_history_or_exit(settings, _say) if yes and settings.history else None
+    )
     try:
         path = log or default_log_path(started)
         reap_log = ReapLog(path, echo=lambda line: typer.echo(line), new=log is None)
