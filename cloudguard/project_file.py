@@ -51,10 +51,10 @@ SECTIONS: dict[str, str] = {
     "hard": "cloudguard.guard.registry",
     "ambient": "cloudguard.guard.registry",
     "outputs": "cloudguard.guard.registry",
-    "audit": "cloudguard.audit.settings_files",
-    "reap": "cloudguard.audit.settings_files",
-    "history": "cloudguard.audit.settings_files",
-    "notify": "cloudguard.audit.settings_files",
+    "audit": "cloudguard.settings.resolve",
+    "reap": "cloudguard.settings.resolve",
+    "history": "cloudguard.settings.resolve",
+    "notify": "cloudguard.settings.resolve",
 }
 
 

@@ -1,9 +1,9 @@
 """The auditor: inventories, evidence, classification and reports.
 
-- `options`, `option_spec`, `settings_files`: the options of `audit` and `reap apply` (the
-  core's own; evidence sources and clouds declare theirs), read from cloudguard.toml and
-  the command line into `Settings` (their command-line side and the one boundary from
-  `Settings` to the engines' requests: cloudguard.settings);
+- `options`, `option_spec`: the core's options of `audit` and `reap apply` (evidence
+  sources and clouds declare theirs), and how a declaration becomes a parameter and a
+  parsed value (read into `Settings`, and turned into the engines' requests, by
+  cloudguard.settings);
 - `inventories`, `inventory_files`: where resources come from (a live sweep, an export);
 - `evidence/`: what the fleet's records say (one module per source);
 - `classify`, `cost`: one resource -> a finding, and what it costs;

@@ -6,7 +6,7 @@ command works with. The core declares only what every cloud and every audit
 has; an evidence source declares its own options in its module
 (cloudguard.audit.evidence), an adapter in `CloudAdapter.options`. All of
 them become flags of the commands that show them and keys of cloudguard.toml
-(cloudguard.settings.command_line, cloudguard.audit.settings_files), and their
+(cloudguard.settings.command_line, cloudguard.settings.resolve), and their
 values reach their owner by name (`Settings.extra`, turned into requests in
 cloudguard.settings.engine_requests). Precedence: command line > config file >
 default; a repeatable option given on the command line replaces the config's

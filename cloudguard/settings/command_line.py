@@ -23,10 +23,10 @@ from typer.core import TyperCommand
 
 from cloudguard.audit.option_spec import typer_option, typer_parameter
 from cloudguard.audit.options import OPTIONS, REPORT_PANEL, Settings, every_option
-from cloudguard.audit.settings_files import resolve
 from cloudguard.cloud.cloud import UnknownCredentialError
 from cloudguard.cloud.options import Option, OptionValueError
 from cloudguard.cloud.registry import Clouds
+from cloudguard.settings.resolve import resolve
 
 ConfigFile = Annotated[
     Path | None,

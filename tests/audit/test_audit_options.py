@@ -124,7 +124,7 @@ def test_an_unknown_reap_key_suggests_the_closest(tmp_path: Path) -> None:
     toml = tmp_path / "cloudguard.toml"
     toml.write_text('[reap]\naccount = ["sub-1"]\n')
     from cloudguard.audit import config as cfg
-    from cloudguard.audit.settings_files import section_values
+    from cloudguard.settings.resolve import section_values
 
     with pytest.raises(
         cfg.ConfigError, match=r"reap\.account: unknown key; did you mean 'accounts'"

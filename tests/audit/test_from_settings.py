@@ -12,10 +12,10 @@ from datetime import timedelta
 from pathlib import Path
 
 from cloudguard.audit.options import Settings
-from cloudguard.audit.settings_files import resolve
 from cloudguard.cloud.options import AUDIT, REAP_APPLY
 from cloudguard.cloud.registry import Clouds
 from cloudguard.settings import engine_requests
+from cloudguard.settings.resolve import resolve
 
 CONFIG = """[audit]
 retries = 25
