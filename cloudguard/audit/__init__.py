@@ -1,9 +1,7 @@
 """The auditor: inventories, evidence, classification and reports.
 
-- `options`, `option_spec`: the core's options of `audit` and `reap apply` (evidence
-  sources and clouds declare theirs), and how a declaration becomes a parameter and a
-  parsed value (read into `Settings`, and turned into the engines' requests, by
-  cloudguard.settings);
+- `option_spec`: how a declaration becomes a parameter and a parsed value (the options
+  themselves, read into `Settings` and turned into the engines' requests: cloudguard.settings);
 - `inventories`, `inventory_files`: where resources come from (a live sweep, an export);
 - `evidence/`: what the fleet's records say (one module per source);
 - `classify`, `cost`: one resource -> a finding, and what it costs;

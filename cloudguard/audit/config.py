@@ -5,7 +5,7 @@ Every command-line option can live in `[audit]`, so a scheduled job is
 nearest trusted `cloudguard.toml` from the working directory up to the
 repository root, then `$HOME` (cloudguard.project_file, which also reads it).
 Keys are the long option names (`controller-home`, `fail-on`), declared once
-with their parsers in cloudguard.audit.options; paths are relative to the
+with their parsers in cloudguard.settings.core_options; paths are relative to the
 file. An unknown key or a bad value is a `ConfigError` naming the key
 (exit 97): a typo must not silently drop a check. The same parsers read the
 command line, where a bad value is a usage error (2). The simplest parsers

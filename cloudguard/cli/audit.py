@@ -22,7 +22,6 @@ from cloudguard.audit import remember
 from cloudguard.audit.auditor import Progress, run_audit
 from cloudguard.audit.evidence import controller_records
 from cloudguard.audit.inventories import Inventory
-from cloudguard.audit.options import Settings
 from cloudguard.audit.scope_lines import ScopeLines
 from cloudguard.cloud.options import AUDIT
 from cloudguard.cloud.records import SourceFailure
@@ -37,6 +36,7 @@ from cloudguard.settings.command_line import (
     command_class,
     with_settings,
 )
+from cloudguard.settings.core_options import Settings
 
 if TYPE_CHECKING:
     from cloudguard.history.store import HistoryStore

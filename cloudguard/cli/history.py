@@ -22,11 +22,11 @@ import typer
 
 from cloudguard import exit_codes
 from cloudguard.acknowledgements import Ack, AckError, parse_until, validated
-from cloudguard.audit.options import Settings
 from cloudguard.escape import one_line
 from cloudguard.history import show
 from cloudguard.history.errors import HistoryError
 from cloudguard.history.store import STORE_ACK_SOURCE, HistoryStore
+from cloudguard.settings.core_options import Settings
 from cloudguard.settings.engine_requests import open_history_or_exit
 from cloudguard.settings.resolve import HISTORY, read_config
 

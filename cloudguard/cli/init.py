@@ -321,7 +321,7 @@ def _needs_trust(text: str) -> tuple[list[str], list[str]]:
     """The keys of `text` that a discovered file sets only once trusted, and those that
     apply untrusted but are named in every report (cloudguard.settings.resolve)."""
     data = tomllib.loads(text)
-    from cloudguard.audit.options import every_option
+    from cloudguard.settings.core_options import every_option
     from cloudguard.settings.resolve import needs_trust
 
     needs = {(o.section, o.key): need for o, _ in every_option() if (need := needs_trust(o))}

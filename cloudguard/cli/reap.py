@@ -22,7 +22,6 @@ from typing import Annotated, Any
 import typer
 
 from cloudguard import exit_codes
-from cloudguard.audit.options import Settings
 from cloudguard.cloud.options import REAP_APPLY
 from cloudguard.cloud.reaping import REQUESTED_ACTIONS, REVERSIBLE
 from cloudguard.cloud.registry import Clouds
@@ -33,6 +32,7 @@ from cloudguard.escape import one_line
 from cloudguard.reap import admission
 from cloudguard.reap.admission import Refusal
 from cloudguard.settings.command_line import command_class, placed_by_hand, with_settings
+from cloudguard.settings.core_options import Settings
 
 app = typer.Typer(
     name="reap",

@@ -21,7 +21,6 @@ from cloudguard import exit_codes
 from cloudguard.audit import config as cfg
 from cloudguard.audit.evidence.interface import EvidenceRequest
 from cloudguard.audit.evidence.registry import evidence_options
-from cloudguard.audit.options import OPTIONS, Settings
 from cloudguard.audit.remember import HistoryPlace, open_history
 from cloudguard.cloud.cloud import Cloud
 from cloudguard.cloud.options import Option
@@ -31,6 +30,7 @@ from cloudguard.documents.findings import ORPHAN, UNVERIFIED, AuditPolicy
 from cloudguard.escape import one_line
 from cloudguard.history.errors import HistoryError
 from cloudguard.history.store import HistoryStore
+from cloudguard.settings.core_options import OPTIONS, Settings
 
 # Request field <- the core option that sets it.
 _POLICY = {

@@ -79,7 +79,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a missing --ca-bundle is found inside the sweep",
-        module="audit/options.py",
+        module="settings/core_options.py",
         original="        check=readable_file,\n",
         broken="",
         tests=(f"{ROW}[ca-bundle missing]", f"{ROW}[ca-bundle a directory]"),

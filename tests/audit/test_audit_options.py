@@ -1,5 +1,5 @@
-"""Options declared once (cloudguard.audit.options): --help, config keys and validation derive
-from the declarations, so they cannot drift apart; cloudguard.toml is read by one module."""
+"""Options declared once (cloudguard.settings.core_options): --help, config keys and validation
+derive from the declarations, so they cannot drift apart; cloudguard.toml is read by one module."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from named_checks import broken
 from typer.main import get_command
 
 from cloudguard import project_file
-from cloudguard.audit.options import OPTIONS, command_options, config_keys
 from cloudguard.cloud.options import AUDIT, REAP_APPLY
 from cloudguard.guard.registry import RegistryError, load_registry
+from cloudguard.settings.core_options import OPTIONS, command_options, config_keys
 
 # Parameters a command has besides its declared options.
 OWN = {
