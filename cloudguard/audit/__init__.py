@@ -1,14 +1,14 @@
 """The auditor: inventories, evidence, classification and reports.
 
-- `option_spec`: how a declaration becomes a parameter and a parsed value (the options
-  themselves, read into `Settings` and turned into the engines' requests: cloudguard.settings);
 - `inventories`, `inventory_files`: where resources come from (a live sweep, an export);
 - `evidence/`: what the fleet's records say (one module per source);
 - `classify`, `cost`: one resource -> a finding, and what it costs;
 - `auditor`: inventories + evidence -> the report;
 - `formats/`: the report for a person or a tool (the JSON document is
   cloudguard.documents.audit_report);
-- `command`: the thin typer CLI.
+
+The options the auditor is given (read into `Settings` and turned into its requests) are
+cloudguard.settings's, and its command is cloudguard.cli's: nothing here reads either.
 
 Also here (each in its own words, the first line of its docstring):
 

@@ -5,7 +5,7 @@ cloudguard.toml need: the key (the long flag and the config key), the value
 parser, the default, the flags, how each command shows it in `--help`, and
 whether it is a path resolved against the config file's directory. The
 auditor derives its typer parameters and its `[audit]` / `[reap]` keys from
-these (cloudguard.audit.option_spec); an owner reads its resolved values by
+these (cloudguard.settings.option_spec); an owner reads its resolved values by
 name (`Option.value_in`). Stdlib only.
 """
 

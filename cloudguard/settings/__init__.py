@@ -8,6 +8,7 @@ and an adapter declare theirs with them. Finding and reading the file itself
 is `cloudguard.project_file`'s, which the seal's registry reads too.
 
     core_options     the core's own options (`Settings`), and every option's owner
+    option_spec      a declaration -> a typer parameter, a parsed command-line or file value
     resolve          defaults, then cloudguard.toml's tables, then the command line: `Settings`
     command_line     `with_settings`: a command's parameters; options declared elsewhere
     engine_requests  the one boundary: `Settings` -> the policy, the evidence request, each
