@@ -14,8 +14,6 @@ Also here (each in its own words, the first line of its docstring):
 
 - `config`: Values of the `[audit]` and `[reap]` tables of `cloudguard.toml` and of the
   command line.
-- `history_options`: The values of the `[history]` and `[notify]` tables: each parsed and
-  checked on its own.
 - `price_lists`: Prices from the clouds' own price lists, kept in a dated local cache.
 - `remember`: What the audit remembers and tells: acknowledgements, the history, the
   webhooks.

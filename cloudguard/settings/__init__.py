@@ -11,6 +11,7 @@ is `cloudguard.project_file`'s, which the seal's registry reads too.
     option_spec      a declaration -> a typer parameter, a parsed command-line or file value
     resolve          defaults, then cloudguard.toml's tables, then the command line: `Settings`
     command_line     `with_settings`: a command's parameters; options declared elsewhere
+    history_values   the values of `[history]` and `[notify]`, each parsed on its own
     engine_requests  the one boundary: `Settings` -> the policy, the evidence request, each
                      cloud's sweep request
 """

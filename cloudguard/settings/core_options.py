@@ -28,7 +28,6 @@ from typing import Any
 from cloudguard.audit import config as cfg
 from cloudguard.audit.evidence.registry import evidence_options
 from cloudguard.audit.formats import FORMATS
-from cloudguard.audit.history_options import non_empty, postgresql_url, variable_name, webhook
 from cloudguard.cloud.kinds import SHORT_KINDS, VM, parse_kind
 from cloudguard.cloud.options import (
     LIVE_PANEL,
@@ -46,6 +45,7 @@ from cloudguard.cloud.registry import Clouds, installed_adapters, installed_clou
 from cloudguard.documents.findings import parse_leaked_by
 from cloudguard.history.sqlite import DEFAULT_BUSY_TIMEOUT
 from cloudguard.notify.send import Webhook
+from cloudguard.settings.history_values import non_empty, postgresql_url, variable_name, webhook
 from cloudguard.settings.option_spec import declarations, option
 
 REPORT_PANEL = "Report"
