@@ -33,9 +33,12 @@ from cloudguard.cloud.options import (
     LIVE_PANEL,
     NeedsTrust,
     Option,
+    OptionValueError,
     Shown,
     boolean,
     choice,
+    parse_duration,
+    parse_positive_duration,
     positive_int,
     readable_file,
     string,
@@ -70,7 +73,7 @@ def _reported(why: str) -> NeedsTrust:
 def _extra_report(value: object) -> tuple[str, str]:
     name, sep, path = string(value).partition("=")
     if not sep or not path or name not in cfg.FORMATS:
-        raise cfg.OptionValueError(
+        raise OptionValueError(
             f"expected FORMAT=FILE with FORMAT one of {'|'.join(cfg.FORMATS)}, got {value!r}"
         )
     return name, path
@@ -94,7 +97,7 @@ def _tag_name(value: object) -> str:
     # and the audit clean.
     name = string(value)
     if not name.strip():
-        raise cfg.OptionValueError(f"expected a tag name, got {value!r}")
+        raise OptionValueError(f"expected a tag name, got {value!r}")
     return name
 
 
@@ -268,7 +271,7 @@ class Settings:
     )
     grace: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
         trust=_reported("how long a resource without a record is pending, not an orphan"),
-        parse=cfg.parse_duration,
+        parse=parse_duration,
         default=_GRACE,
         metavar="DURATION",
         help="A VM younger than this without a record is pending (default: 2h).",
@@ -421,7 +424,7 @@ class Settings:
         on_command_line=False,
     )
     busy_timeout: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
-        parse=cfg.parse_positive_duration,
+        parse=parse_positive_duration,
         default=timedelta(seconds=DEFAULT_BUSY_TIMEOUT),
         audit=False,
         section="history",
@@ -449,7 +452,7 @@ class Settings:
     max_age: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
         # Ignored while untrusted: the default (24h) is the stricter.
         trust=NeedsTrust("accepts older plans", ignored=True),
-        parse=cfg.parse_duration,
+        parse=parse_duration,
         default=_MAX_AGE,
         audit=False,
         apply=Shown(
@@ -459,7 +462,7 @@ class Settings:
         section="reap",
     )
     item_budget: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
-        parse=cfg.parse_positive_duration,
+        parse=parse_positive_duration,
         default=_ITEM_BUDGET,
         audit=False,
         apply=Shown(
@@ -473,7 +476,7 @@ class Settings:
         panel=LIVE_PANEL,
     )
     deadline: timedelta | None = option(  # noqa: RUF009 (option() is a field specifier)
-        parse=cfg.parse_positive_duration,
+        parse=parse_positive_duration,
         default=None,
         audit=False,
         apply=Shown(

@@ -109,7 +109,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a duration past a century overflows",
-        module="audit/config.py",
+        module="cloud/options.py",
         original="    if seconds_in_all > longest.total_seconds():\n",
         broken="    if False:\n",
         tests=(f"{ROW}[grace 20 digits of days]",),

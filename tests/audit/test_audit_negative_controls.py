@@ -31,7 +31,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a bare number is a duration in seconds",
-        module="audit/config.py",
+        module="cloud/options.py",
         original="    if isinstance(value, int | float):\n        raise",
         broken=(
             "    if isinstance(value, int | float):\n"
