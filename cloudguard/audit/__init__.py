@@ -12,8 +12,6 @@ cloudguard.settings's, and its command is cloudguard.cli's: nothing here reads e
 
 Also here (each in its own words, the first line of its docstring):
 
-- `config`: Values of the `[audit]` and `[reap]` tables of `cloudguard.toml` and of the
-  command line.
 - `price_lists`: Prices from the clouds' own price lists, kept in a dated local cache.
 - `remember`: What the audit remembers and tells: acknowledgements, the history, the
   webhooks.

@@ -12,6 +12,7 @@ is `cloudguard.project_file`'s, which the seal's registry reads too.
     resolve          defaults, then cloudguard.toml's tables, then the command line: `Settings`
     command_line     `with_settings`: a command's parameters; options declared elsewhere
     history_values   the values of `[history]` and `[notify]`, each parsed on its own
+    config_errors    `ConfigError` (97, naming where), the nearest trusted file, unknown keys
     engine_requests  the one boundary: `Settings` -> the policy, the evidence request, each
                      cloud's sweep request
 """

@@ -25,9 +25,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from cloudguard.audit import config as cfg
 from cloudguard.audit.evidence.registry import evidence_options
-from cloudguard.audit.formats import FORMATS
+from cloudguard.audit.formats import FORMAT_NAMES, FORMATS
 from cloudguard.cloud.kinds import SHORT_KINDS, VM, parse_kind
 from cloudguard.cloud.options import (
     LIVE_PANEL,
@@ -54,6 +53,8 @@ from cloudguard.settings.option_spec import declarations, option
 REPORT_PANEL = "Report"
 HISTORY_PANEL = "History and notifications"
 
+# Which verdicts fail the audit (--fail-on).
+FAIL_ON = ("orphan", "suspect", "unverified", "new")
 # Where prices come from (cloudguard.audit.price_lists).
 PRICE_MODES = ("auto", "live", "cache", "bundled")
 
@@ -72,9 +73,9 @@ def _reported(why: str) -> NeedsTrust:
 
 def _extra_report(value: object) -> tuple[str, str]:
     name, sep, path = string(value).partition("=")
-    if not sep or not path or name not in cfg.FORMATS:
+    if not sep or not path or name not in FORMAT_NAMES:
         raise OptionValueError(
-            f"expected FORMAT=FILE with FORMAT one of {'|'.join(cfg.FORMATS)}, got {value!r}"
+            f"expected FORMAT=FILE with FORMAT one of {'|'.join(FORMAT_NAMES)}, got {value!r}"
         )
     return name, path
 
@@ -89,7 +90,7 @@ def _credentials() -> list[str]:
 
 
 def _reports() -> list[str]:
-    return [f"{name}=" for name in cfg.FORMATS]
+    return [f"{name}=" for name in FORMAT_NAMES]
 
 
 def _tag_name(value: object) -> str:
@@ -288,7 +289,7 @@ class Settings:
         many=True,
     )
     format: str = option(
-        parse=choice(cfg.FORMATS),
+        parse=choice(FORMAT_NAMES),
         default="table",
         flags=("--format", "-f"),
         # Six names no longer fit the metavar column of an 80-column terminal:
@@ -332,7 +333,7 @@ class Settings:
     )
     fail_on: str = option(
         trust=_reported("which verdicts fail the audit"),
-        parse=choice(cfg.FAIL_ON),
+        parse=choice(FAIL_ON),
         default="orphan",
         metavar="VERDICT",
         help="orphan|suspect|unverified|new: exit 1 on orphans and leaked resources (orphan, "

@@ -18,7 +18,6 @@ from typing import Any
 import typer
 
 from cloudguard import exit_codes
-from cloudguard.audit import config as cfg
 from cloudguard.audit.evidence.interface import EvidenceRequest
 from cloudguard.audit.evidence.registry import evidence_options
 from cloudguard.audit.remember import HistoryPlace, open_history
@@ -30,6 +29,7 @@ from cloudguard.documents.findings import ORPHAN, UNVERIFIED, AuditPolicy
 from cloudguard.escape import one_line
 from cloudguard.history.errors import HistoryError
 from cloudguard.history.store import HistoryStore
+from cloudguard.settings import config_errors as cfg
 from cloudguard.settings.core_options import OPTIONS, Settings
 
 # Request field <- the core option that sets it.

@@ -123,7 +123,7 @@ def test_the_seal_admits_every_section_cloudguard_reads(tmp_path: Path) -> None:
 def test_an_unknown_reap_key_suggests_the_closest(tmp_path: Path) -> None:
     toml = tmp_path / "cloudguard.toml"
     toml.write_text('[reap]\naccount = ["sub-1"]\n')
-    from cloudguard.audit import config as cfg
+    from cloudguard.settings import config_errors as cfg
     from cloudguard.settings.resolve import section_values
 
     with pytest.raises(

@@ -1,12 +1,12 @@
-"""Values of the `[audit]` and `[reap]` tables of `cloudguard.toml` and of the command line.
+"""Errors in cloudguard.toml's `[audit]`, `[reap]`, `[history]` and `[notify]` tables, named.
 
 Every command-line option can live in `[audit]`, so a scheduled job is
 `cloudguard audit` and nothing else. The file is `--config FILE`, or the
 nearest trusted `cloudguard.toml` from the working directory up to the
 repository root, then `$HOME` (cloudguard.project_file, which also reads it).
 Keys are the long option names (`controller-home`, `fail-on`), declared once
-with their parsers in cloudguard.settings.core_options; paths are relative to the
-file. An unknown key or a bad value is a `ConfigError` naming the key
+with their parsers in cloudguard.settings.core_options; paths are relative to
+the file. An unknown key or a bad value is a `ConfigError` naming the key
 (exit 97): a typo must not silently drop a check. The same parsers read the
 command line, where a bad value is a usage error (2). Every parser (string,
 choice, durations, argv, ...) is the cloud kernel's (cloudguard.cloud.options),
@@ -19,11 +19,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cloudguard import project_file
-from cloudguard.audit.formats import FORMAT_NAMES
-
-CONFIG_NAME = project_file.PROJECT_FILE
-FORMATS = FORMAT_NAMES  # the report formats --format accepts
-FAIL_ON = ("orphan", "suspect", "unverified", "new")
 
 
 class ConfigError(Exception):
