@@ -46,14 +46,14 @@ from cloudguard.documents.findings import (
 )
 from cloudguard.history.errors import HistoryUnavailable
 from cloudguard.history.location import open_store
-from cloudguard.history.records import (
+from cloudguard.history.store import HistoryStore
+from cloudguard.history.store_records import (
     ACK_EXPIRED,
     NOW_FAILING,
     AuditRun,
     Observation,
     ResourceKey,
 )
-from cloudguard.history.store import HistoryStore
 from cloudguard.notify import message
 
 TREND_DAYS = 90  # how far back the HTML report's trend chart looks

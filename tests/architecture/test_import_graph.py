@@ -64,7 +64,7 @@ BASE = (
 # A module of the layer on the left may import, of cloudguard, what is on the right
 # (`x.*`: x and every module under it). The longest prefix names a module's layer.
 ACKS = "cloudguard.acknowledgements"
-HISTORY_RECORDS = "cloudguard.history.records"
+HISTORY_RECORDS = "cloudguard.history.store_records"
 LAYERS: dict[str, tuple[str, ...]] = {
     **{module: BASE for module in BASE},
     ACKS: (*BASE, ACKS),
