@@ -19,9 +19,9 @@ from cloudguard.audit.evidence.interface import EvidenceRequest, Question
 from cloudguard.audit.evidence.registry import gather, locations
 from cloudguard.audit.inventories import Inventory
 from cloudguard.audit.price_lists import PriceLists
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.cloud.kinds import RESOURCE_GROUP, wanted
 from cloudguard.cloud.records import Resource, SourceFailure
-from cloudguard.cloud.registry import Clouds
 from cloudguard.documents.findings import (
     UNVERIFIED,
     AuditPolicy,

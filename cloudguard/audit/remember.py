@@ -30,7 +30,7 @@ from pathlib import Path
 
 from cloudguard.acknowledgements import Ack, AckBook, AckState, read_ack_file
 from cloudguard.audit.formats.order import report_order
-from cloudguard.cloud.registry import Clouds
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.documents.findings import (
     NEW_ONLY,
     ORPHAN,

@@ -23,9 +23,9 @@ from cloudguard.audit.auditor import Progress, run_audit
 from cloudguard.audit.evidence import controller_records
 from cloudguard.audit.inventories import Inventory
 from cloudguard.audit.scope_lines import ScopeLines
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.cloud.options import AUDIT
 from cloudguard.cloud.records import SourceFailure
-from cloudguard.cloud.registry import Clouds
 from cloudguard.documents.findings import NEW_ONLY, UNVERIFIED, AuditReport, exit_code
 from cloudguard.escape import one_line
 from cloudguard.history.errors import HistoryError
@@ -321,7 +321,7 @@ def _inventories(
 ) -> list[Inventory]:
     from cloudguard.audit.inventories import LiveSweep
     from cloudguard.audit.inventory_files import STDIN, InventoryFile, inventory_problem
-    from cloudguard.cloud.registry import UnknownProviderError
+    from cloudguard.cloud.adapter_registry import UnknownProviderError
 
     for path in settings.inventory:
         if path != STDIN and (problem := inventory_problem(path)) is not None:

@@ -34,7 +34,7 @@ from typing import Annotated
 import typer
 
 from cloudguard import exit_codes, project_file
-from cloudguard.cloud.registry import installed_adapters
+from cloudguard.cloud.adapter_registry import installed_adapters
 
 PYTEST_LINES = 'cloudguard = true\nrequired_plugins = ["cloudguard-ci"]\n'
 # The distribution name pytest matches `required_plugins` against: its metadata's Name,

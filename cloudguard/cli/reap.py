@@ -22,9 +22,9 @@ from typing import Annotated, Any
 import typer
 
 from cloudguard import exit_codes
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.cloud.options import REAP_APPLY
 from cloudguard.cloud.reaping import REQUESTED_ACTIONS, REVERSIBLE
-from cloudguard.cloud.registry import Clouds
 from cloudguard.documents.plan import REAPABLE_VERDICTS, Plan
 from cloudguard.documents.plan_table import plan_table
 from cloudguard.documents.strict_json import DocumentError, DocumentUsageError

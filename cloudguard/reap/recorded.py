@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from cloudguard.cloud.registry import Clouds
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.documents.plan import Plan
 from cloudguard.history.store import HistoryStore
 from cloudguard.history.store_records import ReapAction, ReapRun, ResourceKey

@@ -27,6 +27,7 @@ from typing import Any
 
 from cloudguard.audit.evidence.registry import evidence_options
 from cloudguard.audit.formats import FORMAT_NAMES, FORMATS
+from cloudguard.cloud.adapter_registry import Clouds, installed_adapters, installed_clouds
 from cloudguard.cloud.kinds import SHORT_KINDS, VM, parse_kind
 from cloudguard.cloud.options import (
     LIVE_PANEL,
@@ -43,7 +44,6 @@ from cloudguard.cloud.options import (
     string,
 )
 from cloudguard.cloud.records import SweepRequest
-from cloudguard.cloud.registry import Clouds, installed_adapters, installed_clouds
 from cloudguard.documents.findings import parse_leaked_by
 from cloudguard.history.sqlite import DEFAULT_BUSY_TIMEOUT
 from cloudguard.notify.send import Webhook

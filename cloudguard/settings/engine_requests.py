@@ -21,10 +21,10 @@ from cloudguard import exit_codes
 from cloudguard.audit.evidence.interface import EvidenceRequest
 from cloudguard.audit.evidence.registry import evidence_options
 from cloudguard.audit.remember import HistoryPlace, open_history
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.cloud.cloud import Cloud
 from cloudguard.cloud.options import Option
 from cloudguard.cloud.records import SweepRequest
-from cloudguard.cloud.registry import Clouds
 from cloudguard.documents.findings import ORPHAN, UNVERIFIED, AuditPolicy
 from cloudguard.escape import one_line
 from cloudguard.history.errors import HistoryError

@@ -43,10 +43,10 @@ MUTATIONS = [
         name="two kernel modules import each other (a cycle inside one layer)",
         module="cloud/cloud.py",
         original="\n\nclass UnknownCredentialError(",
-        broken=_planted("from cloudguard.cloud import registry")
+        broken=_planted("from cloudguard.cloud import adapter_registry")
         + "\n\nclass UnknownCredentialError(",
         tests=(CYCLES,),
-        check="cycle edge cloudguard.cloud.cloud -> cloudguard.cloud.registry",
+        check="cycle edge cloudguard.cloud.cloud -> cloudguard.cloud.adapter_registry",
     ),
     Mutation(
         name="the gate names the write judge's type again (a type-only cycle)",

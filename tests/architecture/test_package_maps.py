@@ -73,7 +73,6 @@ FORMAT_PACKAGES = ("cloudguard.audit.formats", "cloudguard.guard.report")
 NOT_YET_RENAMED = {
     "registry": {
         "cloudguard.audit.evidence.registry",
-        "cloudguard.cloud.registry",
         "cloudguard.guard.registry",
     },
 }

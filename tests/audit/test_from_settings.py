@@ -11,8 +11,8 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.cloud.options import AUDIT, REAP_APPLY
-from cloudguard.cloud.registry import Clouds
 from cloudguard.settings import engine_requests
 from cloudguard.settings.core_options import Settings
 from cloudguard.settings.resolve import resolve
