@@ -16,7 +16,7 @@ from datetime import datetime
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import PriceTable
 from cloudguard.audit.evidence.interface import EvidenceRequest, Question
-from cloudguard.audit.evidence.registry import gather, locations
+from cloudguard.audit.evidence.source_registry import gather, locations
 from cloudguard.audit.inventories import Inventory
 from cloudguard.audit.price_lists import PriceLists
 from cloudguard.cloud.adapter_registry import Clouds

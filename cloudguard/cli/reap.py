@@ -283,7 +283,7 @@ def apply_command(
     [reap] lock-directory), and the PostgreSQL history's when it is one.
     """
     from cloudguard.audit.cost import bundled_prices
-    from cloudguard.audit.evidence.registry import locations
+    from cloudguard.audit.evidence.source_registry import locations
     from cloudguard.documents.plan import load_plan, plan_digest, read_plan_bytes
     from cloudguard.documents.reap_log import ReapLog, ReapLogError, default_log_path
     from cloudguard.reap.apply import apply_plan

@@ -25,7 +25,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from cloudguard.audit.evidence.registry import evidence_options
+from cloudguard.audit.evidence.source_registry import evidence_options
 from cloudguard.audit.formats import FORMAT_NAMES, FORMATS
 from cloudguard.cloud.adapter_registry import Clouds, installed_adapters, installed_clouds
 from cloudguard.cloud.kinds import SHORT_KINDS, VM, parse_kind

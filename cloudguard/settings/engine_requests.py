@@ -19,7 +19,7 @@ import typer
 
 from cloudguard import exit_codes
 from cloudguard.audit.evidence.interface import EvidenceRequest
-from cloudguard.audit.evidence.registry import evidence_options
+from cloudguard.audit.evidence.source_registry import evidence_options
 from cloudguard.audit.remember import HistoryPlace, open_history
 from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.cloud.cloud import Cloud

@@ -31,7 +31,7 @@ from typer.testing import CliRunner
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import bundled_prices
 from cloudguard.audit.evidence.interface import Evidence, Facts, Question, cloud_id_key
-from cloudguard.audit.evidence.registry import SOURCES
+from cloudguard.audit.evidence.source_registry import SOURCES
 from cloudguard.audit.formats import FORMAT_NAMES, FORMATS, get_format
 from cloudguard.cloud.records import Resource
 from cloudguard.documents.findings import AuditPolicy
