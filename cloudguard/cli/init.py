@@ -364,7 +364,7 @@ def _write(output: Path, text: str, force: bool) -> None:
 def _check(path: Path) -> None:
     """What `cloudguard audit` and the seal would say of the file: an answer either would
     refuse is a usage error here, named."""
-    from cloudguard.guard.registry import RegistryError, load_registry
+    from cloudguard.guard.seal_registry import RegistryError, load_registry
     from cloudguard.settings import config_errors as cfg
     from cloudguard.settings.resolve import section_values
 

@@ -110,7 +110,7 @@ def _trust(path: Path, pinned: str | None) -> None:
 
 def keys_needing_trust(document: project_file.ProjectDocument) -> dict[str, store.NeedsTrust]:
     """The keys of `document` that take effect only from a trusted file, with what each does."""
-    from cloudguard.guard.registry import NEEDS_TRUST
+    from cloudguard.guard.seal_registry import NEEDS_TRUST
     from cloudguard.settings.core_options import every_option
     from cloudguard.settings.resolve import needs_trust
 

@@ -14,7 +14,7 @@ from typer.main import get_command
 
 from cloudguard import project_file
 from cloudguard.cloud.options import AUDIT, REAP_APPLY
-from cloudguard.guard.registry import RegistryError, load_registry
+from cloudguard.guard.seal_registry import RegistryError, load_registry
 from cloudguard.settings.core_options import OPTIONS, command_options, config_keys
 
 # Parameters a command has besides its declared options.
