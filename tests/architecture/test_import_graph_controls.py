@@ -74,6 +74,22 @@ MUTATIONS = [
         check="arrow cloudguard.documents.plan -> cloudguard.reap.verify",
     ),
     Mutation(
+        name="the auditor reads the settings again (an engine imports the settings layer)",
+        module="audit/remember.py",
+        original="\n\ndef store_location(",
+        broken=_planted("from cloudguard.settings import core_options") + "\n\ndef store_location(",
+        tests=(ARROWS,),
+        check="arrow cloudguard.audit.remember -> cloudguard.settings.core_options",
+    ),
+    Mutation(
+        name="the reaper builds its own requests (an engine imports the settings boundary)",
+        module="reap/apply.py",
+        original="\n\ndef apply_plan(",
+        broken=_planted("from cloudguard.settings import engine_requests") + "\n\ndef apply_plan(",
+        tests=(ARROWS,),
+        check="arrow cloudguard.reap.apply -> cloudguard.settings.engine_requests",
+    ),
+    Mutation(
         name="an adapter imports the auditor, not the kernel",
         module="export.py",
         original="\n\nclass DescribeInstancesExport",
