@@ -29,8 +29,8 @@ from pathlib import Path
 from cloudguard.documents import reach_log
 from cloudguard.guard import alarm, reach
 from cloudguard.guard.keeper import Keeper
-from cloudguard.guard.registry import load_registry
 from cloudguard.guard.seal import create_seal
+from cloudguard.guard.seal_registry import load_registry
 
 RESULTS = Path(__file__).resolve().parent / "results"
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +41,7 @@ BASELINE = "0fb6e6e"
 # refusers and today's take the same path and differ only by their own code.
 BASELINE_SEAL = (
     "import inspect, os, sys, tempfile\n"
-    "from cloudguard.guard.registry import load_registry\n"
+    "from cloudguard.guard.seal_registry import load_registry\n"
     "from cloudguard.guard.seal import create_seal\n"
     "from cloudguard.guard import alarm\n"
     "log = tempfile.mktemp(suffix='.jsonl')\n"

@@ -46,8 +46,8 @@ from cloudguard.audit.cost import bundled_prices  # noqa: E402
 from cloudguard.audit.evidence.interface import EvidenceRequest  # noqa: E402
 from cloudguard.documents.findings import AuditPolicy, Finding  # noqa: E402
 from cloudguard.history.location import open_store  # noqa: E402
-from cloudguard.history.records import AuditRun, Observation, ResourceKey  # noqa: E402
 from cloudguard.history.store import HistoryStore  # noqa: E402
+from cloudguard.history.store_records import AuditRun, Observation, ResourceKey  # noqa: E402
 
 FINDINGS = 100_000
 HISTORY_FINDINGS = int(os.environ.get("BENCH_HISTORY_FINDINGS", "10000"))

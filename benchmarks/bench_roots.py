@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cloudguard.guard.registry import load_registry
+from cloudguard.guard.seal_registry import load_registry
 from cloudguard.guard.witness import Witness
 
 FILES = 10_000

@@ -41,6 +41,8 @@ Also here (each in its own words, the first line of its docstring):
   log.
 - `schemas`: JSON Schemas (draft 2020-12) of what cloudguard writes, shipped in the
   package.
+- `settings`: Settings: one declaration per option becomes a flag, a cloudguard.toml key
+  and a checked value.
 - `trust_store`: The operator's consent to a discovered cloudguard.toml: its path and sha256, in
   their own state.
 """

@@ -45,16 +45,16 @@ PROJECT_FILE = "cloudguard.toml"
 
 # Every top-level table cloudguard reads, and who validates its keys.
 SECTIONS: dict[str, str] = {
-    "seal": "cloudguard.guard.registry",
-    "provider": "cloudguard.guard.registry",
-    "shims": "cloudguard.guard.registry",
-    "hard": "cloudguard.guard.registry",
-    "ambient": "cloudguard.guard.registry",
-    "outputs": "cloudguard.guard.registry",
-    "audit": "cloudguard.audit.settings_files",
-    "reap": "cloudguard.audit.settings_files",
-    "history": "cloudguard.audit.settings_files",
-    "notify": "cloudguard.audit.settings_files",
+    "seal": "cloudguard.guard.seal_registry",
+    "provider": "cloudguard.guard.seal_registry",
+    "shims": "cloudguard.guard.seal_registry",
+    "hard": "cloudguard.guard.seal_registry",
+    "ambient": "cloudguard.guard.seal_registry",
+    "outputs": "cloudguard.guard.seal_registry",
+    "audit": "cloudguard.settings.resolve",
+    "reap": "cloudguard.settings.resolve",
+    "history": "cloudguard.settings.resolve",
+    "notify": "cloudguard.settings.resolve",
 }
 
 

@@ -156,7 +156,7 @@ def guard_run_script(command: Sequence[str], log: Path, *, hard: bool = False) -
     return (
         "import sys\n"
         "from cloudguard.guard import runner\n"
-        "from cloudguard.guard.registry import load_registry\n"
+        "from cloudguard.guard.seal_registry import load_registry\n"
         f"sys.exit(runner.run({list(command)!r}, registry=load_registry(), log={str(log)!r}, "
         f"hard={hard!r}))\n"
     )

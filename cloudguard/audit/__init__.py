@@ -1,24 +1,17 @@
 """The auditor: inventories, evidence, classification and reports.
 
-- `options`, `option_spec`, `settings_files`, `command_line`: the options of `audit` and
-  `reap apply` (the core's own; evidence sources and clouds declare theirs), read from
-  cloudguard.toml and the command line into `Settings`;
-- `from_settings`: the one boundary from `Settings` to the policy, the evidence request
-  and each cloud's sweep request;
 - `inventories`, `inventory_files`: where resources come from (a live sweep, an export);
 - `evidence/`: what the fleet's records say (one module per source);
 - `classify`, `cost`: one resource -> a finding, and what it costs;
 - `auditor`: inventories + evidence -> the report;
 - `formats/`: the report for a person or a tool (the JSON document is
   cloudguard.documents.audit_report);
-- `command`: the thin typer CLI.
+
+The options the auditor is given (read into `Settings` and turned into its requests) are
+cloudguard.settings's, and its command is cloudguard.cli's: nothing here reads either.
 
 Also here (each in its own words, the first line of its docstring):
 
-- `config`: Values of the `[audit]` and `[reap]` tables of `cloudguard.toml` and of the
-  command line.
-- `history_options`: The values of the `[history]` and `[notify]` tables: each parsed and
-  checked on its own.
 - `price_lists`: Prices from the clouds' own price lists, kept in a dated local cache.
 - `remember`: What the audit remembers and tells: acknowledgements, the history, the
   webhooks.

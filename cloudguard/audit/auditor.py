@@ -16,12 +16,12 @@ from datetime import datetime
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import PriceTable
 from cloudguard.audit.evidence.interface import EvidenceRequest, Question
-from cloudguard.audit.evidence.registry import gather, locations
+from cloudguard.audit.evidence.source_registry import gather, locations
 from cloudguard.audit.inventories import Inventory
 from cloudguard.audit.price_lists import PriceLists
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.cloud.kinds import RESOURCE_GROUP, wanted
 from cloudguard.cloud.records import Resource, SourceFailure
-from cloudguard.cloud.registry import Clouds
 from cloudguard.documents.findings import (
     UNVERIFIED,
     AuditPolicy,

@@ -11,8 +11,8 @@ from functools import lru_cache
 
 from cloudguard.audit.cost import PriceTable, estimate
 from cloudguard.audit.evidence.interface import Evidence, GenerationStatus
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.cloud.records import Resource
-from cloudguard.cloud.registry import Clouds
 from cloudguard.documents.findings import (
     FIXTURE_TASK_ID,
     LEAKED,

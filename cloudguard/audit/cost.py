@@ -23,10 +23,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from cloudguard.cloud.adapter_registry import Clouds, installed_clouds
 from cloudguard.cloud.kinds import VM, Billing
 from cloudguard.cloud.pricing import HOURS_PER_MONTH, ListedPrice
 from cloudguard.cloud.records import Resource
-from cloudguard.cloud.registry import Clouds, installed_clouds
 from cloudguard.documents.findings import Cost, PriceTableInfo
 
 POWER_UNKNOWN = "power state unknown: compute may bill, cost unknown; disks bill"

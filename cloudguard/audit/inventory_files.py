@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from cloudguard import json_input, private_files
+from cloudguard.cloud.adapter_registry import Clouds, installed_clouds
 from cloudguard.cloud.exports import ExportParser, InventoryFormatError
 from cloudguard.cloud.records import Resource, SourceFailure, SweepResult
-from cloudguard.cloud.registry import Clouds, installed_clouds
 
 STDIN = "-"
 

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from cloudguard import private_files
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.cloud.pricing import ListedPrice, PriceList, PriceListError, PriceQuery
 from cloudguard.cloud.records import Resource
-from cloudguard.cloud.registry import Clouds
 
 LIVE, CACHE, BUNDLED = "live", "cache", "bundled"
 MODES = ("auto", LIVE, CACHE, BUNDLED)

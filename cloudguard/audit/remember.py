@@ -1,10 +1,12 @@
 """What the audit remembers and tells: acknowledgements, the history, the webhooks.
 
-The audit command calls these around the auditor, which knows none of it:
+The audit command calls these around the auditor, which knows none of it,
+with what the settings boundary (cloudguard.settings.engine_requests) made of
+its settings; nothing here reads them:
 
 1. `open_history` before anything is swept (a store that cannot be used is 75
-   at once, not after a long sweep; a `[history]` table that names it twice
-   is 97);
+   at once, not after a long sweep), at the `HistoryPlace` the boundary made
+   of `[history]`;
 2. `read_acknowledgements`: the reviewed files' and those made with
    `cloudguard ack`;
 3. `remember`: the acknowledgements applied to the findings, the run recorded,
@@ -21,19 +23,14 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import typer
-
-from cloudguard import exit_codes
 from cloudguard.acknowledgements import Ack, AckBook, AckState, read_ack_file
-from cloudguard.audit import config as cfg
 from cloudguard.audit.formats.order import report_order
-from cloudguard.audit.options import Settings
-from cloudguard.cloud.registry import Clouds
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.documents.findings import (
     NEW_ONLY,
     ORPHAN,
@@ -47,63 +44,55 @@ from cloudguard.documents.findings import (
     finding_key,
     news,
 )
-from cloudguard.escape import one_line
-from cloudguard.history.errors import HistoryError, HistoryUnavailable
+from cloudguard.history.errors import HistoryUnavailable
 from cloudguard.history.location import open_store
-from cloudguard.history.records import (
+from cloudguard.history.store import HistoryStore
+from cloudguard.history.store_records import (
     ACK_EXPIRED,
     NOW_FAILING,
     AuditRun,
     Observation,
     ResourceKey,
 )
-from cloudguard.history.store import HistoryStore
 from cloudguard.notify import message
 
 TREND_DAYS = 90  # how far back the HTML report's trend chart looks
 OFFENDERS = 10  # the task ids the HTML report names
 
 
-def store_location(settings: Settings, environ: Mapping[str, str] | None = None) -> str | None:
-    """Where `[history]` says the store is (None: the default file). A table that names it
-    twice is a ConfigError (97); `url-env` naming an unset variable, HistoryUnavailable (75)."""
-    named = [key for key in ("url", "url_env", "path") if getattr(settings, key)]
-    if len(named) > 1:
-        keys = " and ".join(key.replace("_", "-") for key in named)
-        raise cfg.ConfigError("[history]", f"{keys}: give one of url, url-env and path")
-    if settings.url_env:
-        url = (os.environ if environ is None else environ).get(settings.url_env)
+@dataclass(frozen=True)
+class HistoryPlace:
+    """Where `[history]` says the store is: at most one of a PostgreSQL URL, the variable
+    holding one, a SQLite file (none of them: the default file); and how long to wait for
+    a busy one."""
+
+    url: str | None
+    url_env: str | None
+    path: str | None
+    busy_timeout: timedelta
+
+
+def store_location(place: HistoryPlace, environ: Mapping[str, str] | None = None) -> str | None:
+    """Where the store is (None: the default file); `url-env` naming an unset variable is
+    HistoryUnavailable (75)."""
+    if place.url_env:
+        url = (os.environ if environ is None else environ).get(place.url_env)
         if not url:
-            raise HistoryUnavailable(
-                f"${settings.url_env}", "is not set ([history] url-env names it)"
-            )
+            raise HistoryUnavailable(f"${place.url_env}", "is not set ([history] url-env names it)")
         return url
-    return settings.url or settings.path
+    return place.url or place.path
 
 
-def open_history(settings: Settings) -> HistoryStore:
-    """The store `[history]` names, ready (HistoryError, 75; ConfigError, 97)."""
-    return open_store(store_location(settings), busy_timeout=settings.busy_timeout.total_seconds())
-
-
-def open_history_or_exit(settings: Settings, say: Callable[[str], None]) -> HistoryStore:
-    """`open_history` for a command: 97 when `[history]` is wrong, 75 when the store cannot
-    be used, each said with `say`."""
-    try:
-        return open_history(settings)
-    except cfg.ConfigError as exc:
-        say(f"invalid config: {exc}")
-        raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
-    except HistoryError as exc:
-        say(f"did not run: {one_line(str(exc), 600)}")
-        raise typer.Exit(exit_codes.DID_NOT_RUN) from exc
+def open_history(place: HistoryPlace) -> HistoryStore:
+    """The store `place` names, ready (HistoryError, 75)."""
+    return open_store(store_location(place), busy_timeout=place.busy_timeout.total_seconds())
 
 
 def read_acknowledgements(
-    settings: Settings, store: HistoryStore | None, now: datetime
+    ack_files: Iterable[str], store: HistoryStore | None, now: datetime
 ) -> list[Ack]:
     """Every acknowledgement: the reviewed files' (AckFileError, 97) and the store's."""
-    acks = [ack for path in settings.acks for ack in read_ack_file(Path(path), now)]
+    acks = [ack for path in ack_files for ack in read_ack_file(Path(path), now)]
     return acks + (store.acks() if store is not None else [])
 
 
@@ -117,33 +106,6 @@ def apply_acknowledgements(report: AuditReport, acks: Iterable[Ack], clouds: Clo
         if state is not None:
             states[finding_key(finding)] = state
     return replace(report, acknowledged=states)
-
-
-def scope_of(settings: Settings, clouds: Clouds) -> str:
-    """`[history] scope`, or what the audit was asked to look at: its providers with the
-    options that choose what they sweep, and its inventory files."""
-    if settings.scope:
-        return settings.scope
-    parts = []
-    for provider in sorted(set(settings.provider)):
-        chosen = [
-            f"subscription={','.join(sorted(settings.subscription))}" * bool(settings.subscription),
-            "all-subscriptions" * settings.all_subscriptions,
-            f"resource-group={','.join(sorted(settings.resource_group))}"
-            * bool(settings.resource_group),
-            f"region={','.join(sorted(settings.region))}" * bool(settings.region),
-            *(
-                f"{option.key}={value}"
-                for option in clouds.cloud(provider).options
-                if (value := option.value_in(settings.extra)) not in (option.default, None)
-            ),
-        ]
-        parts.append(" ".join([provider, *filter(None, chosen)]))
-    parts += [
-        f"inventory {'stdin' if path == '-' else os.path.abspath(path)}"
-        for path in sorted(settings.inventory)
-    ]
-    return "; ".join(parts)
 
 
 def observations(report: AuditReport, clouds: Clouds) -> list[Observation]:

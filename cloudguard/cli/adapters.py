@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import typer
 
-from cloudguard.cloud.registry import Clouds, adapter_distributions, installed_adapters
+from cloudguard.cloud.adapter_registry import Clouds, adapter_distributions, installed_adapters
 from cloudguard.escape import one_line
 
 

@@ -18,24 +18,25 @@ import typer
 
 from cloudguard import exit_codes, project_file
 from cloudguard.acknowledgements import Ack, AckFileError
-from cloudguard.audit import from_settings, remember
+from cloudguard.audit import remember
 from cloudguard.audit.auditor import Progress, run_audit
-from cloudguard.audit.command_line import (
+from cloudguard.audit.evidence import controller_records
+from cloudguard.audit.inventories import Inventory
+from cloudguard.audit.scope_lines import ScopeLines
+from cloudguard.cloud.adapter_registry import Clouds
+from cloudguard.cloud.options import AUDIT
+from cloudguard.cloud.records import SourceFailure
+from cloudguard.documents.findings import NEW_ONLY, UNVERIFIED, AuditReport, exit_code
+from cloudguard.escape import one_line
+from cloudguard.history.errors import HistoryError
+from cloudguard.settings import engine_requests
+from cloudguard.settings.command_line import (
     check_cloud_options,
     check_credential,
     command_class,
     with_settings,
 )
-from cloudguard.audit.evidence import controller_records
-from cloudguard.audit.inventories import Inventory
-from cloudguard.audit.options import Settings
-from cloudguard.audit.scope_lines import ScopeLines
-from cloudguard.cloud.options import AUDIT
-from cloudguard.cloud.records import SourceFailure
-from cloudguard.cloud.registry import Clouds
-from cloudguard.documents.findings import NEW_ONLY, UNVERIFIED, AuditReport, exit_code
-from cloudguard.escape import one_line
-from cloudguard.history.errors import HistoryError
+from cloudguard.settings.core_options import Settings
 
 if TYPE_CHECKING:
     from cloudguard.history.store import HistoryStore
@@ -96,14 +97,14 @@ def audit(*, settings: Settings) -> None:
 
     now = datetime.now(UTC)
     # The store first: one that cannot be used is 75 now, not after a long sweep.
-    store = remember.open_history_or_exit(settings, _say) if settings.history else None
+    store = engine_requests.open_history_or_exit(settings, _say) if settings.history else None
     acks = _acknowledgements(settings, store, now)
     with _progress() as progress, _without_cycle_collection():
         try:
             report = run_audit(
                 inventories,
-                from_settings.evidence_request(settings),
-                from_settings.audit_policy(settings),
+                engine_requests.evidence_request(settings),
+                engine_requests.audit_policy(settings),
                 bundled_prices(clouds),
                 now,
                 progress,
@@ -113,7 +114,9 @@ def audit(*, settings: Settings) -> None:
             scope_lines.close()
         report = remember.apply_acknowledgements(report, acks, clouds)
         if store is not None:
-            report = _remembered(report, store, remember.scope_of(settings, clouds), clouds)
+            report = _remembered(
+                report, store, engine_requests.history_scope(settings, clouds), clouds
+            )
 
     for failure in report.failures:
         # Reasons can quote adapter exceptions and file names: escaped, never raw.
@@ -171,7 +174,7 @@ def _price_lists(settings: Settings, clouds: Clouds) -> Any:
     warnings: list[str] = []
     for cloud in clouds.available() if mode == LIVE else ():
         try:
-            found[cloud.name] = cloud.price_list(from_settings.sweep_request(settings, cloud))
+            found[cloud.name] = cloud.price_list(engine_requests.sweep_request(settings, cloud))
         except Exception as exc:  # a price list is never worth failing the audit
             warnings.append(f"{cloud.name} price list not used: {exc!r}")
     return PriceLists(mode, found, warnings=warnings)
@@ -183,7 +186,7 @@ def _say(message: str) -> None:
 
 def _acknowledgements(settings: Settings, store: HistoryStore | None, now: datetime) -> list[Ack]:
     try:
-        return remember.read_acknowledgements(settings, store, now)
+        return remember.read_acknowledgements(settings.acks, store, now)
     except AckFileError as exc:
         typer.echo(f"cloudguard audit: invalid acknowledgements: {exc}", err=True)
         raise typer.Exit(exit_codes.REFUSED_ADMISSION) from exc
@@ -318,7 +321,7 @@ def _inventories(
 ) -> list[Inventory]:
     from cloudguard.audit.inventories import LiveSweep
     from cloudguard.audit.inventory_files import STDIN, InventoryFile, inventory_problem
-    from cloudguard.cloud.registry import UnknownProviderError
+    from cloudguard.cloud.adapter_registry import UnknownProviderError
 
     for path in settings.inventory:
         if path != STDIN and (problem := inventory_problem(path)) is not None:
@@ -334,7 +337,7 @@ def _inventories(
         check_credential(settings, clouds, [cloud.name for cloud in swept])
         inventories += [
             LiveSweep(
-                cloud, replace(from_settings.sweep_request(settings, cloud), progress=scope_lines)
+                cloud, replace(engine_requests.sweep_request(settings, cloud), progress=scope_lines)
             )
             for cloud in swept
         ]

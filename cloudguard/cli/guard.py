@@ -20,8 +20,8 @@ import typer
 from cloudguard import exit_codes
 
 if TYPE_CHECKING:
-    from cloudguard.guard.registry import Registry
     from cloudguard.guard.report import ReachReport
+    from cloudguard.guard.seal_registry import Registry
 
 ReportOption = Annotated[
     list[str] | None,
@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _registry(path: Path | None) -> Registry:
-    from cloudguard.guard.registry import RegistryError, load_registry
+    from cloudguard.guard.seal_registry import RegistryError, load_registry
 
     try:
         return load_registry(path, search_from=Path.cwd())

@@ -22,13 +22,13 @@ import typer
 
 from cloudguard import exit_codes
 from cloudguard.acknowledgements import Ack, AckError, parse_until, validated
-from cloudguard.audit import remember
-from cloudguard.audit.options import Settings
-from cloudguard.audit.settings_files import HISTORY, read_config
 from cloudguard.escape import one_line
 from cloudguard.history import show
 from cloudguard.history.errors import HistoryError
 from cloudguard.history.store import STORE_ACK_SOURCE, HistoryStore
+from cloudguard.settings.core_options import Settings
+from cloudguard.settings.engine_requests import open_history_or_exit
+from cloudguard.settings.resolve import HISTORY, read_config
 
 EXIT_CODES = (
     "Exit codes: 0 answered; 2 usage; 75 the history store cannot be read or written; "
@@ -78,7 +78,7 @@ def _say(message: str) -> None:
 
 def _store(config: Path | None, say: Callable[[str], None] = _say) -> HistoryStore:
     _, values = read_config(HISTORY, config, None)
-    return remember.open_history_or_exit(Settings(**values, command=HISTORY), say)
+    return open_history_or_exit(Settings(**values, command=HISTORY), say)
 
 
 def _answer(

@@ -34,7 +34,7 @@ from typing import Annotated
 import typer
 
 from cloudguard import exit_codes, project_file
-from cloudguard.cloud.registry import installed_adapters
+from cloudguard.cloud.adapter_registry import installed_adapters
 
 PYTEST_LINES = 'cloudguard = true\nrequired_plugins = ["cloudguard-ci"]\n'
 # The distribution name pytest matches `required_plugins` against: its metadata's Name,
@@ -319,10 +319,10 @@ def _toml(value: str | list[str]) -> str:
 
 def _needs_trust(text: str) -> tuple[list[str], list[str]]:
     """The keys of `text` that a discovered file sets only once trusted, and those that
-    apply untrusted but are named in every report (cloudguard.audit.settings_files)."""
+    apply untrusted but are named in every report (cloudguard.settings.resolve)."""
     data = tomllib.loads(text)
-    from cloudguard.audit.options import every_option
-    from cloudguard.audit.settings_files import needs_trust
+    from cloudguard.settings.core_options import every_option
+    from cloudguard.settings.resolve import needs_trust
 
     needs = {(o.section, o.key): need for o, _ in every_option() if (need := needs_trust(o))}
     present = [(section, key) for section, table in data.items() for key in table]
@@ -364,9 +364,9 @@ def _write(output: Path, text: str, force: bool) -> None:
 def _check(path: Path) -> None:
     """What `cloudguard audit` and the seal would say of the file: an answer either would
     refuse is a usage error here, named."""
-    from cloudguard.audit import config as cfg
-    from cloudguard.audit.settings_files import section_values
-    from cloudguard.guard.registry import RegistryError, load_registry
+    from cloudguard.guard.seal_registry import RegistryError, load_registry
+    from cloudguard.settings import config_errors as cfg
+    from cloudguard.settings.resolve import section_values
 
     try:
         document = project_file.read_project_file(path)

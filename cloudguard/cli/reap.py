@@ -22,17 +22,17 @@ from typing import Annotated, Any
 import typer
 
 from cloudguard import exit_codes
-from cloudguard.audit.command_line import command_class, placed_by_hand, with_settings
-from cloudguard.audit.options import Settings
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.cloud.options import REAP_APPLY
 from cloudguard.cloud.reaping import REQUESTED_ACTIONS, REVERSIBLE
-from cloudguard.cloud.registry import Clouds
 from cloudguard.documents.plan import REAPABLE_VERDICTS, Plan
 from cloudguard.documents.plan_table import plan_table
 from cloudguard.documents.strict_json import DocumentError, DocumentUsageError
 from cloudguard.escape import one_line
 from cloudguard.reap import admission
 from cloudguard.reap.admission import Refusal
+from cloudguard.settings.command_line import command_class, placed_by_hand, with_settings
+from cloudguard.settings.core_options import Settings
 
 app = typer.Typer(
     name="reap",
@@ -282,15 +282,15 @@ def apply_command(
     (~/.cache/cloudguard/reap-locks of its home in the password database, or
     [reap] lock-directory), and the PostgreSQL history's when it is one.
     """
-    from cloudguard.audit import from_settings
-    from cloudguard.audit.command_line import check_credential
     from cloudguard.audit.cost import bundled_prices
-    from cloudguard.audit.evidence.registry import locations
+    from cloudguard.audit.evidence.source_registry import locations
     from cloudguard.documents.plan import load_plan, plan_digest, read_plan_bytes
     from cloudguard.documents.reap_log import ReapLog, ReapLogError, default_log_path
     from cloudguard.reap.apply import apply_plan
     from cloudguard.reap.locks import LockError
     from cloudguard.reap.rederive import LiveAudit
+    from cloudguard.settings import engine_requests
+    from cloudguard.settings.command_line import check_credential
 
     clouds = settings.clouds or Clouds.installed()
     if plan_path is None:
@@ -309,27 +309,27 @@ def apply_command(
     _admitted(admission.age(plan, settings.max_age, datetime.now(UTC)))
     _admitted(admission.accounts(plan, settings.accounts, required=yes))
     _check_evidence_options(settings)
-    _admitted(admission.evidence_bound(plan, locations(from_settings.evidence_request(settings))))
+    _admitted(admission.evidence_bound(plan, locations(engine_requests.evidence_request(settings))))
     installed = [
         name for name in dict.fromkeys(i.provider for i in plan.items) if name in clouds.names
     ]
     check_credential(settings, clouds, installed)
 
     live_audit = LiveAudit(
-        from_settings.evidence_request(settings),
-        from_settings.audit_policy(settings),
+        engine_requests.evidence_request(settings),
+        engine_requests.audit_policy(settings),
         bundled_prices(clouds),
         lambda: datetime.now(UTC),
     )
 
     def open_reaper(provider: str) -> Any:
         cloud = clouds.cloud(provider)
-        return cloud.reaper(from_settings.sweep_request(settings, cloud))
+        return cloud.reaper(engine_requests.sweep_request(settings, cloud))
 
     started = datetime.now(UTC)
-    from cloudguard.audit.remember import open_history_or_exit
-
-    store = open_history_or_exit(settings, _say) if yes and settings.history else None
+    store = (
+        engine_requests.open_history_or_exit(settings, _say) if yes and settings.history else None
+    )
     try:
         path = log or default_log_path(started)
         reap_log = ReapLog(path, echo=lambda line: typer.echo(line), new=log is None)

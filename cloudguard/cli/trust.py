@@ -110,9 +110,9 @@ def _trust(path: Path, pinned: str | None) -> None:
 
 def keys_needing_trust(document: project_file.ProjectDocument) -> dict[str, store.NeedsTrust]:
     """The keys of `document` that take effect only from a trusted file, with what each does."""
-    from cloudguard.audit.options import every_option
-    from cloudguard.audit.settings_files import needs_trust
-    from cloudguard.guard.registry import NEEDS_TRUST
+    from cloudguard.guard.seal_registry import NEEDS_TRUST
+    from cloudguard.settings.core_options import every_option
+    from cloudguard.settings.resolve import needs_trust
 
     declared = {f"{o.section}.{o.key}": need for o, _ in every_option() if (need := needs_trust(o))}
     declared.update(NEEDS_TRUST)

@@ -9,8 +9,8 @@
 - `adapter`  the `CloudAdapter` protocol: everything cloud-specific, in one object;
 - `cloud`    `Cloud`: one adapter as the core uses it, every rule with its strictest
              default and one error policy for its live sides;
-- `registry` `Clouds`: the installed adapters (entry-point group `cloudguard.adapters`),
-             each loaded once;
+- `adapter_registry` `Clouds`: the installed adapters (entry-point group
+             `cloudguard.adapters`), each loaded once;
 - `endpoints` the guard's one rule for a loopback endpoint, for adapters that take one.
 
 Adapters import this package and nothing else of cloudguard. Nothing here imports the

@@ -1,7 +1,7 @@
 """What the core knows of a cloud: one `CloudAdapter` object per cloud.
 
 An adapter distribution registers a class under the `cloudguard.adapters`
-entry-point group; the registry (cloudguard.cloud.registry) instantiates it
+entry-point group; the registry (cloudguard.cloud.adapter_registry) instantiates it
 with no arguments, once, and asks it everything cloud-specific: how to sweep
 and how to reap, how to read its CLI's JSON export, which power states bill,
 what reaping a kind of resource is called there, whether tag names and ids

@@ -1,6 +1,6 @@
 """`Cloud`: one adapter as the core uses it, with one error policy for everything it asks.
 
-The registry (cloudguard.cloud.registry) makes one `Cloud` per provider name,
+The registry (cloudguard.cloud.adapter_registry) makes one `Cloud` per provider name,
 loading its adapter once. Callers hold the `Cloud`, never the adapter, and
 whatever goes wrong has one answer:
 

@@ -5,16 +5,19 @@ cloudguard.toml need: the key (the long flag and the config key), the value
 parser, the default, the flags, how each command shows it in `--help`, and
 whether it is a path resolved against the config file's directory. The
 auditor derives its typer parameters and its `[audit]` / `[reap]` keys from
-these (cloudguard.audit.option_spec); an owner reads its resolved values by
+these (cloudguard.settings.option_spec); an owner reads its resolved values by
 name (`Option.value_in`). Stdlib only.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 # What a discovered cloudguard.toml may not set until the operator trusted it: an owner
@@ -145,6 +148,64 @@ def choice(choices: tuple[str, ...]) -> Callable[[object], str]:
 
     check.choices = choices  # type: ignore[attr-defined]  # what shell completion offers
     return check
+
+
+# The longest duration any option takes: a century is already no limit for a grace or a
+# plan's age, and a longer one overflowed (`--grace 99999999999999999999d`).
+LONGEST = timedelta(days=36_500)
+
+
+def parse_duration(value: object, longest: timedelta = LONGEST) -> timedelta:
+    """`2h`, `90m`, `1h30m`, `45s`, `1d`: a unit is required; at most `longest`.
+
+    A bare number (`grace = 5` in TOML, `--grace 5`) is refused rather than
+    guessed: it was silently seconds (and `2.5` two seconds) where a reader
+    meant hours or minutes, and the grace period decides orphan vs pending.
+    """
+    if isinstance(value, bool):
+        raise OptionValueError(f"not a duration: {value!r}")
+    if isinstance(value, int | float):
+        raise OptionValueError(
+            f"a bare number is not a duration, give its unit (e.g. {value}h, {value}m, "
+            f"{value}s): {value!r}"
+        )
+    text = str(value).strip()
+    # [0-9], not \d: "١h" (an Arabic-Indic one) is no duration a reader would type.
+    parts = re.fullmatch(r"(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?", text)
+    if not text or parts is None:
+        raise OptionValueError(f"not a duration (use e.g. 2h, 90m, 1h30m): {value!r}")
+    days, hours, minutes, seconds = (int(p or 0) for p in parts.groups())
+    seconds_in_all = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    if seconds_in_all > longest.total_seconds():
+        raise OptionValueError(f"too long: at most {_shown(longest)}, got {text}")
+    return timedelta(seconds=seconds_in_all)
+
+
+def parse_positive_duration(value: object, longest: timedelta = LONGEST) -> timedelta:
+    duration = parse_duration(value, longest)
+    if duration <= timedelta(0):
+        raise OptionValueError(f"expected a duration above zero: {value!r}")
+    return duration
+
+
+def _shown(duration: timedelta) -> str:
+    days, seconds = duration.days, duration.seconds
+    return f"{days}d" if not seconds else f"{days * 24 + seconds // 3600}h"
+
+
+def parse_argv(value: object) -> tuple[str, ...]:
+    """A command as an argv list (TOML) or one string split like a shell would
+    split words (no shell ever runs it: no expansion, no pipes)."""
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    if isinstance(value, str):
+        try:
+            argv = tuple(shlex.split(value))
+        except ValueError as exc:
+            raise OptionValueError(f"cannot split into words: {exc}") from exc
+        if argv:
+            return argv
+    raise OptionValueError(f"expected a command (a string or a list of strings), got {value!r}")
 
 
 def readable_file(value: object) -> None:

@@ -46,7 +46,7 @@ from cloudguard.documents.findings import (
 )
 from cloudguard.documents.strict_json import DocumentError, StrictReader, read_json_file
 from cloudguard.escape import one_line
-from cloudguard.history.records import BACK, GONE, NEW, STILL
+from cloudguard.history.store_records import BACK, GONE, NEW, STILL
 from cloudguard.schemas import schema_id
 
 SCHEMA = "cloudguard.audit"

@@ -21,7 +21,7 @@ from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-
 from typing import Any, NoReturn
 
 from cloudguard.documents.findings import AuditReport, Finding
-from cloudguard.history.records import FindingHistory
+from cloudguard.history.store_records import FindingHistory
 
 _LITERALS = {None: "null", True: "true", False: "false"}
 

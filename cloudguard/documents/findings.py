@@ -18,7 +18,7 @@ from cloudguard import exit_codes
 from cloudguard.acknowledgements import AckState
 from cloudguard.cloud.options import OptionValueError
 from cloudguard.cloud.records import Resource, SourceFailure
-from cloudguard.history.records import (
+from cloudguard.history.store_records import (
     ACK_EXPIRED,
     BACK,
     NEW,

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from cloudguard import json_input
+from cloudguard.cloud.adapter_registry import Clouds, installed_clouds
 from cloudguard.cloud.reaping import DESTRUCTIVE, REQUESTED_ACTIONS, REVERSIBLE
-from cloudguard.cloud.registry import Clouds, installed_clouds
 from cloudguard.documents.audit_report import (
     ReportedPolicy,
     read_evidence_sources,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 
-from cloudguard.cloud.registry import Clouds
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.documents.audit_report import untrusted_policy_text
 from cloudguard.documents.plan import Plan
 from cloudguard.escape import one_line

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from cloudguard.documents import reach_log
 from cloudguard.guard import reach
-from cloudguard.guard.registry import Registry
 from cloudguard.guard.seal import (
     PROVIDER_SHIM,
     SEAL_DIR_VARIABLE,
@@ -21,6 +20,7 @@ from cloudguard.guard.seal import (
     Seal,
     policy,
 )
+from cloudguard.guard.seal_registry import Registry
 
 MARKERS = ("# cloudguard refusing shim", "# cloudguard refusing provider")
 

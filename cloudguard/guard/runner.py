@@ -38,7 +38,7 @@ from cloudguard.escape import one_line
 from cloudguard.guard import alarm, late_imports, report, stragglers, witness
 from cloudguard.guard.hard import launch
 from cloudguard.guard.keeper import Keeper
-from cloudguard.guard.registry import Registry
+from cloudguard.guard.seal_registry import Registry
 from cloudguard.guard.session import GuardSession
 
 COMMAND_NOT_FOUND = exit_codes.COMMAND_NOT_FOUND

@@ -2,7 +2,7 @@
 
 A seal is three things:
 
-1. the registry (`cloudguard.guard.registry`: the shipped `registry.toml`
+1. the registry (`cloudguard.guard.seal_registry`: the shipped `registry.toml`
    plus an optional project file): exact names and prefixes to drop, exempt
    prefixes, the provider variables to rebind, the CLI shims to place first
    on PATH;
@@ -46,7 +46,7 @@ from cloudguard.guard.policy import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cloudguard.guard.registry import Registry
+    from cloudguard.guard.seal_registry import Registry
 
 SEAL_DIR_VARIABLE = "CLOUDGUARD_SEAL_DIR"
 PROVIDER_SHIM = "cloudguard-refusing-provider"

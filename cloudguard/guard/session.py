@@ -34,9 +34,9 @@ from cloudguard.documents import reach_log
 from cloudguard.guard import alarm, reach
 from cloudguard.guard.keeper import Keeper
 from cloudguard.guard.policy import Policy
-from cloudguard.guard.registry import Registry
 from cloudguard.guard.seal import Seal, create_seal, seal_line, sealed_environment
 from cloudguard.guard.seal import policy as seal_policy
+from cloudguard.guard.seal_registry import Registry
 from cloudguard.guard.witness import SPEC, Witness
 
 Record = Mapping[str, object]

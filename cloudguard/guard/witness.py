@@ -35,8 +35,8 @@ from pathlib import Path
 
 from cloudguard.guard import reach, roots, tracked
 from cloudguard.guard.hard import masks
-from cloudguard.guard.registry import Registry, is_ambient
 from cloudguard.guard.roots import Change, Root, Snapshot
+from cloudguard.guard.seal_registry import Registry, is_ambient
 
 AMBIENT_WRITE = reach.AMBIENT_WRITE
 TRACKED_WRITE = reach.TRACKED_WRITE

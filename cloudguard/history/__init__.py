@@ -15,12 +15,12 @@ Also here (each in its own words, the first line of its docstring):
   file.
 - `recording`: What recording one audit changes, worked out in memory: the store only
   reads and writes.
-- `records`: What the history store takes in and gives back: frozen records, no storage in
-  sight.
 - `schema`: The store's tables, versioned: each version is a migration from the one
   before.
 - `show`: What `cloudguard history` prints: the store's answers as tables for a person, or
   JSON.
+- `store_records`: What the history store takes in and gives back: frozen records, no
+  storage in sight.
 - `store`: The history store: record audits and reaps, keep acknowledgements, answer
   questions.
 """

@@ -47,7 +47,7 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import NamedTuple
 
-from cloudguard.history.records import (
+from cloudguard.history.store_records import (
     BACK,
     GONE,
     LEAKING_VERDICTS,

@@ -14,7 +14,7 @@ from datetime import date, datetime
 from typing import Any
 
 from cloudguard.escape import one_line
-from cloudguard.history.records import (
+from cloudguard.history.store_records import (
     MonthCost,
     Offender,
     ResourceTimeline,

@@ -39,7 +39,8 @@ from cloudguard.history.recording import (
     plan_steady,
     resource_row,
 )
-from cloudguard.history.records import (
+from cloudguard.history.schema import migrate
+from cloudguard.history.store_records import (
     BACK,
     LEAKING_VERDICTS,
     NEW,
@@ -56,7 +57,6 @@ from cloudguard.history.records import (
     RunSummary,
     TimelineEntry,
 )
-from cloudguard.history.schema import migrate
 
 AUDIT = "audit"
 REAP = "reap"

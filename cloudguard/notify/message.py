@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 # Why a finding is in a notification: the history's words for news.
-from cloudguard.history.records import ACK_EXPIRED, BACK, NEW, NOW_FAILING
+from cloudguard.history.store_records import ACK_EXPIRED, BACK, NEW, NOW_FAILING
 
 __all__ = ["ACK_EXPIRED", "BACK", "NEW", "NOW_FAILING", "Notification", "NotifiedFinding"]
 

@@ -15,10 +15,10 @@ from datetime import datetime
 from typing import Any
 
 from cloudguard.cloud import kinds
+from cloudguard.cloud.adapter_registry import Clouds, installed_clouds
 from cloudguard.cloud.cloud import Cloud
 from cloudguard.cloud.reaping import REQUESTED_ACTIONS, REVERSIBLE, protection_tag
 from cloudguard.cloud.records import Resource
-from cloudguard.cloud.registry import Clouds, installed_clouds
 from cloudguard.documents.audit_report import ReadReport, ReportedFinding, read_report
 from cloudguard.documents.findings import LEAKED, VERDICTS
 from cloudguard.documents.plan import (

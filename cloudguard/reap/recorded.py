@@ -17,10 +17,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from cloudguard.cloud.registry import Clouds
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.documents.plan import Plan
-from cloudguard.history.records import ReapAction, ReapRun, ResourceKey
 from cloudguard.history.store import HistoryStore
+from cloudguard.history.store_records import ReapAction, ReapRun, ResourceKey
 
 OUTCOMES = frozenset({"done", "failed", "skipped", "held-elsewhere", "unreadable", "not-reached"})
 

@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from cloudguard.cloud.adapter_registry import installed_clouds
 from cloudguard.cloud.cloud import Cloud
 from cloudguard.cloud.reaping import GROUP_CHANGED, Live, protection_tag
-from cloudguard.cloud.registry import installed_clouds
 from cloudguard.documents.findings import AuditPolicy, Finding
 from cloudguard.documents.plan import REAPABLE_VERDICTS, PlanItem
 

@@ -26,6 +26,8 @@ The layers, each importing only from itself and the layers named beside it:
                writer, guard.reach)
     audit      base, cloud, documents, acks, history, notify
     reap       base, cloud, documents, audit, acks, history
+    settings   base, cloud, documents, audit, acks, history, notify: options to the engines'
+               requests (no engine imports it)
     cli        anything (cli, __main__)
 
 An adapter imports of cloudguard the kernel only (`cloudguard.cloud`). The
@@ -62,7 +64,7 @@ BASE = (
 # A module of the layer on the left may import, of cloudguard, what is on the right
 # (`x.*`: x and every module under it). The longest prefix names a module's layer.
 ACKS = "cloudguard.acknowledgements"
-HISTORY_RECORDS = "cloudguard.history.records"
+HISTORY_RECORDS = "cloudguard.history.store_records"
 LAYERS: dict[str, tuple[str, ...]] = {
     **{module: BASE for module in BASE},
     ACKS: (*BASE, ACKS),
@@ -103,6 +105,18 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "cloudguard.documents.*",
         "cloudguard.audit.*",
         "cloudguard.reap.*",
+    ),
+    # Above the engines, below the command line: it builds the engines' requests, and the
+    # engines (audit, reap, history) do not import it.
+    "cloudguard.settings": (
+        *BASE,
+        ACKS,
+        "cloudguard.history.*",
+        "cloudguard.notify.*",
+        "cloudguard.cloud.*",
+        "cloudguard.documents.*",
+        "cloudguard.audit.*",
+        "cloudguard.settings.*",
     ),
     "cloudguard.cli": ("cloudguard.*",),
     "cloudguard.__main__": ("cloudguard.*",),

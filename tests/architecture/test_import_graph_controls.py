@@ -43,10 +43,10 @@ MUTATIONS = [
         name="two kernel modules import each other (a cycle inside one layer)",
         module="cloud/cloud.py",
         original="\n\nclass UnknownCredentialError(",
-        broken=_planted("from cloudguard.cloud import registry")
+        broken=_planted("from cloudguard.cloud import adapter_registry")
         + "\n\nclass UnknownCredentialError(",
         tests=(CYCLES,),
-        check="cycle edge cloudguard.cloud.cloud -> cloudguard.cloud.registry",
+        check="cycle edge cloudguard.cloud.cloud -> cloudguard.cloud.adapter_registry",
     ),
     Mutation(
         name="the gate names the write judge's type again (a type-only cycle)",
@@ -72,6 +72,22 @@ MUTATIONS = [
         broken=_planted("from cloudguard.reap import verify") + "\n\nclass PlanError(",
         tests=(ARROWS,),
         check="arrow cloudguard.documents.plan -> cloudguard.reap.verify",
+    ),
+    Mutation(
+        name="the auditor reads the settings again (an engine imports the settings layer)",
+        module="audit/remember.py",
+        original="\n\ndef store_location(",
+        broken=_planted("from cloudguard.settings import core_options") + "\n\ndef store_location(",
+        tests=(ARROWS,),
+        check="arrow cloudguard.audit.remember -> cloudguard.settings.core_options",
+    ),
+    Mutation(
+        name="the reaper builds its own requests (an engine imports the settings boundary)",
+        module="reap/apply.py",
+        original="\n\ndef apply_plan(",
+        broken=_planted("from cloudguard.settings import engine_requests") + "\n\ndef apply_plan(",
+        tests=(ARROWS,),
+        check="arrow cloudguard.reap.apply -> cloudguard.settings.engine_requests",
     ),
     Mutation(
         name="an adapter imports the auditor, not the kernel",

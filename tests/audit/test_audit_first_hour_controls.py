@@ -79,7 +79,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a missing --ca-bundle is found inside the sweep",
-        module="audit/options.py",
+        module="settings/core_options.py",
         original="        check=readable_file,\n",
         broken="",
         tests=(f"{ROW}[ca-bundle missing]", f"{ROW}[ca-bundle a directory]"),
@@ -109,7 +109,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a duration past a century overflows",
-        module="audit/config.py",
+        module="cloud/options.py",
         original="    if seconds_in_all > longest.total_seconds():\n",
         broken="    if False:\n",
         tests=(f"{ROW}[grace 20 digits of days]",),

@@ -17,7 +17,7 @@ from report_fleet import fleet_args
 from trusted_config import write_trusted
 
 from cloudguard.history.location import open_store
-from cloudguard.history.records import AuditRun, Observation, ResourceKey
+from cloudguard.history.store_records import AuditRun, Observation, ResourceKey
 
 OFFICIAL = Path(__file__).parents[1] / "schemas" / "sarif" / "sarif-2.1.0-rtm.5.json"
 ARTEFACTS = Path(__file__).resolve().parents[2] / "test-artefacts"

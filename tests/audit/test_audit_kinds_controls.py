@@ -50,7 +50,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="--require-generation not applied",
-        module="audit/from_settings.py",
+        module="settings/engine_requests.py",
         original='    "require_generation": "require_generation",\n',
         broken="",
         tests=(f"{KINDS}::{GENERATION}",),

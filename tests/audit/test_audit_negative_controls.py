@@ -31,7 +31,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a bare number is a duration in seconds",
-        module="audit/config.py",
+        module="cloud/options.py",
         original="    if isinstance(value, int | float):\n        raise",
         broken=(
             "    if isinstance(value, int | float):\n"
@@ -43,7 +43,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="a config value is taken unparsed",
-        module="audit/option_spec.py",
+        module="settings/option_spec.py",
         original="        return _checked(declared, _resolve(declared, declared.parse(raw), base)"
         ")\n",
         broken="        return _checked(declared, _resolve(declared, raw, base))\n",

@@ -1,5 +1,5 @@
-"""Options declared once (cloudguard.audit.options): --help, config keys and validation derive
-from the declarations, so they cannot drift apart; cloudguard.toml is read by one module."""
+"""Options declared once (cloudguard.settings.core_options): --help, config keys and validation
+derive from the declarations, so they cannot drift apart; cloudguard.toml is read by one module."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from named_checks import broken
 from typer.main import get_command
 
 from cloudguard import project_file
-from cloudguard.audit.options import OPTIONS, command_options, config_keys
 from cloudguard.cloud.options import AUDIT, REAP_APPLY
-from cloudguard.guard.registry import RegistryError, load_registry
+from cloudguard.guard.seal_registry import RegistryError, load_registry
+from cloudguard.settings.core_options import OPTIONS, command_options, config_keys
 
 # Parameters a command has besides its declared options.
 OWN = {
@@ -123,8 +123,8 @@ def test_the_seal_admits_every_section_cloudguard_reads(tmp_path: Path) -> None:
 def test_an_unknown_reap_key_suggests_the_closest(tmp_path: Path) -> None:
     toml = tmp_path / "cloudguard.toml"
     toml.write_text('[reap]\naccount = ["sub-1"]\n')
-    from cloudguard.audit import config as cfg
-    from cloudguard.audit.settings_files import section_values
+    from cloudguard.settings import config_errors as cfg
+    from cloudguard.settings.resolve import section_values
 
     with pytest.raises(
         cfg.ConfigError, match=r"reap\.account: unknown key; did you mean 'accounts'"

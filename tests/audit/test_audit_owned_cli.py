@@ -28,14 +28,14 @@ from named_checks import broken
 from trusted_config import write_trusted
 from typer.testing import CliRunner
 
-from cloudguard.audit import config as cfg
 from cloudguard.audit.classify import classify
 from cloudguard.audit.cost import bundled_prices
 from cloudguard.audit.evidence.interface import Evidence, Facts, Question, cloud_id_key
-from cloudguard.audit.evidence.registry import SOURCES
+from cloudguard.audit.evidence.source_registry import SOURCES
 from cloudguard.audit.formats import FORMAT_NAMES, FORMATS, get_format
 from cloudguard.cloud.records import Resource
 from cloudguard.documents.findings import AuditPolicy
+from cloudguard.settings.core_options import OPTIONS
 
 STATE_FILE = Path(__file__).parent / "terraform" / "fleet.tfstate"
 STATE_SECRET = "Tf-St4te-S3cret-do-not-print"
@@ -282,7 +282,8 @@ def test_every_registered_source_has_an_evidence_line_in_registry_order(fleet):
 
 
 def test_one_format_registry_feeds_help_validation_and_config(fleet):
-    assert cfg.FORMATS == FORMAT_NAMES == tuple(FORMATS)
+    (declared,) = [o for o in OPTIONS if o.name == "format"]
+    assert declared.parse.choices == FORMAT_NAMES == tuple(FORMATS)  # type: ignore[attr-defined]
     help_text = CliRunner().invoke(cli_app(), ["audit", "--help"], terminal_width=200).stdout
     listed = f"{', '.join(FORMAT_NAMES[:-1])} or {FORMAT_NAMES[-1]}"
     assert listed in " ".join(help_text.replace("│", " ").split())

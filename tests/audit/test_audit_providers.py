@@ -9,12 +9,12 @@ import audit_fake_adapter
 import pytest
 from audit_helpers import run_audit_cli
 
-from cloudguard.cloud import registry
+from cloudguard.cloud import adapter_registry
 
 
 def _entry(name: str, cls: str) -> EntryPoint:
     return EntryPoint(
-        name=name, value=f"audit_fake_adapter:{cls}", group=registry.ENTRY_POINT_GROUP
+        name=name, value=f"audit_fake_adapter:{cls}", group=adapter_registry.ENTRY_POINT_GROUP
     )
 
 
@@ -26,10 +26,10 @@ def installed(monkeypatch):
         "crashing": _entry("crashing", "CrashingAdapter"),
         "wrong": _entry("wrong", "WrongResultAdapter"),
         "missing": EntryPoint(
-            name="missing", value="no_such_module:Adapter", group=registry.ENTRY_POINT_GROUP
+            name="missing", value="no_such_module:Adapter", group=adapter_registry.ENTRY_POINT_GROUP
         ),
     }
-    monkeypatch.setattr(registry, "installed_adapters", lambda: adapters)
+    monkeypatch.setattr(adapter_registry, "installed_adapters", lambda: adapters)
     audit_fake_adapter.SEEN.clear()
 
 
@@ -104,5 +104,5 @@ def test_a_provider_that_cannot_sweep_is_75_naming_what(name, why):
 
 def test_the_real_lookup_reads_the_entry_point_group(monkeypatch):
     monkeypatch.undo()
-    names = registry.installed_adapters()
-    assert all(ep.group == registry.ENTRY_POINT_GROUP for ep in names.values())
+    names = adapter_registry.installed_adapters()
+    assert all(ep.group == adapter_registry.ENTRY_POINT_GROUP for ep in names.values())

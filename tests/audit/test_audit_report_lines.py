@@ -29,7 +29,7 @@ from cloudguard.documents.findings import (
     ReportHistory,
     finding_key,
 )
-from cloudguard.history.records import BACK, NEW, STILL, FindingHistory
+from cloudguard.history.store_records import BACK, NEW, STILL, FindingHistory
 
 NOW = datetime(2026, 12, 1, 22, 0, tzinfo=UTC)
 HOSTILE = 'quote " backslash \\ escape \x1b[2J newline \n bidi \u202e ünïcödé 🚀'

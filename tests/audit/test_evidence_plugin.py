@@ -16,7 +16,7 @@ import toy_evidence
 from audit_helpers import azure_vm, by_name, cli_app, controller_home, run_audit_cli, write_json
 from typer.testing import CliRunner
 
-from cloudguard.audit.evidence.registry import SOURCES
+from cloudguard.audit.evidence.source_registry import SOURCES
 from cloudguard.cli.reap import app as reap_app
 
 WIDE = {"COLUMNS": "200"}  # rich wraps help at the terminal width

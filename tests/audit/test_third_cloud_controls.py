@@ -22,7 +22,7 @@ OWN_OPTION = (
 MUTATIONS = [
     Mutation(
         name="a cloud's own option values not delivered to its sweep",
-        module="audit/from_settings.py",
+        module="settings/engine_requests.py",
         original="settings=_own_values(settings, cloud.options)",
         broken="settings={}",
         tests=(OWN_OPTION,),

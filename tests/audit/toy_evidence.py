@@ -3,7 +3,7 @@
 `toy-tickets`: a ticket system's list of the cloud ids its open tickets hold,
 one a line, in the file given by `--toy-tickets FILE` (`toy-tickets` in
 cloudguard.toml). A cloud id a ticket holds is owned. Registered by the one
-line a test adds to `cloudguard.audit.evidence.registry.SOURCES`; the
+line a test adds to `cloudguard.audit.evidence.source_registry.SOURCES`; the
 command line, cloudguard.toml, the report and `reap apply` learn the rest
 from its `Factory`, as they do for the core's own sources.
 """

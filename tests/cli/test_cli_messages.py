@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import cloudguard
 
-from cloudguard.cloud import registry
+from cloudguard.cloud import adapter_registry
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def inventory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_provider_whose_adapter_is_not_installed_names_the_package(
     inventory: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(registry, "installed_adapters", lambda: {})
+    monkeypatch.setattr(adapter_registry, "installed_adapters", lambda: {})
     done = cloudguard("audit", "--provider", "azure")
     assert done.exit_code == 2
     assert "unknown provider 'azure' (installed: none installed)" in done.output
@@ -36,7 +36,7 @@ def test_a_provider_whose_adapter_is_not_installed_names_the_package(
 def test_a_provider_nobody_ships_lists_the_known_adapters(
     inventory: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(registry, "installed_adapters", lambda: {})
+    monkeypatch.setattr(adapter_registry, "installed_adapters", lambda: {})
     done = cloudguard("audit", "--provider", "oracle")
     assert done.exit_code == 2
     assert "unknown provider 'oracle'" in done.output

@@ -24,7 +24,7 @@ import pytest
 from cli_helpers import cloudguard
 from named_checks import broken
 
-from cloudguard.cloud import registry
+from cloudguard.cloud import adapter_registry
 
 CLOUDGUARD = Path(sys.executable).parent / "cloudguard"
 PYTHON = Path(sys.executable)
@@ -221,8 +221,8 @@ def test_adapters_lists_what_is_installed_and_whether_it_loads(
     ]  # fmt: skip
     # One that does not load says why (and the others still list).
     broken = EntryPoint("broken", "cloudguard_no_such_module:Adapter", "cloudguard.adapters")
-    installed = {**registry.installed_adapters(), "broken": broken}
-    monkeypatch.setattr(registry, "installed_adapters", lambda: installed)
+    installed = {**adapter_registry.installed_adapters(), "broken": broken}
+    monkeypatch.setattr(adapter_registry, "installed_adapters", lambda: installed)
     import cloudguard.cli.adapters as command
 
     monkeypatch.setattr(command, "installed_adapters", lambda: installed)

@@ -21,7 +21,7 @@ import pytest
 from named_checks import broken
 
 from cloudguard import trust_store as trust
-from cloudguard.guard.registry import load_registry
+from cloudguard.guard.seal_registry import load_registry
 
 # One fleet VM, so the owned-ids command is asked.
 VM = {

@@ -45,7 +45,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="an untrusted file's leaked-by applies",
-        module="audit/options.py",
+        module="settings/core_options.py",
         original='which reaping deletes", ignored=True),\n',
         broken='which reaping deletes", reported=True),\n',
         tests=(f"{POLICY}::test_an_untrusted_leaked_by_is_ignored_and_the_bastion_never_planned",),

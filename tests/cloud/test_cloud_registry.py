@@ -1,6 +1,6 @@
 """One registry: each adapter loaded once, one error policy, every rule asked of the cloud.
 
-`Clouds` (cloudguard.cloud.registry) is the only loader of adapters; what
+`Clouds` (cloudguard.cloud.adapter_registry) is the only loader of adapters; what
 callers hold is a `Cloud`, whose answers for an adapter that cannot load, or
 that does not state a rule, are the strictest ones.
 """
@@ -14,12 +14,12 @@ from importlib.metadata import EntryPoint
 import kernel_fake_adapters as fakes
 import pytest
 
-from cloudguard.audit.options import OptionClash, every_option
 from cloudguard.cloud.adapter import CloudAdapter
+from cloudguard.cloud.adapter_registry import ENTRY_POINT_GROUP, Clouds, installed_clouds
 from cloudguard.cloud.cloud import UnknownCredentialError
 from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE, ReaperUnavailable
 from cloudguard.cloud.records import Resource, SweepRequest
-from cloudguard.cloud.registry import ENTRY_POINT_GROUP, Clouds, installed_clouds
+from cloudguard.settings.core_options import OptionClash, every_option
 
 
 def entry(name: str, cls: str) -> EntryPoint:

@@ -22,7 +22,7 @@ from named_checks import broken
 
 from cloudguard.documents import reach_log
 from cloudguard.guard import alarm, reach, seal
-from cloudguard.guard.registry import load_registry
+from cloudguard.guard.seal_registry import load_registry
 
 # The operator's real `az`: it would use the secret it finds. Here it leaves a mark.
 REAL_AZ = """#!/bin/sh

@@ -45,7 +45,7 @@ PROVIDER = "tests/guard/test_run.py::test_the_refusing_provider_is_bound_and_ref
 MUTATIONS = [
     Mutation(
         name="seal drops nothing",
-        module="guard/registry.py",
+        module="guard/seal_registry.py",
         original="return name in self.names or name.startswith(self.prefixes)",
         broken="return False",
         tests=(HOSTILE, CLEAN_RUN),
@@ -250,7 +250,7 @@ MUTATIONS += [
     ),
     Mutation(
         name="any provider variable admitted",
-        module="guard/registry.py",
+        module="guard/seal_registry.py",
         original="        if why:\n            raise RegistryError(",
         broken="        if False:\n            raise RegistryError(",
         tests=(PROVIDERS + "test_the_run_refuses_admission_with_97",),

@@ -17,7 +17,7 @@ from guard_helpers import cloudguard, minimal_env
 from named_checks import broken
 
 from cloudguard.guard import doctor, policy, seal
-from cloudguard.guard.registry import Registry, RegistryError, load_registry
+from cloudguard.guard.seal_registry import Registry, RegistryError, load_registry
 
 
 def project(tmp_path: Path, variables: str, extra: str = "") -> Path:

@@ -16,8 +16,8 @@ from named_checks import broken
 
 from cloudguard.guard import reach, rendezvous
 from cloudguard.guard.keeper import Keeper
-from cloudguard.guard.registry import load_registry
 from cloudguard.guard.seal import Seal, create_seal
+from cloudguard.guard.seal_registry import load_registry
 
 
 @pytest.fixture

@@ -112,7 +112,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="an untrusted file's outputs count outside its checkout",
-        module="guard/registry.py",
+        module="guard/seal_registry.py",
         original="        if (declared.forward_ports or outside) and not document.trusted:\n",
         broken="        if declared.forward_ports and not document.trusted:\n",
         tests=(REGISTRY, DISCOVERED),
@@ -120,7 +120,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="the seal keeps the variable that outranks the suite's data root",
-        module="guard/registry.py",
+        module="guard/seal_registry.py",
         original="return name in self.names or name.startswith(self.prefixes)",
         broken="return name.startswith(self.prefixes)",
         tests=(HOSTILE,),

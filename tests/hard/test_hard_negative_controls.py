@@ -341,7 +341,7 @@ SEAL_MUTATIONS = [
     ),
     Mutation(
         name="a project's [hard.masked_homes] is not read",
-        module="guard/registry.py",
+        module="guard/seal_registry.py",
         original="masked_homes=tuple(dict.fromkeys(h for f in files for h in f.masked_homes)),",
         broken="masked_homes=tuple(default.masked_homes),",
         tests=(PROJECT_HOME,),

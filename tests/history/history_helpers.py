@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cloudguard.history.postgresql import is_postgresql_url
-from cloudguard.history.records import AuditRun, Observation, RecordedAudit, ResourceKey
 from cloudguard.history.store import HistoryStore
+from cloudguard.history.store_records import AuditRun, Observation, RecordedAudit, ResourceKey
 
 DAY0 = datetime(2025, 5, 30, 2, 0, tzinfo=UTC)
 ACCOUNT = "0000-sub"

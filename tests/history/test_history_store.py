@@ -16,8 +16,8 @@ from named_checks import broken
 
 from cloudguard.acknowledgements import Ack
 from cloudguard.history.location import open_store
-from cloudguard.history.records import ReapAction, ReapRun, ResourceKey
 from cloudguard.history.store import HistoryStore
+from cloudguard.history.store_records import ReapAction, ReapRun, ResourceKey
 
 
 @pytest.fixture

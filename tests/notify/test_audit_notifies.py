@@ -30,7 +30,7 @@ from audit_helpers import (
 )
 
 from cloudguard.history.location import open_store
-from cloudguard.history.records import AuditRun, Observation, ResourceKey
+from cloudguard.history.store_records import AuditRun, Observation, ResourceKey
 
 VM_ID = "11111111-2222-3333-4444-555555555555"  # the vmId audit_helpers' VMs carry
 

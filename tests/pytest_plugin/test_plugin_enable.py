@@ -17,7 +17,7 @@ from cloudguard import exit_codes
 from cloudguard.documents import reach_log
 from cloudguard.guard import alarm, reach, seal
 from cloudguard.guard.keeper import Keeper
-from cloudguard.guard.registry import load_registry
+from cloudguard.guard.seal_registry import load_registry
 
 REACHING_MODULE = """
 import socket

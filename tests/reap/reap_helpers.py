@@ -18,8 +18,8 @@ from cloudguard.audit.cost import bundled_prices
 from cloudguard.audit.evidence.interface import EvidenceRequest
 from cloudguard.audit.formats.json_report import JsonFormat
 from cloudguard.cli.reap import app as reap_app
+from cloudguard.cloud.adapter_registry import ENTRY_POINT_GROUP
 from cloudguard.cloud.records import Resource, SweepResult
-from cloudguard.cloud.registry import ENTRY_POINT_GROUP
 from cloudguard.documents.findings import AuditPolicy
 from cloudguard.documents.plan import Plan
 from cloudguard.documents.reap_log import read_reap_log

@@ -28,7 +28,7 @@ from trusted_config import write_trusted
 
 from cloudguard.audit.cost import bundled_prices
 from cloudguard.audit.evidence.interface import EvidenceRequest
-from cloudguard.cloud import registry
+from cloudguard.cloud import adapter_registry
 from cloudguard.documents.findings import AuditPolicy
 from cloudguard.documents.plan import Plan, load_plan, plan_document
 from cloudguard.documents.reap_log import ReapLog
@@ -41,7 +41,7 @@ from cloudguard.reap.rederive import LiveAudit
 @pytest.fixture
 def installed(monkeypatch: pytest.MonkeyPatch) -> dict[str, EntryPoint]:
     adapters = {"azure": entry("FakeAdapter"), "aws": entry("FakeAws")}
-    monkeypatch.setattr(registry, "installed_adapters", lambda: adapters)
+    monkeypatch.setattr(adapter_registry, "installed_adapters", lambda: adapters)
     return adapters
 
 

@@ -15,7 +15,7 @@ from reap_helpers import NOW, entry, events, planned_fleet
 
 from cloudguard.audit.cost import bundled_prices
 from cloudguard.audit.evidence.interface import EvidenceRequest
-from cloudguard.cloud import registry
+from cloudguard.cloud import adapter_registry
 from cloudguard.cloud.reaping import ActionUnfinished
 from cloudguard.documents.findings import AuditPolicy
 from cloudguard.documents.plan import Plan, PlanItem
@@ -36,7 +36,7 @@ class Clock:
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     adapters: dict[str, EntryPoint] = {"azure": entry("FakeAdapter"), "aws": entry("FakeAws")}
-    monkeypatch.setattr(registry, "installed_adapters", lambda: adapters)
+    monkeypatch.setattr(adapter_registry, "installed_adapters", lambda: adapters)
     plan, home = planned_fleet(tmp_path)
     assert len(plan.items) >= 3, plan.items
     return {"plan": plan, "home": home, "log": tmp_path / "reap.jsonl", "tmp": tmp_path}

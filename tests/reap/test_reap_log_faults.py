@@ -15,7 +15,7 @@ from named_checks import broken
 from reap_helpers import audit_report, cli, digest, entry, fleet, planned_fleet, write_json
 from second_uid import another_users_file, refused_to_the_second_user
 
-from cloudguard.cloud import registry
+from cloudguard.cloud import adapter_registry
 from cloudguard.documents import reap_log
 from cloudguard.documents.plan import load_plan, plan_document
 
@@ -23,7 +23,7 @@ from cloudguard.documents.plan import load_plan, plan_document
 @pytest.fixture
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     adapters = {"azure": entry("FakeAdapter"), "aws": entry("FakeAws")}
-    monkeypatch.setattr(registry, "installed_adapters", lambda: adapters)
+    monkeypatch.setattr(adapter_registry, "installed_adapters", lambda: adapters)
     plan, home = planned_fleet(tmp_path)
     path = write_json(tmp_path / "plan.json", plan_document(plan))
     return {"plan": path, "home": home, "log": tmp_path / "reap.jsonl", "tmp": tmp_path}

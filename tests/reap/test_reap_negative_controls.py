@@ -533,7 +533,7 @@ MUTATIONS = [
     ),
     Mutation(
         name="apply does not take the retry budget",
-        module="audit/options.py",
+        module="settings/core_options.py",
         original="""        apply=Shown(
             "Retry budget per read (429, 5xx, resets, timeouts); actions are never "
             "retried (default: 10).",

@@ -9,7 +9,7 @@ checked (why)", never "passed".
 
 A source is one module: its reader, its `EvidenceSource`, its options and a
 `Factory` that builds it from the `EvidenceRequest` (those options' values);
-registering it is one line in `registry.SOURCES`.
+registering it is one line in `source_registry.SOURCES`.
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ from datetime import timedelta
 from typing import Any
 
 from cloudguard import json_input
-from cloudguard.audit import config as cfg
 from cloudguard.audit.evidence.interface import (
     EvidenceError,
     EvidenceRequest,
@@ -29,13 +28,20 @@ from cloudguard.audit.evidence.interface import (
     Question,
     cloud_id_key,
 )
-from cloudguard.cloud.options import EVIDENCE_PANEL, NeedsTrust, Shown, declare
+from cloudguard.cloud.options import (
+    EVIDENCE_PANEL,
+    NeedsTrust,
+    Shown,
+    declare,
+    parse_argv,
+    parse_positive_duration,
+)
 
 DEFAULT_COMMAND_TIMEOUT = 60.0  # seconds
 
 COMMAND = declare(
     "owned_ids_command",
-    parse=cfg.parse_argv,
+    parse=parse_argv,
     default=None,
     metavar="COMMAND",
     help='Command printing the cloud ids its controller owns, one {"id": ...} or '
@@ -51,7 +57,7 @@ LONGEST_TIMEOUT = timedelta(hours=24)
 
 
 def _timeout(value: object) -> timedelta:
-    return cfg.parse_positive_duration(value, LONGEST_TIMEOUT)
+    return parse_positive_duration(value, LONGEST_TIMEOUT)
 
 
 TIMEOUT = declare(

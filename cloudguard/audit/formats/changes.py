@@ -12,7 +12,7 @@ from __future__ import annotations
 from cloudguard.acknowledgements import AckState
 from cloudguard.audit.formats.text import age, money, one_line
 from cloudguard.documents.findings import AuditReport, Finding
-from cloudguard.history.records import BACK, NEW, REAPED
+from cloudguard.history.store_records import BACK, NEW, REAPED
 
 
 def shows_changes(report: AuditReport) -> bool:

@@ -44,7 +44,7 @@ from cloudguard.documents.findings import (
     failing_verdicts,
 )
 from cloudguard.escape import sarif_text, sarif_uri
-from cloudguard.history.records import STILL, GoneResource
+from cloudguard.history.store_records import STILL, GoneResource
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT = "cloudguardResource/v1"

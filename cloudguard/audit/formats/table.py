@@ -36,8 +36,8 @@ from cloudguard.audit.formats.summary import (
     warning_lines,
 )
 from cloudguard.audit.formats.text import age, one_line
+from cloudguard.cloud.adapter_registry import installed_clouds
 from cloudguard.cloud.kinds import VM
-from cloudguard.cloud.registry import installed_clouds
 from cloudguard.documents.findings import AuditReport, Finding
 
 if TYPE_CHECKING:

@@ -65,8 +65,8 @@ def _policy_of_the_live_seal():
     """This child is handed no policy: rebuild it from the live seal, on its first refusal."""
     from pathlib import Path
 
-    from cloudguard.guard.registry import load_registry
     from cloudguard.guard.seal import SEAL_DIR_VARIABLE, Seal, policy
+    from cloudguard.guard.seal_registry import load_registry
 
     root = os.environ.get(SEAL_DIR_VARIABLE)
     if not root:

@@ -23,7 +23,7 @@ import pytest
 
 from cloudguard.documents import reach_log
 from cloudguard.escape import one_line
-from cloudguard.guard import alarm, inprocess, reach, registry, seal
+from cloudguard.guard import alarm, inprocess, reach, seal, seal_registry
 from cloudguard.guard.pytest import where
 from cloudguard.guard.session import GuardSession
 
@@ -37,7 +37,7 @@ class EarlySeal:
     sealed: dict[str, str]
 
     @classmethod
-    def make(cls, config: pytest.Config, rules: registry.Registry) -> EarlySeal:
+    def make(cls, config: pytest.Config, rules: seal_registry.Registry) -> EarlySeal:
         # Before pytest_configure only the early parse holds the options.
         requested = getattr(config.known_args_namespace, "cloudguard_log", None)
         log = alarm.arm_log(
@@ -99,14 +99,14 @@ class JoinedSeal:
     own declarations are named for its workers all the same; the seal line was printed by
     whoever made the seal."""
 
-    registry: registry.Registry
+    registry: seal_registry.Registry
     inherited: dict[str, str]
 
     def announce(self) -> None:
         seal.keep_declared(os.environ, declared_since(self.inherited, self.registry))
 
 
-def declared_since(before: Mapping[str, str], rules: registry.Registry) -> list[str]:
+def declared_since(before: Mapping[str, str], rules: seal_registry.Registry) -> list[str]:
     """Seal-covered names the suite itself set or changed since `before`: its own."""
     return sorted(
         name
@@ -132,14 +132,14 @@ def seal_before_the_suite(config: pytest.Config) -> EarlySeal | JoinedSeal | Non
     config.stash[DECIDED] = True
     config.stash[WHERE] = where.start_collection()  # the initial conftests are imported next
     try:
-        rules = registry.load_registry(search_from=config.rootpath)
+        rules = seal_registry.load_registry(search_from=config.rootpath)
         # Verified here, on what the session inherited, before the suite adds its own.
         inherited = seal.inherited_seal(os.environ, rules)
         if inherited is not None:
             config.stash[INHERITED] = inherited
             return JoinedSeal(rules, dict(os.environ))
         return EarlySeal.make(config, rules)
-    except (registry.RegistryError, reach_log.ReachLogError, OSError) as error:
+    except (seal_registry.RegistryError, reach_log.ReachLogError, OSError) as error:
         config.stash[ADMISSION] = error
     return None
 

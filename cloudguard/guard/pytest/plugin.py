@@ -32,7 +32,7 @@ import pytest
 
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
-from cloudguard.guard import reach, registry, seal
+from cloudguard.guard import reach, seal, seal_registry
 from cloudguard.guard.pytest import early, switch, where
 from cloudguard.guard.pytest.fixture import cloudguard
 from cloudguard.guard.pytest.session_guard import GUARD, SessionGuard
@@ -116,7 +116,7 @@ def pytest_configure(config: pytest.Config) -> None:
         made = config.stash.get(early.EARLY, None)
         if made is not None:  # sealed before the conftests, and no session will close it now
             made.abandon(config)
-        if isinstance(error, (registry.RegistryError, reach_log.ReachLogError, OSError)):
+        if isinstance(error, (seal_registry.RegistryError, reach_log.ReachLogError, OSError)):
             pytest.exit(
                 f"cloudguard: refused admission: {error}", returncode=exit_codes.REFUSED_ADMISSION
             )

@@ -28,7 +28,7 @@ import pytest
 
 from cloudguard import exit_codes
 from cloudguard.documents import reach_log
-from cloudguard.guard import alarm, inprocess, reach, registry, report, seal, witness
+from cloudguard.guard import alarm, inprocess, reach, report, seal, seal_registry, witness
 from cloudguard.guard.hard import running
 from cloudguard.guard.pytest import failure, where
 from cloudguard.guard.pytest.early import DECIDED, EARLY, INHERITED, OUTER, WHERE, EarlySeal
@@ -109,7 +109,7 @@ class SessionGuard:
     @classmethod
     def begin(cls, config: pytest.Config) -> SessionGuard:
         reports = _reports(config)
-        rules = registry.load_registry(search_from=config.rootpath)
+        rules = seal_registry.load_registry(search_from=config.rootpath)
         variable = next(iter(rules.provider_variables), "PROVIDER_VARIABLE")
         made = config.stash.get(EARLY, None)
         verified = config.stash.get(INHERITED, None)

@@ -16,11 +16,11 @@ from typing import Any
 import typer
 
 from cloudguard import exit_codes, project_file
-from cloudguard.audit import config as cfg
-from cloudguard.audit.option_spec import from_command_line, from_config, given_on_command_line
-from cloudguard.audit.options import OPTIONS, Settings, every_option
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.cloud.options import AUDIT, REAP_APPLY, NeedsTrust, Option, OptionValueError
-from cloudguard.cloud.registry import Clouds
+from cloudguard.settings import config_errors as cfg
+from cloudguard.settings.core_options import OPTIONS, Settings, every_option
+from cloudguard.settings.option_spec import from_command_line, from_config, given_on_command_line
 
 # `cloudguard history` and `cloudguard ack`: they read where the history lives, no more.
 HISTORY = "history"

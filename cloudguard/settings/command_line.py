@@ -21,12 +21,12 @@ from typing import Annotated, Any, TypeVar
 import typer
 from typer.core import TyperCommand
 
-from cloudguard.audit.option_spec import typer_option, typer_parameter
-from cloudguard.audit.options import OPTIONS, REPORT_PANEL, Settings, every_option
-from cloudguard.audit.settings_files import resolve
+from cloudguard.cloud.adapter_registry import Clouds
 from cloudguard.cloud.cloud import UnknownCredentialError
 from cloudguard.cloud.options import Option, OptionValueError
-from cloudguard.cloud.registry import Clouds
+from cloudguard.settings.core_options import OPTIONS, REPORT_PANEL, Settings, every_option
+from cloudguard.settings.option_spec import typer_option, typer_parameter
+from cloudguard.settings.resolve import resolve
 
 ConfigFile = Annotated[
     Path | None,

@@ -1,7 +1,7 @@
 """The values of the `[history]` and `[notify]` tables: each parsed and checked on its own.
 
 Which of `url`, `url-env` and `path` may go together is checked where the
-store is opened (cloudguard.audit.remember): a parser sees one value.
+store's place is made (cloudguard.settings.engine_requests): a parser sees one value.
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ command works with. The core declares only what every cloud and every audit
 has; an evidence source declares its own options in its module
 (cloudguard.audit.evidence), an adapter in `CloudAdapter.options`. All of
 them become flags of the commands that show them and keys of cloudguard.toml
-(cloudguard.audit.command_line, cloudguard.audit.settings_files), and their
+(cloudguard.settings.command_line, cloudguard.settings.resolve), and their
 values reach their owner by name (`Settings.extra`, turned into requests in
-cloudguard.audit.from_settings). Precedence: command line > config file >
+cloudguard.settings.engine_requests). Precedence: command line > config file >
 default; a repeatable option given on the command line replaces the config's
 list rather than extending it.
 
@@ -25,32 +25,36 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from cloudguard.audit import config as cfg
-from cloudguard.audit.evidence.registry import evidence_options
-from cloudguard.audit.formats import FORMATS
-from cloudguard.audit.history_options import non_empty, postgresql_url, variable_name, webhook
-from cloudguard.audit.option_spec import declarations, option
+from cloudguard.audit.evidence.source_registry import evidence_options
+from cloudguard.audit.formats import FORMAT_NAMES, FORMATS
+from cloudguard.cloud.adapter_registry import Clouds, installed_adapters, installed_clouds
 from cloudguard.cloud.kinds import SHORT_KINDS, VM, parse_kind
 from cloudguard.cloud.options import (
     LIVE_PANEL,
     NeedsTrust,
     Option,
+    OptionValueError,
     Shown,
     boolean,
     choice,
+    parse_duration,
+    parse_positive_duration,
     positive_int,
     readable_file,
     string,
 )
 from cloudguard.cloud.records import SweepRequest
-from cloudguard.cloud.registry import Clouds, installed_adapters, installed_clouds
 from cloudguard.documents.findings import parse_leaked_by
 from cloudguard.history.sqlite import DEFAULT_BUSY_TIMEOUT
 from cloudguard.notify.send import Webhook
+from cloudguard.settings.history_values import non_empty, postgresql_url, variable_name, webhook
+from cloudguard.settings.option_spec import declarations, option
 
 REPORT_PANEL = "Report"
 HISTORY_PANEL = "History and notifications"
 
+# Which verdicts fail the audit (--fail-on).
+FAIL_ON = ("orphan", "suspect", "unverified", "new")
 # Where prices come from (cloudguard.audit.price_lists).
 PRICE_MODES = ("auto", "live", "cache", "bundled")
 
@@ -69,9 +73,9 @@ def _reported(why: str) -> NeedsTrust:
 
 def _extra_report(value: object) -> tuple[str, str]:
     name, sep, path = string(value).partition("=")
-    if not sep or not path or name not in cfg.FORMATS:
-        raise cfg.OptionValueError(
-            f"expected FORMAT=FILE with FORMAT one of {'|'.join(cfg.FORMATS)}, got {value!r}"
+    if not sep or not path or name not in FORMAT_NAMES:
+        raise OptionValueError(
+            f"expected FORMAT=FILE with FORMAT one of {'|'.join(FORMAT_NAMES)}, got {value!r}"
         )
     return name, path
 
@@ -86,7 +90,7 @@ def _credentials() -> list[str]:
 
 
 def _reports() -> list[str]:
-    return [f"{name}=" for name in cfg.FORMATS]
+    return [f"{name}=" for name in FORMAT_NAMES]
 
 
 def _tag_name(value: object) -> str:
@@ -94,7 +98,7 @@ def _tag_name(value: object) -> str:
     # and the audit clean.
     name = string(value)
     if not name.strip():
-        raise cfg.OptionValueError(f"expected a tag name, got {value!r}")
+        raise OptionValueError(f"expected a tag name, got {value!r}")
     return name
 
 
@@ -268,7 +272,7 @@ class Settings:
     )
     grace: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
         trust=_reported("how long a resource without a record is pending, not an orphan"),
-        parse=cfg.parse_duration,
+        parse=parse_duration,
         default=_GRACE,
         metavar="DURATION",
         help="A VM younger than this without a record is pending (default: 2h).",
@@ -285,7 +289,7 @@ class Settings:
         many=True,
     )
     format: str = option(
-        parse=choice(cfg.FORMATS),
+        parse=choice(FORMAT_NAMES),
         default="table",
         flags=("--format", "-f"),
         # Six names no longer fit the metavar column of an 80-column terminal:
@@ -329,7 +333,7 @@ class Settings:
     )
     fail_on: str = option(
         trust=_reported("which verdicts fail the audit"),
-        parse=choice(cfg.FAIL_ON),
+        parse=choice(FAIL_ON),
         default="orphan",
         metavar="VERDICT",
         help="orphan|suspect|unverified|new: exit 1 on orphans and leaked resources (orphan, "
@@ -421,7 +425,7 @@ class Settings:
         on_command_line=False,
     )
     busy_timeout: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
-        parse=cfg.parse_positive_duration,
+        parse=parse_positive_duration,
         default=timedelta(seconds=DEFAULT_BUSY_TIMEOUT),
         audit=False,
         section="history",
@@ -449,7 +453,7 @@ class Settings:
     max_age: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
         # Ignored while untrusted: the default (24h) is the stricter.
         trust=NeedsTrust("accepts older plans", ignored=True),
-        parse=cfg.parse_duration,
+        parse=parse_duration,
         default=_MAX_AGE,
         audit=False,
         apply=Shown(
@@ -459,7 +463,7 @@ class Settings:
         section="reap",
     )
     item_budget: timedelta = option(  # noqa: RUF009 (option() is a field specifier)
-        parse=cfg.parse_positive_duration,
+        parse=parse_positive_duration,
         default=_ITEM_BUDGET,
         audit=False,
         apply=Shown(
@@ -473,7 +477,7 @@ class Settings:
         panel=LIVE_PANEL,
     )
     deadline: timedelta | None = option(  # noqa: RUF009 (option() is a field specifier)
-        parse=cfg.parse_positive_duration,
+        parse=parse_positive_duration,
         default=None,
         audit=False,
         apply=Shown(

@@ -46,7 +46,7 @@ DEFAULT_REGISTRY = Path(__file__).with_name("registry.toml")
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SHIM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_TOP_LEVEL = set(project_file.SECTIONS)  # [audit], [reap]: cloudguard.audit.config
+_TOP_LEVEL = set(project_file.SECTIONS)  # [audit], [reap]: cloudguard.settings.resolve
 _SEAL_KEYS = {"names", "prefixes", "exempt_prefixes"}
 _PROVIDER_KEYS = {"variables"}
 _HARD_KEYS = {"masked_homes", "forward"}
