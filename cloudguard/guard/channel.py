@@ -24,7 +24,7 @@ import os
 import selectors
 import socket
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 MAX_MESSAGE = 1 << 20  # a record is bounded (redaction.MAX_ARGS x MAX_ARG_CHARS) well below this
 # A suite never holds this many refusals open at once; past it the channel is being flooded.
@@ -103,7 +103,9 @@ class Channel:
                     else:
                         self._read(selector, key.fileobj)  # type: ignore[arg-type]
 
-    def _accept(self, selector: selectors.BaseSelector, listener: socket.socket) -> None:
+    def _waiting(self, listener: socket.socket) -> Iterator[socket.socket]:
+        """Each connection waiting on `listener`, until none is; out of descriptors is a
+        flood, told to `tamper`."""
         while True:
             try:
                 connection, _ = listener.accept()
@@ -114,6 +116,10 @@ class Channel:
                     raise
                 self._tamper("the record keeper ran out of descriptors (a flood of connections)")
                 return
+            yield connection
+
+    def _accept(self, selector: selectors.BaseSelector, listener: socket.socket) -> None:
+        for connection in self._waiting(listener):
             if len(self._open) >= MAX_OPEN_CONNECTIONS:
                 connection.close()
                 self._tamper(f"over {MAX_OPEN_CONNECTIONS} connections held open to the keeper")
@@ -126,16 +132,7 @@ class Channel:
         """Each waiting connection on SEAL_KEEPERS: sent `told`, closed. Nothing is read and
         nothing stays open, so connections there cannot pile up."""
         assert self._told is not None
-        while True:
-            try:
-                connection, _ = listener.accept()
-            except BlockingIOError:
-                return
-            except OSError as error:
-                if error.errno not in (errno.EMFILE, errno.ENFILE):
-                    raise
-                self._tamper("the record keeper ran out of descriptors (a flood of connections)")
-                return
+        for connection in self._waiting(listener):
             with contextlib.suppress(OSError):  # a caller gone, or one that reads nothing
                 connection.setblocking(False)
                 connection.send(self._told)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 from inner_runs import INNER
 from named_checks import broken
-from test_plugin_grpc import run_in_netns
+from test_plugin_grpc import green_and_red, run_in_netns
 
 PUBSUB = "grpc reached `pubsub.googleapis.com`"
 TOKEN = "google-auth reached `oauth2.googleapis.com`"
@@ -71,16 +71,7 @@ def run_forms(pytester: pytest.Pytester, *args: str):
 def test_each_form_of_google_reach_is_red_naming_it_and_each_local_form_green(fenced):
     run = run_forms(fenced, "--cloudguard")
 
-    problems = {}
-    for name in MOCKED:
-        verdict = run.verdicts.get(name)
-        if verdict is None or verdict.outcome != "passed":
-            problems[f"mocked {name}"] = verdict.text[:600] if verdict else "did not run"
-    for name, named in FORMS.items():
-        verdict = run.verdicts.get(name)
-        if verdict is None or verdict.outcome != "failed" or named not in verdict.text:
-            text = verdict.text[:400] if verdict else "did not run"
-            problems[f"twin {name}"] = f"is not red naming {named}: {text}"
+    problems = green_and_red(run, MOCKED, FORMS)
     for name in UNSEEN:  # the plugin's documented blind spot; --hard records them
         verdict = run.verdicts.get(name)
         if verdict is None or verdict.outcome != "passed":

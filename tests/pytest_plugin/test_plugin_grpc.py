@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Iterable, Mapping
 
 import pytest
 from inner_runs import INNER, InnerRun, _verdicts
@@ -50,19 +51,26 @@ def run_in_netns(pytester: pytest.Pytester, *args: str, suite: str = "grpc_calls
     return InnerRun(result, _verdicts(junit))
 
 
-def test_each_hermetic_grpc_use_is_green_and_each_twin_red(fenced):
-    run = run_in_netns(fenced, "--cloudguard")
-
+def green_and_red(run: InnerRun, green: Iterable[str], red: Mapping[str, str]) -> dict[str, str]:
+    """What is wrong with `run`: a test of `green` that did not pass, a test of `red` that is
+    not red naming its reach (`red[name]`)."""
     problems = {}
-    for name in MOCKED:
+    for name in green:
         verdict = run.verdicts.get(name)
         if verdict is None or verdict.outcome != "passed":
             problems[f"mocked {name}"] = verdict.text[:600] if verdict else "did not run"
-    for name, named in TWINS.items():
+    for name, named in red.items():
         verdict = run.verdicts.get(name)
         if verdict is None or verdict.outcome != "failed" or named not in verdict.text:
             text = verdict.text[:400] if verdict else "did not run"
             problems[f"twin {name}"] = f"is not red naming {named}: {text}"
+    return problems
+
+
+def test_each_hermetic_grpc_use_is_green_and_each_twin_red(fenced):
+    run = run_in_netns(fenced, "--cloudguard")
+
+    problems = green_and_red(run, MOCKED, TWINS)
     assert not problems, broken(
         list(problems),
         "\n".join(f"{k}: {p}" for k, p in problems.items()) + "\n" + run.output[-2000:],
