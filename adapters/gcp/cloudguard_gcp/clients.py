@@ -57,15 +57,20 @@ def _options(request: SweepRequest) -> dict[str, str] | None:
 
 
 def _configured(client: Any, request: SweepRequest) -> Any:
-    # The REST transport's AuthorizedSession (a requests.Session): its `verify` is the CA
-    # bundle, and for a loopback endpoint no environment setting (HTTPS_PROXY, a
-    # REQUESTS_CA_BUNDLE) may redirect it or its token.
-    session = client._transport._session
-    if request.ca_bundle:
-        session.verify = request.ca_bundle
-    if is_loopback_endpoint(request.endpoint):
-        session.trust_env = False
+    configure_session(client, request.endpoint, request.ca_bundle)
     return client
+
+
+def configure_session(client: Any, endpoint: str | None, ca_bundle: str | None) -> None:
+    """A REST client's transport session (an AuthorizedSession, a requests.Session): its
+    `verify` is the CA bundle, and for a loopback endpoint no environment setting
+    (HTTPS_PROXY, a REQUESTS_CA_BUNDLE) may redirect it or its token. Also the price
+    list's (cloudguard_gcp.prices)."""
+    session = client._transport._session
+    if ca_bundle:
+        session.verify = ca_bundle
+    if is_loopback_endpoint(endpoint):
+        session.trust_env = False
 
 
 def retry(request: SweepRequest) -> Any:

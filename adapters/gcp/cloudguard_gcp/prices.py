@@ -44,12 +44,11 @@ from cloudguard.cloud.endpoints import (
     CloudEndpoints,
     EndpointRefused,
     credential_for,
-    is_loopback_endpoint,
 )
 from cloudguard.cloud.options import LIVE_PANEL, NeedsTrust, declare, string
 from cloudguard.cloud.pricing import HOURS_PER_MONTH, ListedPrice, PriceListError, PriceQuery
 from cloudguard.cloud.records import Resource, SweepRequest
-from cloudguard_gcp import credentials
+from cloudguard_gcp import clients, credentials
 from cloudguard_gcp.machine_types import Shape, shape_of
 from cloudguard_gcp.options import GCP_KEY_FILE
 
@@ -170,7 +169,7 @@ class BillingCatalog:
             transport="rest",
             client_options=ClientOptions(api_endpoint=self.endpoint or PUBLIC_ENDPOINT),
         )
-        self._configure_session(client)
+        clients.configure_session(client, self.endpoint, self.ca_bundle)
         request = ListSkusRequest(parent=COMPUTE_ENGINE, currency_code=CURRENCY,
                                   page_size=PAGE_SIZE)  # fmt: skip
         pager = client.list_skus(request=request, retry=_retry(self.retries))
@@ -206,16 +205,6 @@ class BillingCatalog:
 
         found, _ = google.auth.default(scopes=[SCOPE])
         return found
-
-    def _configure_session(self, client: Any) -> None:
-        """The REST transport's requests session takes no CA bundle of its own: its
-        `verify` is set here (requests' own setting), and a loopback endpoint is reached
-        directly, never through an HTTPS_PROXY from the environment."""
-        session = client.transport._session
-        if self.ca_bundle:
-            session.verify = self.ca_bundle
-        if is_loopback_endpoint(self.endpoint):
-            session.trust_env = False
 
 
 def _retry(retries: int) -> Any:
