@@ -13,8 +13,9 @@ Prices come from the Cloud Billing Catalog API (cloudguard_gcp.prices): a
 machine type's vCPUs and memory at its series' on-demand rates in its region.
 
 Not yet: reaping. There is no reaper, so `reap apply` refuses with "cannot
-reap". Google's clients are imported inside the sweep and the price list:
-importing this module stays cheap.
+reap"; a plan lists each kind with the `gcloud` command a person would run
+(cloudguard_gcp.delete_commands). Google's clients are imported inside the
+sweep and the price list: importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 from cloudguard.cloud.pricing import PriceQuery
 from cloudguard.cloud.records import Resource, SweepRequest, SweepResult
-from cloudguard_gcp import credentials, kinds, prices
+from cloudguard_gcp import credentials, delete_commands, kinds, prices
 from cloudguard_gcp.export import AssetSearchExport, InstancesListExport
 from cloudguard_gcp.options import OPTIONS
 
@@ -73,7 +74,8 @@ class GcpAdapter:
         return prices.price_list(request)
 
     def delete_command(self, resource: Resource) -> str | None:
-        return None  # not yet
+        # A kind the reaper does not act on is listed with what a person would run.
+        return delete_commands.delete_command(resource)
 
     def scope_of(self, resource: Resource) -> str:
         return resource.account  # the project

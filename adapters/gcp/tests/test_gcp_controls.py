@@ -15,6 +15,7 @@ GCP = Path(cloudguard_gcp.__file__).resolve().parent
 AZURE = Path(cloudguard_azure.__file__).resolve().parent
 EXPORTS = "adapters/gcp/tests/test_gcp_exports.py::"
 INCIDENT = "adapters/gcp/tests/test_gcp_incident.py::"
+COMMANDS = "adapters/gcp/tests/test_gcp_delete_commands.py::"
 
 MUTATIONS = [
     Mutation(
@@ -78,6 +79,26 @@ MUTATIONS = [
         broken="resources=(), failures=()",
         tests=(INCIDENT + "test_a_live_gcp_sweep_without_a_scope_is_did_not_run_not_clean",),
         check="scopeless-sweep-did-not-run",
+        package=GCP,
+    ),
+    Mutation(
+        name="a gcloud command is built from any name, shell text and all",
+        module="delete_commands.py",
+        original='_SAFE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,221}$")',
+        broken='_SAFE = re.compile(r".")',
+        tests=(COMMANDS + "test_no_command_for_a_name_that_could_carry_shell_text",),
+        check="no-command-for-shell-text",
+        package=GCP,
+    ),
+    Mutation(
+        name="a regional address is deleted as a global one",
+        module="delete_commands.py",
+        original='    elif scope == "regions" and where:\n',
+        broken='    elif scope == "regions" and not where:\n',
+        tests=(
+            COMMANDS + "test_each_kind_gets_the_gcloud_command_with_its_zone_region_and_project",
+        ),
+        check="gcloud-command-per-kind",
         package=GCP,
     ),
 ]
