@@ -12,23 +12,29 @@ definition: cloudguard_gcp.labels), projects as the accounts, zones' regions.
 Prices come from the Cloud Billing Catalog API (cloudguard_gcp.prices): a
 machine type's vCPUs and memory at its series' on-demand rates in its region.
 
-Not yet: reaping. There is no reaper, so `reap apply` refuses with "cannot
-reap"; a plan lists each kind with the `gcloud` command a person would run
+Reaping (cloudguard_gcp.reaper): instances are stopped or deleted, zonal disks
+and regional addresses deleted, each bound to its numeric id; a plan lists
+every other kind with the `gcloud` command a person would run
 (cloudguard_gcp.delete_commands). Google's clients are imported inside the
-sweep and the price list: importing this module stays cheap.
+sweep, the reaper and the price list: importing this module stays cheap.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from cloudguard.cloud import kinds as shared_kinds
 from cloudguard.cloud.pricing import PriceQuery
+from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
 from cloudguard.cloud.records import Resource, SweepRequest, SweepResult
 from cloudguard_gcp import credentials, delete_commands, kinds, prices
 from cloudguard_gcp.export import AssetSearchExport, InstancesListExport
 from cloudguard_gcp.options import OPTIONS
+
+if TYPE_CHECKING:
+    from cloudguard_gcp.reaper import GcpReaper
 
 
 class GcpAdapter:
@@ -48,8 +54,14 @@ class GcpAdapter:
     power_notes: Mapping[str, str] = MappingProxyType({})
     hourly_prices: Mapping[str, float] = MappingProxyType({})  # from the Billing Catalog alone
     kind_billing = kinds.BILLING
-    # Nothing is reaped yet: a kind missing here is never acted on.
-    reap_actions: Mapping[str, Mapping[str, str]] = MappingProxyType({})
+    # Compute Engine's verbs (cloudguard_gcp.reaper); a kind missing here is never acted on.
+    reap_actions: Mapping[str, Mapping[str, str]] = MappingProxyType(
+        {
+            shared_kinds.VM: MappingProxyType({REVERSIBLE: "stop", DESTRUCTIVE: "delete"}),
+            shared_kinds.DISK: MappingProxyType({DESTRUCTIVE: "delete"}),
+            shared_kinds.PUBLIC_IP: MappingProxyType({DESTRUCTIVE: "delete"}),
+        }
+    )
     any_kind_actions: Mapping[str, str] = MappingProxyType({})
     data_kinds = frozenset({"file.googleapis.com/instance", "bigquery.googleapis.com/dataset"})
     # An instance re-created under its name has the same full resource name (its numeric
@@ -84,3 +96,9 @@ class GcpAdapter:
         from cloudguard_gcp import live
 
         return live.sweep(request)
+
+    def reaper(self, request: SweepRequest) -> GcpReaper:
+        """The live side of `cloudguard reap apply`, with the sweep's identity and clients."""
+        from cloudguard_gcp.reaper import GcpReaper
+
+        return GcpReaper(request)

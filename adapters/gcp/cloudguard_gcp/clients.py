@@ -2,7 +2,8 @@
 
 Both APIs are read with their own google-cloud-* clients over REST (no gRPC): Cloud
 Asset Inventory's `AssetServiceClient` and Compute Engine's `InstancesClient`,
-`DisksClient` and `AddressesClient`. `--management-endpoint` (a fake on loopback) is
+`DisksClient` and `AddressesClient` (and, for the reaper, the zone and region
+Operations clients). `--management-endpoint` (a fake on loopback) is
 each client's `api_endpoint`; `--ca-bundle` and the proxy rule are set on the
 transport's requests session (the REST transports take neither): a loopback
 endpoint is reached directly, never through an HTTPS_PROXY from the environment.
@@ -38,13 +39,16 @@ def asset_client(credentials: Any, request: SweepRequest) -> Any:
 
 
 def compute_client(kind: str, credentials: Any, request: SweepRequest) -> Any:
-    """The Compute Engine client of `kind` (instances, disks, addresses)."""
+    """The Compute Engine client of `kind` (instances, disks, addresses; the reaper's
+    zoneOperations and regionOperations)."""
     from google.cloud import compute_v1
 
     make = {
         "instances": compute_v1.InstancesClient,
         "disks": compute_v1.DisksClient,
         "addresses": compute_v1.AddressesClient,
+        "zoneOperations": compute_v1.ZoneOperationsClient,
+        "regionOperations": compute_v1.RegionOperationsClient,
     }[kind]
     return _configured(
         make(credentials=credentials, transport="rest", client_options=_options(request)),

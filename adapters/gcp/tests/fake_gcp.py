@@ -25,6 +25,7 @@ transports, which is the proof that its shapes are right.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import re
 import shutil
@@ -32,7 +33,7 @@ import ssl
 import tempfile
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -63,6 +64,14 @@ SEARCH_ROUTE = re.compile(r"^/v1/((?:projects|folders|organizations)/[^/:]+):sea
 COMPUTE_ROUTE = re.compile(r"^/compute/v1/projects/([^/]+)/aggregated/(instances|disks|addresses)$")
 
 
+_IDS = itertools.count(7312294612745210001)
+
+
+def unique_id() -> str:
+    """A numeric id as Compute gives one: never the same for two resources of the world."""
+    return str(next(_IDS))
+
+
 def _ago(days: float) -> datetime:
     return datetime.now(UTC) - timedelta(days=days)
 
@@ -88,7 +97,10 @@ class Instance:
     labels: dict[str, str] = field(default_factory=dict)
     created: datetime = field(default_factory=lambda: _ago(2))
     searched_state: str | None = None  # what the asset index still says; None: the status
-    id: str = "7312294612745210001"
+    id: str = field(default_factory=unique_id)
+    deletion_protection: bool = False
+    # Disks attached that outlive the instance's delete (autoDelete false), by name.
+    kept_disks: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -101,6 +113,7 @@ class Disk:
     users: list[str] = field(default_factory=list)  # instance names of the same zone
     labels: dict[str, str] = field(default_factory=dict)
     created: datetime = field(default_factory=lambda: _ago(2))
+    id: str = field(default_factory=unique_id)
 
 
 @dataclass
@@ -114,6 +127,7 @@ class Address:
     labels: dict[str, str] = field(default_factory=dict)
     created: datetime = field(default_factory=lambda: _ago(2))
     ip: str = "203.0.113.7"
+    id: str = field(default_factory=unique_id)
 
 
 @dataclass
@@ -248,11 +262,13 @@ def _instance(i: Instance, disks: list[Disk]) -> dict[str, Any]:
                 "source": f"{zone}/disks/{d.name}",
                 "deviceName": d.name,
                 "boot": n == 0,
+                "autoDelete": d.name not in i.kept_disks,
             }
             for n, d in enumerate(attached)
         ],
         "selfLink": f"{zone}/instances/{i.name}",
         "labelFingerprint": "42WmSpB8rSM=",
+        "deletionProtection": i.deletion_protection,
     }
     if i.labels:
         item["labels"] = dict(i.labels)
@@ -263,7 +279,7 @@ def _disk(d: Disk) -> dict[str, Any]:
     zone = _zone_url(d.project, d.zone)
     item: dict[str, Any] = {
         "kind": "compute#disk",
-        "id": "4512300000000000001",
+        "id": d.id,
         "creationTimestamp": d.created.astimezone(timezone_pacific()).isoformat(
             timespec="milliseconds"
         ),
@@ -287,7 +303,7 @@ def _address(a: Address) -> dict[str, Any]:
     region = f"{COMPUTE_V1}/projects/{a.project}/regions/{a.region}"
     item: dict[str, Any] = {
         "kind": "compute#address",
-        "id": "3312300000000000001",
+        "id": a.id,
         "creationTimestamp": a.created.astimezone(timezone_pacific()).isoformat(
             timespec="milliseconds"
         ),
@@ -337,6 +353,11 @@ class GcpFaults:
     rules: list[Rule] = field(default_factory=list)
     # Fewer results a search page than asked (the API may return fewer than pageSize).
     search_page: int | None = None
+    # Reaping (fake_gcp_items): the Operation of an action on a resource of this name ends
+    # DONE with this (code, message) and no effect; every Operation stays RUNNING this many
+    # more waits.
+    operation_errors: dict[str, tuple[str, str]] = field(default_factory=dict)
+    slow_operations: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def take(self, target: str) -> Rule | None:
@@ -371,6 +392,14 @@ class FakeGcp:
     seen: list[Seen] = field(default_factory=list)
     searched: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Reaping (fake_gcp_items): Operations by name, the waits each has left, and every
+    # action accepted as (verb, kind, name, id), failed Operations' included.
+    operations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    operation_waits: dict[str, int] = field(default_factory=dict)
+    actions: list[tuple[str, str, str, str]] = field(default_factory=list)
+    # Called with each request's operation before it is answered (not the token's): what
+    # someone else does between two of the reaper's requests.
+    before: Callable[[str], None] | None = None
 
     def requests(self, operation: str) -> list[Seen]:
         with self.lock:
@@ -401,14 +430,18 @@ _INJECTED = {
 
 
 def answer(fake: FakeGcp, method: str, raw: str, authorization: str) -> tuple[int, Any]:
+    import fake_gcp_items  # reaping's routes: it imports this module's shapes
+
     split = urlsplit(raw)
     path = unquote(split.path)
     query = dict(parse_qsl(split.query, keep_blank_values=True))
     search, compute = SEARCH_ROUTE.match(path), COMPUTE_ROUTE.match(path)
+    item = fake_gcp_items.operation_name(method, path)
     operation = (
         "token" if path == "/token" and method == "POST"
         else "searchAllResources" if search and method == "GET"
         else f"{compute.group(2)}.aggregatedList" if compute and method == "GET"
+        else item if item
         else f"unrouted {method} {path}"
     )  # fmt: skip
     with fake.lock:
@@ -426,9 +459,15 @@ def answer(fake: FakeGcp, method: str, raw: str, authorization: str) -> tuple[in
             "token, login cookie or other valid authentication credential.",
             "required",
         )
+    if fake.before is not None:
+        fake.before(operation)
     if rule := fake.faults.take(unquote(raw)):
         message, reason = _INJECTED.get(rule.status, _INJECTED[500])
         return google_error(rule.status, message, reason)
+    if item and "Operations." in item:
+        return fake_gcp_items.answer_operation(fake, path)
+    if item:
+        return fake_gcp_items.answer_item(fake, method, path)
     if search:
         return _search(fake, search.group(1), query)
     assert compute is not None
@@ -541,7 +580,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(encoded)
 
-    do_GET = do_POST = _serve
+    do_GET = do_POST = do_DELETE = _serve
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the counter is the record

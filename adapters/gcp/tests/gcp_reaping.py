@@ -1,0 +1,131 @@
+"""`cloudguard audit`, `reap plan` and `reap apply` on Google Cloud, as users run them: the real
+google-cloud-* clients against the fake Google Cloud on 127.0.0.1 (fake_gcp, fake_gcp_items).
+
+`Fleet` is one project of the fake with a controller home, a working directory whose
+cloudguard.toml lists the project in `[reap] accounts`, and the commands run in-process
+through the CLI.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from fake_gcp import FakeGcp, Instance
+from trusted_config import write_trusted
+from typer.testing import CliRunner
+
+from cloudguard.cli.audit import register_audit
+from cloudguard.cli.reap import app as reap_app
+
+PROJECT = "fleet-pilot-7c7"
+ZONE = "europe-west4-a"
+REGION = "europe-west4"
+ORPHAN_TASK = "cloud-noenv-c7"
+KNOWN_TASK = "task-0042"
+COMPUTE = f"//compute.googleapis.com/projects/{PROJECT}"
+
+
+def cli(*args: str) -> Any:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:  # a group, so commands are invoked as users do
+        pass
+
+    register_audit(app)
+    app.add_typer(reap_app, name="reap")
+    return CliRunner(env={"COLUMNS": "1000"}).invoke(app, list(args))
+
+
+def digest(plan: Path) -> str:
+    return "sha256:" + hashlib.sha256(plan.read_bytes()).hexdigest()
+
+
+def vm_id(name: str, zone: str = ZONE) -> str:
+    return f"{COMPUTE}/zones/{zone}/instances/{name}"
+
+
+@dataclass
+class Fleet:
+    gcp: FakeGcp
+    home: Path
+    work: Path
+
+    def live(self) -> list[str]:
+        return [
+            "--credential", "fake-gcp", "--management-endpoint", self.gcp.base_url,
+            "--ca-bundle", self.gcp.ca_pem,
+        ]  # fmt: skip
+
+    def audit(self, *extra: str) -> dict[str, Any]:
+        report = self.work / "audit.json"
+        done = cli(
+            "audit", "--provider", "gcp", "--gcp-scope", f"projects/{PROJECT}", *self.live(),
+            "--controller-home", str(self.home), "--grace", "0s", "--format", "json",
+            "--output", str(report), *extra,
+        )  # fmt: skip
+        assert done.exit_code in (0, 1), done.output
+        return dict(json.loads(report.read_text()))
+
+    def plan(self, *extra: str, audit: tuple[str, ...] = ()) -> Path:
+        self.audit(*audit)
+        plan = self.work / "plan.json"
+        done = cli(
+            "reap", "plan", "--from", str(self.work / "audit.json"), "--output", str(plan), *extra
+        )
+        assert done.exit_code == 0, done.output
+        return plan
+
+    def apply(self, plan: Path, *extra: str) -> tuple[int, str, list[dict[str, Any]]]:
+        log = self.work / "reap.jsonl"
+        log.unlink(missing_ok=True)
+        approve = ("--approve", digest(plan)) if "--yes" in extra else ()
+        done = cli(
+            "reap", "apply", str(plan), *self.live(), "--controller-home", str(self.home),
+            "--grace", "0s", "--log", str(log), *approve, *extra,
+        )  # fmt: skip
+        records = (
+            [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        )
+        return done.exit_code, done.output, records
+
+    def instance(self, name: str) -> Instance | None:
+        return next((i for i in self.gcp.world.instances if i.name == name), None)
+
+
+def make_fleet(gcp: FakeGcp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fleet:
+    """The incident VM (an orphan) and a healthy VM, each with its boot disk."""
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    (tmp_path / "run").mkdir(mode=0o700)  # this test's own locks
+    write_trusted(
+        work / "cloudguard.toml",
+        f'[reap]\naccounts = ["{PROJECT}"]\nlock-directory = "{tmp_path / "run"}"\n',
+    )
+    home = tmp_path / "controller"
+    for folder in ("state", "queue", "workers"):
+        (home / folder).mkdir(parents=True)
+    (home / "state" / f"{KNOWN_TASK}.meta").write_text("phase=running\n")
+    gcp.world.project(PROJECT, "418512345678")
+    old = datetime.now(UTC) - timedelta(hours=30)
+    gcp.world.instances += [
+        Instance(PROJECT, ZONE, "vm-orphan", labels={"task-id": ORPHAN_TASK}, created=old),
+        Instance(PROJECT, ZONE, "vm-healthy", labels={"task-id": KNOWN_TASK}, created=old),
+    ]
+    return Fleet(gcp, home, work)
+
+
+def events(records: list[dict[str, Any]]) -> list[str]:
+    return [e["event"] for e in records]
+
+
+def skip_codes(records: list[dict[str, Any]]) -> list[str]:
+    return [s["code"] for e in records if e["event"] == "skipped" for s in e["skips"]]
