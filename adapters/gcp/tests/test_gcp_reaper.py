@@ -115,6 +115,33 @@ def test_an_instance_re_created_under_its_name_since_the_plan_is_never_acted_on(
     assert code == 0, out
 
 
+def test_an_instance_re_created_between_the_read_and_the_delete_is_not_deleted(
+    fleet: Fleet,
+) -> None:
+    """The window no read can close: the delete names the reviewed id, which the new
+    instance does not have (Compute answers 404); a delete by name would delete it."""
+    plan = fleet.plan("--action", "delete")
+    orphan = fleet.instance("vm-orphan")
+    assert orphan is not None
+    newcomer = Instance(PROJECT, ZONE, "vm-orphan", labels={"task-id": ORPHAN_TASK})
+
+    def re_create_before_the_delete(operation: str) -> None:
+        if operation == "instances.delete" and orphan in fleet.gcp.world.instances:
+            fleet.gcp.world.instances.remove(orphan)
+            fleet.gcp.world.instances.append(newcomer)
+
+    fleet.gcp.before = re_create_before_the_delete
+    code, out, records = fleet.apply(plan, "--yes")
+
+    assert fleet.gcp.actions == [], broken(
+        "bound-to-the-reviewed-id", f"the new instance was acted on: {fleet.gcp.actions}"
+    )
+    assert newcomer in fleet.gcp.world.instances
+    (failed,) = [e for e in records if e["event"] == "failed"]
+    assert "HTTP 404" in failed["detail"], failed
+    assert code == 1, out
+
+
 @pytest.mark.parametrize("label", ["do-not-reap", "cloudguard-protect"])
 def test_a_protection_label_added_after_the_plan_skips_the_instance(
     fleet: Fleet, label: str
@@ -172,10 +199,12 @@ def test_a_disk_attached_after_the_plan_is_not_deleted(fleet: Fleet) -> None:
 
     code, out, records = fleet.apply(plan, "--yes")
 
-    assert "disk-orphan" in [d.name for d in fleet.gcp.world.disks], broken(
-        "attachment-re-read", f"an attached disk was deleted: {fleet.gcp.actions}"
+    # The reaper's own read must stop it: Compute would refuse the delete too, which must not
+    # be what saves it.
+    assert "attached" in skip_codes(records), broken(
+        "attachment-re-read", f"an attached disk was not skipped: {records}"
     )
-    assert "attached" in skip_codes(records), records
+    assert "disk-orphan" in [d.name for d in fleet.gcp.world.disks]
     assert code == 0, out
 
 

@@ -1,0 +1,73 @@
+"""Negative controls for the Google Cloud reaper: break it in a copy of cloudguard_gcp; the named
+end-to-end test (test_gcp_reaper.py) must fail at its named check (tests/cloudguard_mutants.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cloudguard_gcp
+import pytest
+from cloudguard_mutants import Mutation, assert_turns_red
+
+GCP = Path(cloudguard_gcp.__file__).resolve().parent
+REAPER = "adapters/gcp/tests/test_gcp_reaper.py::"
+
+MUTATIONS = [
+    Mutation(
+        name="an item is read and acted on by its name, not the numeric id the plan reviewed",
+        module="reaper.py",
+        original="_PARAMETER[self.collection]: self.uid}",
+        broken="_PARAMETER[self.collection]: self.name}",
+        tests=(
+            REAPER + "test_an_instance_re_created_between_the_read_and_the_delete_is_not_deleted",
+        ),
+        check="bound-to-the-reviewed-id",
+        package=GCP,
+    ),
+    Mutation(
+        name="an instance's deletion protection is not read",
+        module="reaper.py",
+        original="                    if found.deletion_protection\n",
+        broken="                    if False\n",
+        tests=(REAPER + "test_deletion_protection_is_protection_before_compute_would_refuse",),
+        check="deletion-protection-read",
+        package=GCP,
+    ),
+    Mutation(
+        name="a disk's users are not read: an attached disk looks free",
+        module="reaper.py",
+        original='attached_to=", ".join(users) or None)\n',
+        broken="attached_to=None)\n",
+        tests=(REAPER + "test_a_disk_attached_after_the_plan_is_not_deleted",),
+        check="attachment-re-read",
+        package=GCP,
+    ),
+    Mutation(
+        name="an Operation that ended in error is taken as done",
+        module="reaper.py",
+        original="        if errors:\n",
+        broken="        if False:\n",
+        tests=(REAPER + "test_an_operation_that_ends_in_error_is_a_failure_naming_computes_code",),
+        check="operation-error-fails",
+        package=GCP,
+    ),
+    Mutation(
+        name="the action's Operation is not waited for",
+        module="reaper.py",
+        original="        while operation.status != operation.Status.DONE:\n",
+        broken="        while False:\n",
+        tests=(
+            REAPER
+            + "test_the_orphan_is_stopped_by_default_bound_to_its_id_and_the_healthy_vm_runs_on",
+        ),
+        check="operation-waited",
+        package=GCP,
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
+def test_breaking_the_gcp_reaper_turns_its_test_red(
+    tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
+) -> None:
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
