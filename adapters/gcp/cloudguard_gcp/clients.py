@@ -11,12 +11,18 @@ endpoint is reached directly, never through an HTTPS_PROXY from the environment.
 Retries are the sweep's budget (`--retries`): throttling (429), 500, 502, 503,
 504 and broken connections are retried with jittered exponential backoff, each
 page on its own budget; anything else (401, 403, 404, 400) is final at once.
-Google imports live inside the functions.
+An answer that says `Retry-After` (seconds, or an HTTP date) is waited for at
+least that long, capped at BACKOFF_MAX: asking sooner only buys another 429 and
+spends the budget. Google imports live inside the functions.
 """
 
 from __future__ import annotations
 
+import functools
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from cloudguard.cloud.endpoints import is_loopback_endpoint
@@ -77,11 +83,14 @@ def configure_session(client: Any, endpoint: str | None, ca_bundle: str | None) 
         session.trust_env = False
 
 
-def retry(request: SweepRequest) -> Any:
-    """A google-api-core Retry spending at most `request.retries` retries (one page's)."""
+def retry(request: SweepRequest) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A GAPIC call's `retry` (the client wraps its call in it: `retry(call)`) spending at most
+    `request.retries` retries (one page's), each after `wait`. Ours, not google-api-core's
+    Retry: that one draws its backoff before it sees the error, so it cannot obey the
+    error's Retry-After."""
     import requests
     from google.api_core import exceptions
-    from google.api_core import retry as retries
+    from google.api_core.retry import exponential_sleep_generator
 
     transient = (
         exceptions.TooManyRequests,
@@ -92,21 +101,43 @@ def retry(request: SweepRequest) -> Any:
         requests.ConnectionError,
         requests.Timeout,
     )
-    left = [request.retries]
 
-    def worth_retrying(exc: Exception) -> bool:
-        if not isinstance(exc, transient) or left[0] <= 0:
-            return False
-        left[0] -= 1
-        return True
+    def wrap(call: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(call)
+        def retried(*args: Any, **kwargs: Any) -> Any:
+            backoff = exponential_sleep_generator(BACKOFF_FIRST, BACKOFF_MAX, multiplier=2.0)
+            for _ in range(request.retries):
+                try:
+                    return call(*args, **kwargs)
+                except transient as exc:
+                    time.sleep(wait(next(backoff), exc))
+            return call(*args, **kwargs)  # the last attempt: what it raises is final
 
-    return retries.Retry(
-        predicate=worth_retrying,
-        initial=BACKOFF_FIRST,
-        maximum=BACKOFF_MAX,
-        multiplier=2.0,
-        timeout=None,  # the count is the budget, not a deadline
-    )
+        return retried
+
+    return wrap
+
+
+def wait(backoff: float, exc: BaseException) -> float:
+    """Seconds before the next attempt: the jittered backoff, or longer when the answer asked
+    for longer (Retry-After), never past BACKOFF_MAX."""
+    return min(BACKOFF_MAX, max(backoff, retry_after(exc)))
+
+
+def retry_after(exc: BaseException) -> float:
+    """The seconds an HTTP answer's `Retry-After` asks for (delay-seconds or an HTTP date;
+    the REST clients' exception keeps the requests.Response), 0 where it asks nothing."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    value = str(headers.get("Retry-After") or "").strip() if headers is not None else ""
+    if value.isdecimal():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return 0.0  # none, or not a form RFC 9110 knows
+    if when.tzinfo is None:  # "-0000": a date in UTC without a source zone
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def first_page(method: Callable[..., Any], request: SweepRequest, **asked: Any) -> Any:

@@ -338,11 +338,13 @@ def timezone_pacific() -> Any:
 @dataclass
 class Rule:
     """Answer `status` to requests whose path and query `match` (a regular expression,
-    searched), `times` times (None: every time)."""
+    searched), `times` times (None: every time), saying `Retry-After: retry_after` if given
+    (seconds, or an HTTP date)."""
 
     match: str
     status: int
     times: int | None = None
+    retry_after: int | str | None = None
 
 
 @dataclass
@@ -577,6 +579,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=UTF-8")
         self.send_header("Content-Length", str(len(encoded)))
+        for rule in list(self.server.fake.faults.rules):  # the rule that answered says when
+            said = rule.retry_after is not None and rule.status == status
+            if said and re.search(rule.match, unquote(self.path)):
+                self.send_header("Retry-After", str(rule.retry_after))
+                break
         self.end_headers()
         self.wfile.write(encoded)
 

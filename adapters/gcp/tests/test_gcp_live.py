@@ -5,6 +5,7 @@ state Compute Engine keeps, fail closed, progress per scope."""
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -218,6 +219,22 @@ def test_throttling_once_is_retried_and_the_scope_read_whole(gcp: FakeGcp) -> No
         "transient-retried", f"failures {result.failures}"
     )
     assert gcp.counts["searchAllResources"] == 2
+
+
+def test_a_throttled_page_waits_what_retry_after_asks(gcp: FakeGcp) -> None:
+    """Google's 429 says `Retry-After: 1`: the page is asked again no sooner (the backoff
+    alone waits at most 0.5 s first), on the same budget of retries."""
+    three_projects(gcp.world, topics=3)
+    sweep(gcp, f"projects/{BUCKETS}")  # warm: imports and clients are not the wait measured
+    gcp.faults.rules.append(Rule(":searchAllResources", 429, times=1, retry_after=1))
+    started = time.monotonic()
+    result = sweep(gcp, f"projects/{BUCKETS}", retries=1)
+    waited = time.monotonic() - started
+    assert result.failures == () and len(result.resources) == 3, result.failures
+    assert waited >= 1.0, broken(
+        "retry-after-obeyed", f"the sweep took {waited:.2f} s through a 429 of Retry-After: 1"
+    )
+    assert gcp.counts["searchAllResources"] == 1 + 2  # the warm sweep's, the 429, the retry
 
 
 def test_each_scope_and_project_is_told_as_it_is_read(gcp: FakeGcp) -> None:

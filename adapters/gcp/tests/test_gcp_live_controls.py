@@ -112,10 +112,19 @@ MUTATIONS = [
     Mutation(
         name="throttling is never retried",
         module="clients.py",
-        original="        if not isinstance(exc, transient) or left[0] <= 0:\n",
-        broken="        if True:\n",
+        original="            for _ in range(request.retries):\n",
+        broken="            for _ in range(0):\n",
         tests=(LIVE + "test_throttling_once_is_retried_and_the_scope_read_whole",),
         check="transient-retried",
+        package=GCP,
+    ),
+    Mutation(
+        name="a 429's Retry-After is ignored: the page is asked again after the backoff alone",
+        module="clients.py",
+        original="    return min(BACKOFF_MAX, max(backoff, retry_after(exc)))\n",
+        broken="    return min(BACKOFF_MAX, backoff)\n",
+        tests=(LIVE + "test_a_throttled_page_waits_what_retry_after_asks",),
+        check="retry-after-obeyed",
         package=GCP,
     ),
 ]
