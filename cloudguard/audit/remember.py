@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cloudguard.acknowledgements import Ack, AckBook, AckState, read_ack_file
 from cloudguard.audit.formats.order import report_order
@@ -45,8 +46,6 @@ from cloudguard.documents.findings import (
     news,
 )
 from cloudguard.history.errors import HistoryUnavailable
-from cloudguard.history.location import open_store
-from cloudguard.history.store import HistoryStore
 from cloudguard.history.store_records import (
     ACK_EXPIRED,
     NOW_FAILING,
@@ -54,7 +53,12 @@ from cloudguard.history.store_records import (
     Observation,
     ResourceKey,
 )
-from cloudguard.notify import message
+
+if TYPE_CHECKING:
+    # The store's engines and the webhooks' message: imported where they are used, so an
+    # audit --no-history (or one that notifies no one) does not load them at start-up.
+    from cloudguard.history.store import HistoryStore
+    from cloudguard.notify import message
 
 TREND_DAYS = 90  # how far back the HTML report's trend chart looks
 OFFENDERS = 10  # the task ids the HTML report names
@@ -85,6 +89,8 @@ def store_location(place: HistoryPlace, environ: Mapping[str, str] | None = None
 
 def open_history(place: HistoryPlace) -> HistoryStore:
     """The store `place` names, ready (HistoryError, 75)."""
+    from cloudguard.history.location import open_store
+
     return open_store(store_location(place), busy_timeout=place.busy_timeout.total_seconds())
 
 
@@ -170,6 +176,8 @@ def notification(report: AuditReport) -> message.Notification:
     """What a person should hear of: the findings that are news (`news`: new, back again,
     newly failing) and those whose acknowledgement expired since the previous audit of the
     scope. Empty without the history: it cannot tell."""
+    from cloudguard.notify import message
+
     told = [(f, why) for f in report_order(report.findings) if (why := news(report, f))]
     history = report.history
     failing = failing_verdicts(report.policy)
@@ -189,6 +197,8 @@ def notification(report: AuditReport) -> message.Notification:
 
 def _notified(finding: Finding, why: str, report: AuditReport) -> message.NotifiedFinding:
     """Only these fields of a finding ever leave the machine: never its tags."""
+    from cloudguard.notify import message
+
     r, found, state = finding.resource, report.history_of(finding), report.ack_of(finding)
     lapsed = state.ack if state is not None and why == ACK_EXPIRED else None
     return message.NotifiedFinding(

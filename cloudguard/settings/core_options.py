@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cloudguard.audit.evidence.source_registry import evidence_options
 from cloudguard.audit.formats import FORMAT_NAMES, FORMATS
@@ -46,9 +46,11 @@ from cloudguard.cloud.options import (
 from cloudguard.cloud.records import SweepRequest
 from cloudguard.documents.findings import parse_leaked_by
 from cloudguard.history.sqlite import DEFAULT_BUSY_TIMEOUT
-from cloudguard.notify.send import Webhook
 from cloudguard.settings.history_values import non_empty, postgresql_url, variable_name, webhook
 from cloudguard.settings.option_spec import declarations, option
+
+if TYPE_CHECKING:
+    from cloudguard.notify.send import Webhook
 
 REPORT_PANEL = "Report"
 HISTORY_PANEL = "History and notifications"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -28,9 +28,11 @@ from cloudguard.cloud.records import SweepRequest
 from cloudguard.documents.findings import ORPHAN, UNVERIFIED, AuditPolicy
 from cloudguard.escape import one_line
 from cloudguard.history.errors import HistoryError
-from cloudguard.history.store import HistoryStore
 from cloudguard.settings import config_errors as cfg
 from cloudguard.settings.core_options import OPTIONS, Settings
+
+if TYPE_CHECKING:
+    from cloudguard.history.store import HistoryStore  # opened only when the history is on
 
 # Request field <- the core option that sets it.
 _POLICY = {

@@ -7,10 +7,13 @@ store's place is made (cloudguard.settings.engine_requests): a parser sees one v
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from cloudguard.cloud.options import OptionValueError, string
 from cloudguard.history.postgresql import SCHEMES, is_postgresql_url, url_problem
-from cloudguard.notify.send import KINDS, Webhook, check_url
+
+if TYPE_CHECKING:
+    from cloudguard.notify.send import Webhook
 
 WEBHOOK_KEYS = ("kind", "name", "url", "url-env")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -43,6 +46,9 @@ def variable_name(value: object) -> str:
 
 def webhook(value: object) -> Webhook:
     """One `[[notify.webhook]]` table: its kind, a name for messages, and where it is."""
+    # Sending's module (urllib, ssl) only for a file that names a webhook, not every command.
+    from cloudguard.notify.send import KINDS, Webhook, check_url
+
     if not isinstance(value, dict):
         raise OptionValueError("each webhook is a table ([[notify.webhook]])")
     unknown = sorted(set(value) - set(WEBHOOK_KEYS))
