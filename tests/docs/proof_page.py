@@ -51,6 +51,7 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "tests/audit/test_third_cloud_controls.py",
         "tests/audit/test_audit_kinds_controls.py",
         "tests/audit/test_audit_first_hour_controls.py",
+        "tests/cli/test_startup_imports_controls.py",
     ),
     ("history.md", "History, acknowledgements and notifications"): (
         "tests/history/test_history_negative_controls.py",
