@@ -81,6 +81,7 @@ SECTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "adapters/gcp/tests/test_gcp_controls.py",
         "adapters/gcp/tests/test_gcp_live_controls.py",
         "adapters/gcp/tests/test_gcp_prices_controls.py",
+        "adapters/gcp/tests/test_gcp_reaper_controls.py",
     ),
     ("architecture.md", "Architecture: the import graph"): (
         "tests/architecture/test_import_graph_controls.py",
