@@ -225,7 +225,8 @@ def main() -> int:
     )
     print("| requests | count | expected |")
     print("|---|---:|---|")
-    print(f"| `searchAllResources` | {searches:,} | ceil({rows:,} / {PAGE}) = {expected_searches} |")
+    expected = f"ceil({rows:,} / {PAGE}) = {expected_searches}"
+    print(f"| `searchAllResources` | {searches:,} | {expected} |")
     for kind, n in listings.items():
         print(f"| `{kind}.aggregatedList` | {n:,} | projects holding {kind}: {held[kind]:,} |")
     print(f"| all (TLS connections) | {total:,} ({connections:,}) | |")
