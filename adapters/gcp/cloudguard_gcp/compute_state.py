@@ -32,7 +32,13 @@ from cloudguard.cloud import kinds
 from cloudguard.cloud.exports import interned, interned_tags, parse_time
 from cloudguard.cloud.records import Resource, SweepRequest
 from cloudguard_gcp import clients
-from cloudguard_gcp.export import COMPUTE, PROVIDER, instance_resource, region_of
+from cloudguard_gcp.export import (
+    COMPUTE,
+    PROVIDER,
+    instance_resource,
+    last_segment,
+    region_of,
+)
 
 PAGE_SIZE = 500  # maxResults: the most an aggregated list page holds
 # The listing that holds each shared kind's current state.
@@ -104,14 +110,18 @@ def instance(item: Any, source: str) -> Resource:
 
 
 def disk(item: Any, source: str) -> Resource:
-    users = [_last(user) for user in item.users]
+    users = [last_segment(user) for user in item.users]
     attached = f"attached to {', '.join(users)}" if users else "attached to nothing"
-    size = f"{_last(item.type_)} {item.size_gb} GiB" if "size_gb" in item else _last(item.type_)
+    size = (
+        f"{last_segment(item.type_)} {item.size_gb} GiB"
+        if "size_gb" in item
+        else last_segment(item.type_)
+    )
     return _resource(item, "disks", kinds.DISK, f"{size}, {attached}", source)
 
 
 def address(item: Any, source: str) -> Resource:
-    users = [_last(user) for user in item.users]
+    users = [last_segment(user) for user in item.users]
     state = item.status.lower().replace("_", " ")
     used = f"used by {', '.join(users)}" if users else "used by nothing"
     where = (item.address_type or "external").lower()
@@ -124,7 +134,7 @@ def _resource(item: Any, collection: str, kind: str, size: str, source: str) -> 
     project = found.group(1) if (found := _PROJECT.search(link)) else ""
     # A zonal disk names its zone, a regional disk and an address their region (an address
     # has no zone field at all).
-    zone, region = _last(getattr(item, "zone", "") or ""), _last(item.region or "")
+    zone, region = last_segment(getattr(item, "zone", "") or ""), last_segment(item.region or "")
     where = f"zones/{zone}" if zone else f"regions/{region}"
     return Resource(
         provider=PROVIDER,
@@ -141,10 +151,6 @@ def _resource(item: Any, collection: str, kind: str, size: str, source: str) -> 
         source=source,
         uid=str(item.id) if "id" in item else "",
     )
-
-
-def _last(url: str) -> str:
-    return url.rstrip("/").rsplit("/", 1)[-1]
 
 
 _TAKE: dict[str, Callable[[Any, str], Resource]] = {

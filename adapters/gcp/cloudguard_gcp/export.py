@@ -115,7 +115,7 @@ def search_result(result: dict[str, Any], source: str) -> Resource:
             region=interned(region_of(location)),
             group="",
             id=name,
-            name=entry_field(result, "displayName", str) or _last(name),
+            name=entry_field(result, "displayName", str) or last_segment(name),
             kind=kind,
             size="",
             power_state=POWER.get(state, "unknown") if kind == "vm" else "unknown",
@@ -134,7 +134,7 @@ def instance_resource(instance: dict[str, Any], source: str) -> Resource:
     if not isinstance(name, str) or not name:
         raise InventoryFormatError("an instance has no string name")
     try:
-        zone = _last(entry_field(instance, "zone", str) or "")
+        zone = last_segment(entry_field(instance, "zone", str) or "")
         link = entry_field(instance, "selfLink", str) or entry_field(instance, "zone", str) or ""
         project = _project(link, None)
         full_name = f"{COMPUTE}projects/{project}/zones/{zone}/instances/{name}"
@@ -147,7 +147,7 @@ def instance_resource(instance: dict[str, Any], source: str) -> Resource:
             id=full_name,
             name=name,
             kind="vm",
-            size=interned(_last(entry_field(instance, "machineType", str) or "")),
+            size=interned(last_segment(entry_field(instance, "machineType", str) or "")),
             power_state=POWER.get(status, "unknown"),
             created=parse_time(entry_field(instance, "creationTimestamp", str)),
             tags=_labels(instance),
@@ -180,7 +180,8 @@ def _project(name: str, project: str | None) -> str:
     return (project or "").removeprefix("projects/")
 
 
-def _last(path: str) -> str:
+def last_segment(path: str) -> str:
+    """A URL's or a full resource name's last segment: the name it ends in."""
     return path.rstrip("/").rsplit("/", 1)[-1]
 
 

@@ -48,7 +48,7 @@ from cloudguard.cloud.reaping import (
 )
 from cloudguard.cloud.records import SweepRequest
 from cloudguard_gcp import clients, compute_state, credentials
-from cloudguard_gcp.export import COMPUTE
+from cloudguard_gcp.export import COMPUTE, last_segment
 from cloudguard_gcp.options import GCP_KEY_FILE
 
 OPERATION_WAIT = 600.0  # seconds an action's Operation is waited for without --item-budget
@@ -81,10 +81,18 @@ class _Address:
     name: str
     uid: str
 
+    @property
+    def place(self) -> str:
+        """The request field naming `where`."""
+        return "zone" if self.scope == "zones" else "region"
+
     def asked(self) -> dict[str, str]:
         """The request's fields: the resource by its numeric id."""
-        place = "zone" if self.scope == "zones" else "region"
-        return {"project": self.project, place: self.where, _PARAMETER[self.collection]: self.uid}
+        return {
+            "project": self.project,
+            self.place: self.where,
+            _PARAMETER[self.collection]: self.uid,
+        }
 
 
 def _address(item: Target, error: type[ReadError] | type[ActionError]) -> _Address:
@@ -150,15 +158,14 @@ class GcpReaper:
                     else ()
                 ),
                 left_billing=tuple(
-                    f"persistent disk {_last(disk.source)} (autoDelete off)"
+                    f"persistent disk {last_segment(disk.source)} (autoDelete off)"
                     for disk in found.disks
                     if not disk.auto_delete and disk.source
                 ),
             )
+        users = [last_segment(user) for user in found.users]
         if address.collection == "disks":
-            users = [_last(user) for user in found.users]
             return Live(compute_state.disk(found, where), attached_to=", ".join(users) or None)
-        users = [_last(user) for user in found.users]
         in_use = users or found.status == "IN_USE"
         return Live(
             compute_state.address(found, where),
@@ -182,8 +189,7 @@ class GcpReaper:
 
     def _wait(self, source: str, action: str, address: _Address, operation: Any) -> None:
         """Until the action's Operation says DONE, within the item's budget."""
-        wait = self._client("zoneOperations" if address.scope == "zones" else "regionOperations")
-        place = "zone" if address.scope == "zones" else "region"
+        wait = self._client(f"{address.place}Operations")
         limit = self._budget if self._budget is not None else OPERATION_WAIT
         while operation.status != operation.Status.DONE:
             left = limit - (self._clock() - self._started)
@@ -198,7 +204,7 @@ class GcpReaper:
                 operation = wait.wait(
                     request={
                         "project": address.project,
-                        place: address.where,
+                        address.place: address.where,
                         "operation": operation.name,
                     },
                     retry=clients.retry(self._request),
@@ -231,7 +237,3 @@ class GcpReaper:
         for client in self._clients.values():
             client.transport.close()
         self._clients.clear()
-
-
-def _last(url: str) -> str:
-    return url.rstrip("/").rsplit("/", 1)[-1]

@@ -117,10 +117,10 @@ def _find(
         "disks": world.disks,
         "addresses": world.addresses,
     }[collection]
+    if (scope == "regions") != (collection == "addresses"):
+        return None  # addresses are regional, instances and disks zonal
     for resource in pool:
         place = resource.region if collection == "addresses" else resource.zone
-        if (scope == "regions") != (collection == "addresses"):
-            continue
         if resource.project == project and place == where and name in (resource.name, resource.id):
             return resource  # type: ignore[no-any-return]
     return None
@@ -134,7 +134,7 @@ def _shown(fake: FakeGcp, resource: Instance | Disk | Address) -> dict[str, Any]
     return _address(resource)
 
 
-def _users(fake: FakeGcp, resource: Instance | Disk | Address) -> str:
+def _users(resource: Instance | Disk | Address) -> str:
     zone = getattr(resource, "zone", "")
     return ", ".join(
         f"projects/{resource.project}/zones/{zone or '-'}/instances/{user}"
@@ -162,7 +162,7 @@ def _refused(fake: FakeGcp, resource: Instance | Disk | Address, method: str) ->
         kind = "disk" if isinstance(resource, Disk) else "address"
         return google_error(
             400,
-            f"The {kind} resource '{where}' is already being used by '{_users(fake, resource)}'",
+            f"The {kind} resource '{where}' is already being used by '{_users(resource)}'",
             "resourceInUseByAnotherResource",
         )
     return None

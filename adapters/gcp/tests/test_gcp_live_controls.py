@@ -94,7 +94,7 @@ MUTATIONS = [
     Mutation(
         name="a disk's users are ignored (every disk attached to nothing)",
         module="compute_state.py",
-        original="    users = [_last(user) for user in item.users]\n    attached =",
+        original="    users = [last_segment(user) for user in item.users]\n    attached =",
         broken="    users: list[str] = []\n    attached =",
         tests=(LIVE + "test_compute_state_decides_power_attachment_and_use",),
         check="disk-users-read",

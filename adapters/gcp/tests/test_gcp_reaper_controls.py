@@ -16,8 +16,8 @@ MUTATIONS = [
     Mutation(
         name="an item is read and acted on by its name, not the numeric id the plan reviewed",
         module="reaper.py",
-        original="_PARAMETER[self.collection]: self.uid}",
-        broken="_PARAMETER[self.collection]: self.name}",
+        original="_PARAMETER[self.collection]: self.uid,",
+        broken="_PARAMETER[self.collection]: self.name,",
         tests=(
             REAPER + "test_an_instance_re_created_between_the_read_and_the_delete_is_not_deleted",
         ),
