@@ -123,7 +123,8 @@ class Cloud:
     def delete_command(self, resource: Resource) -> str | None:
         """The CLI command a person would run to delete what cloudguard does not reap."""
         command = getattr(self.adapter, "delete_command", None)
-        return str(command(resource)) if command is not None else None
+        found = command(resource) if command is not None else None
+        return str(found) if found else None  # an adapter's None is no command, never "None"
 
     def holds_data(self, kind: str) -> bool:
         """Deleting a `kind` destroys data (a disk, a bucket, a database, ...)."""

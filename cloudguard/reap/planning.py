@@ -229,7 +229,11 @@ def _not_planned_because(
 ) -> str | None:
     if not cloud.actions(item.kind):
         command = cloud.delete_command(resource)
-        how = f": to delete it, run `{command}`" if command else ""
+        how = (
+            f": to delete it, run `{command}`"
+            if command
+            else ": cloudguard knows no command that deletes it"
+        )
         if cloud.holds_data(item.kind):
             # What it holds where the sweep could say cheaply (an S3 bucket: "3 objects",
             # "at least 1000 objects", in its size); else unknown.
