@@ -1,9 +1,10 @@
 """The Google clients a sweep reads with: endpoint, CA bundle, retries, and one line per error.
 
 Both APIs are read with their own google-cloud-* clients over REST (no gRPC): Cloud
-Asset Inventory's `AssetServiceClient` and Compute Engine's `InstancesClient`,
-`DisksClient` and `AddressesClient` (and, for the reaper, the zone and region
-Operations clients). `--management-endpoint` (a fake on loopback) is
+Asset Inventory's `AssetServiceClient` and Compute Engine's clients of each kind
+listed or reaped (`InstancesClient`, `DisksClient`, `RegionDisksClient`,
+`AddressesClient`, `GlobalAddressesClient`, `SnapshotsClient`, and the reaper's
+zone, region and global Operations clients). `--management-endpoint` (a fake on loopback) is
 each client's `api_endpoint`; `--ca-bundle` and the proxy rule are set on the
 transport's requests session (the REST transports take neither): a loopback
 endpoint is reached directly, never through an HTTPS_PROXY from the environment.
@@ -45,16 +46,21 @@ def asset_client(credentials: Any, request: SweepRequest) -> Any:
 
 
 def compute_client(kind: str, credentials: Any, request: SweepRequest) -> Any:
-    """The Compute Engine client of `kind` (instances, disks, addresses; the reaper's
-    zoneOperations and regionOperations)."""
+    """The Compute Engine client of `kind`, named as the API names its collection
+    (instances, disks, regionDisks, addresses, globalAddresses, snapshots; the reaper's
+    zoneOperations, regionOperations and globalOperations)."""
     from google.cloud import compute_v1
 
     make = {
         "instances": compute_v1.InstancesClient,
         "disks": compute_v1.DisksClient,
+        "regionDisks": compute_v1.RegionDisksClient,
         "addresses": compute_v1.AddressesClient,
+        "globalAddresses": compute_v1.GlobalAddressesClient,
+        "snapshots": compute_v1.SnapshotsClient,
         "zoneOperations": compute_v1.ZoneOperationsClient,
         "regionOperations": compute_v1.RegionOperationsClient,
+        "globalOperations": compute_v1.GlobalOperationsClient,
     }[kind]
     return _configured(
         make(credentials=credentials, transport="rest", client_options=_options(request)),

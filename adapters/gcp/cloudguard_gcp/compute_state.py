@@ -2,9 +2,11 @@
 
 Cloud Asset Inventory indexes a change seconds to minutes after it happens, and
 its search results carry neither an instance's machine type, nor a disk's users,
-nor an address's type. So for each project the search found holding instances,
-disks or reserved addresses, the sweep reads that kind's aggregated list (every
-zone and region in one paged listing, 500 a page) and the listing's records
+nor an address's type, nor a snapshot's stored bytes, nor any numeric id (which
+binds a reap to the resource reviewed). So for each project the search found
+holding instances, disks, reserved addresses or snapshots, the sweep reads that
+kind's listing (an aggregated list, every zone and region in one paged listing,
+or, for what is global, the global list; 500 a page) and the listing's records
 replace the search's for that project:
 
 - an instance: its `status` now (RUNNING bills compute; TERMINATED, SUSPENDED do
@@ -12,14 +14,18 @@ replace the search's for that project:
   (cloudguard_gcp.export.instance_resource), as `gcloud compute instances list`;
 - a disk: its type and size, and its `users` (the instances it is attached to, or
   none: a disk attached to nothing is storage billed for nobody);
-- an address: `addressType` (EXTERNAL, INTERNAL) and `status` (IN_USE by its
-  `users`, or RESERVED: held and used by nothing).
+- an address, regional (`addresses`, aggregated) or global (`globalAddresses`):
+  `addressType` (EXTERNAL, INTERNAL) and `status` (IN_USE by its `users`, or
+  RESERVED: held and used by nothing);
+- a snapshot (`snapshots`, global): its `snapshotType` (STANDARD, ARCHIVE), its
+  `storageBytes` (what it bills for) and where it is stored (`storageLocations`:
+  a region or a multi-region, read as its region).
 
-A disk's and an address's state is written into its `size`, the one field a
-report shows beside its billing note (`pd-balanced 100 GiB, attached to nothing`,
-`external, reserved, used by nothing`). A listing that is incomplete (a scope in
-`unreachables`, or a scope's warning other than "no results on this page") fails
-its project, never a partial answer.
+A disk's, an address's and a snapshot's state is written into its `size`, the one
+field a report shows beside its billing note (`pd-balanced 100 GiB, attached to
+nothing`, `external, reserved, used by nothing`, `standard 12.5 GiB stored`). A
+listing that is incomplete (a scope in `unreachables`, or a scope's warning other
+than "no results on this page") fails its project, never a partial answer.
 """
 
 from __future__ import annotations
@@ -41,8 +47,15 @@ from cloudguard_gcp.export import (
 )
 
 PAGE_SIZE = 500  # maxResults: the most an aggregated list page holds
-# The listing that holds each shared kind's current state.
-LISTING_OF_KIND = {kinds.VM: "instances", kinds.DISK: "disks", kinds.PUBLIC_IP: "addresses"}
+# The listing that holds each shared kind's current state (a global address: below).
+LISTING_OF_KIND = {
+    kinds.VM: "instances",
+    kinds.DISK: "disks",  # zonal and regional: the aggregated list has both
+    kinds.PUBLIC_IP: "addresses",
+    kinds.SNAPSHOT: "snapshots",
+}
+# The listings of what is global: one list per project, no scopes (the others are aggregated).
+GLOBAL_LISTINGS = frozenset({"globalAddresses", "snapshots"})
 # A scope of an aggregated list with nothing on this page says so; any other warning
 # (UNREACHABLE, ...) means its items were not all listed.
 _EMPTY_SCOPE = "NO_RESULTS_ON_PAGE"
@@ -56,37 +69,45 @@ class IncompleteListing(Exception):
 def listing_of(resource: Resource) -> str | None:
     """Which aggregated list holds `resource`'s current state (None: none)."""
     listing = LISTING_OF_KIND.get(resource.kind)
-    if listing == "addresses" and "/regions/" not in resource.id:
-        return None  # a global address is no regional listing's (and bills the same)
+    if listing == "addresses" and "/global/addresses/" in resource.id:
+        return "globalAddresses"
     return listing
 
 
+def method_of(listing: str) -> str:
+    """The API method a listing is read with, as a failure names it."""
+    return f"{listing}.list" if listing in GLOBAL_LISTINGS else f"{listing}.aggregatedList"
+
+
 def read(client: Any, request: SweepRequest, project: str, listing: str) -> list[Resource]:
-    """Every item of one aggregated list of `project`, as Resources, every page followed."""
+    """Every item of one listing of `project`, as Resources, every page followed."""
     take = _TAKE[listing]
     source = f"gcp:projects/{project}"
     resources: list[Resource] = []
     token = ""
     while True:
         page = clients.first_page(
-            client.aggregated_list,
+            client.list if listing in GLOBAL_LISTINGS else client.aggregated_list,
             request,
             project=project,
             max_results=PAGE_SIZE,
             page_token=token,
         )
-        if page.unreachables:  # what a partial answer could not read: never taken as read
+        if listing in GLOBAL_LISTINGS:  # a list of its own: no scopes, nothing unreachable
+            resources.extend(take(item, source) for item in page.items)
+        elif page.unreachables:  # what a partial answer could not read: never taken as read
             raise IncompleteListing(
                 f"{listing}.aggregatedList could not read {', '.join(page.unreachables)}"
             )
-        for scope, scoped in page.items.items():
-            warning = scoped.warning.code if "warning" in scoped else ""
-            if warning and warning != _EMPTY_SCOPE:
-                raise IncompleteListing(
-                    f"{listing}.aggregatedList warned {warning} for {scope}: "
-                    f"{scoped.warning.message}"
-                )
-            resources.extend(take(item, source) for item in getattr(scoped, listing))
+        else:
+            for scope, scoped in page.items.items():
+                warning = scoped.warning.code if "warning" in scoped else ""
+                if warning and warning != _EMPTY_SCOPE:
+                    raise IncompleteListing(
+                        f"{listing}.aggregatedList warned {warning} for {scope}: "
+                        f"{scoped.warning.message}"
+                    )
+                resources.extend(take(item, source) for item in getattr(scoped, listing))
         token = page.next_page_token
         if not token:
             return resources
@@ -128,18 +149,35 @@ def address(item: Any, source: str) -> Resource:
     return _resource(item, "addresses", kinds.PUBLIC_IP, f"{where}, {state}, {used}", source)
 
 
-def _resource(item: Any, collection: str, kind: str, size: str, source: str) -> Resource:
-    """A disk or an address, named by its full resource name as the asset search names it."""
+def snapshot(item: Any, source: str) -> Resource:
+    kind = (item.snapshot_type or "standard").lower()
+    # Two decimals at most, never an exponent (a petabyte archive is 1048576 GiB, not 1e+06).
+    gib = f"{int(item.storage_bytes) / 2**30:.2f}".rstrip("0").rstrip(".")
+    stored = (
+        f"{kind} {gib} GiB stored"
+        if "storage_bytes" in item
+        else kind  # still being made: its bytes are not counted yet
+    )
+    stored_in = item.storage_locations[0] if item.storage_locations else "global"
+    return _resource(item, "snapshots", kinds.SNAPSHOT, stored, source, region=stored_in)
+
+
+def _resource(
+    item: Any, collection: str, kind: str, size: str, source: str, region: str = ""
+) -> Resource:
+    """A disk, an address or a snapshot, named by its full resource name as the asset
+    search names it; `region` where it is stored, when its place does not say."""
     link = item.self_link
     project = found.group(1) if (found := _PROJECT.search(link)) else ""
     # A zonal disk names its zone, a regional disk and an address their region (an address
-    # has no zone field at all).
-    zone, region = last_segment(getattr(item, "zone", "") or ""), last_segment(item.region or "")
-    where = f"zones/{zone}" if zone else f"regions/{region}"
+    # has no zone field at all); a global address and a snapshot neither.
+    zone = last_segment(getattr(item, "zone", "") or "")
+    placed = last_segment(getattr(item, "region", "") or "")
+    where = f"zones/{zone}" if zone else f"regions/{placed}" if placed else "global"
     return Resource(
         provider=PROVIDER,
         account=interned(project),
-        region=interned(region_of(zone) if zone else region),
+        region=interned(region_of(zone) if zone else placed or region or "global"),
         group="",
         id=f"{COMPUTE}projects/{project}/{where}/{collection}/{item.name}",
         name=item.name,
@@ -157,4 +195,6 @@ _TAKE: dict[str, Callable[[Any, str], Resource]] = {
     "instances": instance,
     "disks": disk,
     "addresses": address,
+    "globalAddresses": address,
+    "snapshots": snapshot,
 }

@@ -4,9 +4,9 @@
    ID` is `projects/ID`), ONE paged Cloud Asset Inventory search of every resource
    of every project under it (cloudguard_gcp.asset_search): ceil(results / 500)
    requests, however many projects.
-2. Per project the search found holding instances, disks or regional addresses,
-   that kind's Compute Engine aggregated list (cloudguard_gcp.compute_state), whose
-   records replace the search's: the state that decides billing, as it is now.
+2. Per project the search found holding instances, disks, addresses or snapshots,
+   that kind's Compute Engine listing (cloudguard_gcp.compute_state), whose records
+   replace the search's: the state that decides billing, as it is now.
    A project holding none of them costs no Compute request.
 
 Scopes are searched, and projects listed, concurrently with a bound
@@ -125,7 +125,7 @@ def _list(identity: Any, request: SweepRequest, project: str, listings: set[str]
                 (),
                 (
                     SourceFailure(
-                        f"gcp project {project}", _reason(exc, f"{listing}.aggregatedList")
+                        f"gcp project {project}", _reason(exc, compute_state.method_of(listing))
                     ),
                 ),
             )

@@ -9,6 +9,8 @@
   `items` keyed by scope (`zones/Z`, `regions/R`), each `{instances: [...]}` or, for a scope
   with nothing on the page, a `NO_RESULTS_ON_PAGE` warning; `maxResults` 0-500 (default 500),
   `nextPageToken`, and `unreachables` for the scopes it could not read;
+- Compute Engine `GET /compute/v1/projects/{project}/global/{addresses|snapshots}`: a plain
+  list (`items[]`, `nextPageToken`, the same `maxResults`);
 - `POST /token`: an OAuth token endpoint (a service-account key's `token_uri` may name it).
 
 The world (`GcpWorld`) holds projects and their resources; the search shows what Asset
@@ -62,6 +64,9 @@ STATUS = {
 }
 SEARCH_ROUTE = re.compile(r"^/v1/((?:projects|folders|organizations)/[^/:]+):searchAllResources$")
 COMPUTE_ROUTE = re.compile(r"^/compute/v1/projects/([^/]+)/aggregated/(instances|disks|addresses)$")
+GLOBAL_ROUTE = re.compile(r"^/compute/v1/projects/([^/]+)/global/(addresses|snapshots)$")
+# A global list's collection -> the API's name of it (as requests are counted).
+GLOBAL_LISTS = {"addresses": "globalAddresses", "snapshots": "snapshots"}
 
 
 _IDS = itertools.count(7312294612745210001)
@@ -105,6 +110,8 @@ class Instance:
 
 @dataclass
 class Disk:
+    """A zonal disk (`zone`), or a regional one (`region`, and `zone` empty)."""
+
     project: str
     zone: str
     name: str
@@ -114,10 +121,18 @@ class Disk:
     labels: dict[str, str] = field(default_factory=dict)
     created: datetime = field(default_factory=lambda: _ago(2))
     id: str = field(default_factory=unique_id)
+    region: str = ""
+
+    @property
+    def place(self) -> str:
+        """`zones/Z` or `regions/R`, as Compute's paths and aggregated scopes name it."""
+        return f"regions/{self.region}" if self.region else f"zones/{self.zone}"
 
 
 @dataclass
 class Address:
+    """A regional address, or a global one (`region` is `global`)."""
+
     project: str
     region: str
     name: str
@@ -127,6 +142,25 @@ class Address:
     labels: dict[str, str] = field(default_factory=dict)
     created: datetime = field(default_factory=lambda: _ago(2))
     ip: str = "203.0.113.7"
+    id: str = field(default_factory=unique_id)
+
+    @property
+    def place(self) -> str:
+        return "global" if self.region == "global" else f"regions/{self.region}"
+
+
+@dataclass
+class Snapshot:
+    """A (global) snapshot of a disk, stored in `location` (a region or a multi-region)."""
+
+    project: str
+    name: str
+    source_disk: str = ""  # zones/Z/disks/D
+    storage_bytes: int = 3 * 2**30
+    snapshot_type: str = "STANDARD"
+    location: str = "eu"
+    labels: dict[str, str] = field(default_factory=dict)
+    created: datetime = field(default_factory=lambda: _ago(2))
     id: str = field(default_factory=unique_id)
 
 
@@ -148,6 +182,7 @@ class GcpWorld:
     instances: list[Instance] = field(default_factory=list)
     disks: list[Disk] = field(default_factory=list)
     addresses: list[Address] = field(default_factory=list)
+    snapshots: list[Snapshot] = field(default_factory=list)
     others: list[Other] = field(default_factory=list)
 
     def project(self, project_id: str, number: str, folder: str = FOLDER) -> Project:
@@ -173,15 +208,20 @@ class GcpWorld:
             for i in self.instances if i.project == p
         ]  # fmt: skip
         rows += [
-            _row(project, f"compute.googleapis.com/projects/{p}/zones/{d.zone}/disks/{d.name}",
-                 "compute.googleapis.com/Disk", d.zone, d.labels, "READY", d.created)
+            _row(project, f"compute.googleapis.com/projects/{p}/{d.place}/disks/{d.name}",
+                 "compute.googleapis.com/Disk", d.region or d.zone, d.labels, "READY", d.created)
             for d in self.disks if d.project == p
         ]  # fmt: skip
         rows += [
-            _row(project,
-                 f"compute.googleapis.com/projects/{p}/regions/{a.region}/addresses/{a.name}",
-                 "compute.googleapis.com/Address", a.region, a.labels, a.status, a.created)
+            _row(project, f"compute.googleapis.com/projects/{p}/{a.place}/addresses/{a.name}",
+                 "compute.googleapis.com/GlobalAddress" if a.region == "global"
+                 else "compute.googleapis.com/Address", a.region, a.labels, a.status, a.created)
             for a in self.addresses if a.project == p
+        ]  # fmt: skip
+        rows += [
+            _row(project, f"compute.googleapis.com/projects/{p}/global/snapshots/{s.name}",
+                 "compute.googleapis.com/Snapshot", "global", s.labels, "READY", s.created)
+            for s in self.snapshots if s.project == p
         ]  # fmt: skip
         rows += [
             _row(project, f"{o.service}/{o.path}", o.asset_type, o.location, o.labels, "", _ago(3))
@@ -199,11 +239,20 @@ class GcpWorld:
             items = [(f"zones/{i.zone}", _instance(i, self.disks)) for i in self.instances
                      if i.project == project]  # fmt: skip
         elif kind == "disks":
-            items = [(f"zones/{d.zone}", _disk(d)) for d in self.disks if d.project == project]
-        else:
-            items = [(f"regions/{a.region}", _address(a)) for a in self.addresses
-                     if a.project == project]  # fmt: skip
+            items = [(d.place, _disk(d)) for d in self.disks if d.project == project]
+        else:  # the aggregated list of addresses holds the regional ones alone
+            items = [(a.place, _address(a)) for a in self.addresses
+                     if a.project == project and a.region != "global"]  # fmt: skip
         return sorted(items, key=lambda item: (item[0], item[1]["name"]))
+
+    def global_items(self, project: str, kind: str) -> list[dict[str, Any]]:
+        """The items of one global list (addresses, snapshots), in the API's order (name)."""
+        items = (
+            [_address(a) for a in self.addresses if a.project == project and a.region == "global"]
+            if kind == "addresses"
+            else [_snapshot(s) for s in self.snapshots if s.project == project]
+        )
+        return sorted(items, key=lambda item: str(item["name"]))
 
 
 def _row(
@@ -276,7 +325,7 @@ def _instance(i: Instance, disks: list[Disk]) -> dict[str, Any]:
 
 
 def _disk(d: Disk) -> dict[str, Any]:
-    zone = _zone_url(d.project, d.zone)
+    where = f"{COMPUTE_V1}/projects/{d.project}/{d.place}"
     item: dict[str, Any] = {
         "kind": "compute#disk",
         "id": d.id,
@@ -285,14 +334,21 @@ def _disk(d: Disk) -> dict[str, Any]:
         ),
         "name": d.name,
         "sizeGb": str(d.size_gb),
-        "zone": zone,
         "status": "READY",
-        "selfLink": f"{zone}/disks/{d.name}",
-        "type": f"{zone}/diskTypes/{d.type}",
+        "selfLink": f"{where}/disks/{d.name}",
+        "type": f"{where}/diskTypes/{d.type}",
         "labelFingerprint": "42WmSpB8rSM=",
         "physicalBlockSizeBytes": "4096",
     }
+    if d.region:  # a regional disk is replicated in two of its region's zones
+        item["region"] = where
+        item["replicaZones"] = [
+            f"{COMPUTE_V1}/projects/{d.project}/zones/{d.region}-{z}" for z in "ab"
+        ]
+    else:
+        item["zone"] = where
     if d.users:
+        zone = f"{COMPUTE_V1}/projects/{d.project}/zones/{d.zone or d.region + '-a'}"
         item["users"] = [f"{zone}/instances/{user}" for user in d.users]
     if d.labels:
         item["labels"] = dict(d.labels)
@@ -300,7 +356,7 @@ def _disk(d: Disk) -> dict[str, Any]:
 
 
 def _address(a: Address) -> dict[str, Any]:
-    region = f"{COMPUTE_V1}/projects/{a.project}/regions/{a.region}"
+    where = f"{COMPUTE_V1}/projects/{a.project}/{a.place}"
     item: dict[str, Any] = {
         "kind": "compute#address",
         "id": a.id,
@@ -310,19 +366,44 @@ def _address(a: Address) -> dict[str, Any]:
         "name": a.name,
         "address": a.ip,
         "status": a.status,
-        "region": region,
-        "selfLink": f"{region}/addresses/{a.name}",
+        "selfLink": f"{where}/addresses/{a.name}",
         "networkTier": "PREMIUM",
         "addressType": a.address_type,
         "labelFingerprint": "42WmSpB8rSM=",
     }
+    if a.region != "global":  # a global address has no region field
+        item["region"] = where
     if a.users:
+        zone = "europe-west4-a" if a.region == "global" else f"{a.region}-a"
         item["users"] = [
-            f"{COMPUTE_V1}/projects/{a.project}/zones/{a.region}-a/instances/{user}"
-            for user in a.users
+            f"{COMPUTE_V1}/projects/{a.project}/zones/{zone}/instances/{user}" for user in a.users
         ]
     if a.labels:
         item["labels"] = dict(a.labels)
+    return item
+
+
+def _snapshot(s: Snapshot) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "kind": "compute#snapshot",
+        "id": s.id,
+        "creationTimestamp": s.created.astimezone(timezone_pacific()).isoformat(
+            timespec="milliseconds"
+        ),
+        "name": s.name,
+        "status": "READY",
+        "diskSizeGb": "100",
+        "storageBytes": str(s.storage_bytes),
+        "storageBytesStatus": "UP_TO_DATE",
+        "storageLocations": [s.location],
+        "snapshotType": s.snapshot_type,
+        "selfLink": f"{COMPUTE_V1}/projects/{s.project}/global/snapshots/{s.name}",
+        "labelFingerprint": "42WmSpB8rSM=",
+    }
+    if s.source_disk:
+        item["sourceDisk"] = f"{COMPUTE_V1}/projects/{s.project}/{s.source_disk}"
+    if s.labels:
+        item["labels"] = dict(s.labels)
     return item
 
 
@@ -438,11 +519,13 @@ def answer(fake: FakeGcp, method: str, raw: str, authorization: str) -> tuple[in
     path = unquote(split.path)
     query = dict(parse_qsl(split.query, keep_blank_values=True))
     search, compute = SEARCH_ROUTE.match(path), COMPUTE_ROUTE.match(path)
+    listed = GLOBAL_ROUTE.match(path) if method == "GET" else None
     item = fake_gcp_items.operation_name(method, path)
     operation = (
         "token" if path == "/token" and method == "POST"
         else "searchAllResources" if search and method == "GET"
         else f"{compute.group(2)}.aggregatedList" if compute and method == "GET"
+        else f"{GLOBAL_LISTS[listed.group(2)]}.list" if listed
         else item if item
         else f"unrouted {method} {path}"
     )  # fmt: skip
@@ -472,6 +555,8 @@ def answer(fake: FakeGcp, method: str, raw: str, authorization: str) -> tuple[in
         return fake_gcp_items.answer_item(fake, method, path)
     if search:
         return _search(fake, search.group(1), query)
+    if listed:
+        return _global_list(fake, listed.group(1), listed.group(2), query)
     assert compute is not None
     return _aggregated(fake, compute.group(1), compute.group(2), query)
 
@@ -559,6 +644,31 @@ def _aggregated(fake: FakeGcp, project: str, kind: str, query: dict[str, str]) -
         body["nextPageToken"] = _token(scope_key, start + size)
     if unreachable := fake.faults.unreachable.get(project):
         body["unreachables"] = list(unreachable)
+    return 200, body
+
+
+def _global_list(fake: FakeGcp, project: str, kind: str, query: dict[str, str]) -> tuple[int, Any]:
+    named = GLOBAL_LISTS[kind]
+    if project in fake.faults.denied_projects or project not in fake.world.projects:
+        return google_error(
+            403, f"Required 'compute.{named}.list' permission for 'projects/{project}'", "forbidden"
+        )
+    scope_key = f"projects/{project}/global/{kind}"
+    start = _offset(query.get("pageToken", ""), scope_key)
+    size = int(query.get("maxResults") or COMPUTE_MAX_PAGE)
+    if start is None or not 0 <= size <= COMPUTE_MAX_PAGE:
+        return google_error(400, "Invalid value for field 'pageToken' or 'maxResults'.", "invalid")
+    size = size or COMPUTE_MAX_PAGE
+    items = fake.world.global_items(project, kind)
+    singular = kind[:-2] if kind == "addresses" else kind[:-1]
+    body: dict[str, Any] = {
+        "kind": f"compute#{singular}List",
+        "id": scope_key,
+        "items": items[start : start + size],
+        "selfLink": f"{COMPUTE_V1}/{scope_key}",
+    }
+    if start + size < len(items):
+        body["nextPageToken"] = _token(scope_key, start + size)
     return 200, body
 
 

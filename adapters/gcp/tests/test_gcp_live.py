@@ -24,6 +24,7 @@ from fake_gcp import (
     Instance,
     Other,
     Rule,
+    Snapshot,
     serve,
 )
 from gcp_helpers import cli, controller_home
@@ -138,6 +139,53 @@ def test_compute_state_decides_power_attachment_and_use(gcp: FakeGcp) -> None:
         "ip-held": "external, reserved, used by nothing",
     }, broken("address-status-read", f"addresses read as {addresses}")
     assert all(r.id.startswith(f"{VM_PREFIX}/{PILOT}/") for r in result.resources)
+
+
+def test_snapshots_global_addresses_and_regional_disks_are_read_from_compute(
+    gcp: FakeGcp,
+) -> None:
+    """What the asset search carries no numeric id, bytes or use for: a snapshot (its stored
+    bytes, type and place, from the global list), a global address (its use, from its global
+    list), a regional disk (from the disks' aggregated list), each with Compute's id."""
+    world = gcp.world
+    world.project(PILOT, "418512345678")
+    world.snapshots += [
+        Snapshot(PILOT, "snap-data", source_disk=f"zones/{ZONE}/disks/data",
+                 storage_bytes=int(12.5 * 2**30), location="eu"),
+        Snapshot(PILOT, "snap-cold", storage_bytes=2**31, snapshot_type="ARCHIVE",
+                 location="europe-west4"),
+    ]  # fmt: skip
+    world.addresses.append(Address(PILOT, "global", "ip-global"))
+    world.disks.append(Disk(PILOT, "", "shared", size_gb=200, region="europe-west4"))
+    result = sweep(gcp, f"projects/{PILOT}")
+    assert result.failures == ()
+    found = {r.name: r for r in result.resources}
+    read = {n: (r.id.removeprefix(f"{VM_PREFIX}/{PILOT}/"), r.region, r.size, r.uid)
+            for n, r in found.items()}  # fmt: skip
+    assert read == {
+        "snap-data": ("global/snapshots/snap-data", "eu", "standard 12.5 GiB stored",
+                      world.snapshots[0].id),
+        "snap-cold": ("global/snapshots/snap-cold", "europe-west4", "archive 2 GiB stored",
+                      world.snapshots[1].id),
+        "ip-global": ("global/addresses/ip-global", "global",
+                      "external, reserved, used by nothing", world.addresses[0].id),
+        "shared": ("regions/europe-west4/disks/shared", "europe-west4",
+                   "pd-balanced 200 GiB, attached to nothing", world.disks[0].id),
+    }, broken("global-listings-read", f"read as {read}")  # fmt: skip
+    assert (gcp.counts["snapshots.list"], gcp.counts["globalAddresses.list"]) == (1, 1)
+    assert gcp.counts["addresses.aggregatedList"] == 0  # no regional address: not listed
+
+
+def test_a_global_listing_that_fails_leaves_its_project_unread(gcp: FakeGcp) -> None:
+    gcp.world.project(PILOT, "418512345678")
+    gcp.world.instances.append(Instance(PILOT, ZONE, "vm-pilot"))
+    gcp.world.snapshots.append(Snapshot(PILOT, "snap-data"))
+    gcp.faults.rules.append(Rule(f"projects/{PILOT}/global/snapshots", 503))
+    result = sweep(gcp, f"projects/{PILOT}")
+    assert result.resources == ()
+    ((source, reason),) = [(f.source, f.reason) for f in result.failures]
+    assert source == f"gcp project {PILOT}"
+    assert "HTTP 503" in reason and "(while reading snapshots.list)" in reason, reason
 
 
 def test_kind_narrows_the_compute_listings(gcp: FakeGcp) -> None:
