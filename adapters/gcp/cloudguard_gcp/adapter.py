@@ -12,8 +12,9 @@ definition: cloudguard_gcp.labels), projects as the accounts, zones' regions.
 Prices come from the Cloud Billing Catalog API (cloudguard_gcp.prices): a
 machine type's vCPUs and memory at its series' on-demand rates in its region.
 
-Reaping (cloudguard_gcp.reaper): instances are stopped or deleted, zonal disks
-and regional addresses deleted, each bound to its numeric id; a plan lists
+Reaping (cloudguard_gcp.reaper): instances are stopped or deleted; disks (zonal,
+regional), addresses (regional, global) and snapshots deleted, each bound to its
+numeric id; a plan lists
 every other kind with the `gcloud` command a person would run
 (cloudguard_gcp.delete_commands). Google's clients are imported inside the
 sweep, the reaper and the price list: importing this module stays cheap.
@@ -60,6 +61,7 @@ class GcpAdapter:
             shared_kinds.VM: MappingProxyType({REVERSIBLE: "stop", DESTRUCTIVE: "delete"}),
             shared_kinds.DISK: MappingProxyType({DESTRUCTIVE: "delete"}),
             shared_kinds.PUBLIC_IP: MappingProxyType({DESTRUCTIVE: "delete"}),
+            shared_kinds.SNAPSHOT: MappingProxyType({DESTRUCTIVE: "delete"}),
         }
     )
     any_kind_actions: Mapping[str, str] = MappingProxyType({})

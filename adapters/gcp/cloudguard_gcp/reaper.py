@@ -1,21 +1,24 @@
 """The Google Cloud side of `cloudguard reap apply`: read one Compute resource live, act on it.
 
-What it acts on: instances (stop, or delete), zonal persistent disks and regional
-addresses (delete). Every other kind a plan lists with the `gcloud` command a person
-would run (cloudguard_gcp.delete_commands).
+What it acts on: instances (stop, or delete); persistent disks, zonal or regional,
+addresses, regional or global, and snapshots (delete). Every other kind a plan lists
+with the `gcloud` command a person would run (cloudguard_gcp.delete_commands).
 
 Each item is bound to Compute Engine's numeric id, which the plan carries as `uid` (the
-sweep reads it from Compute's listings): the read (`instances.get`), and the action
-(`instances.stop`, `instances.delete`, `disks.delete`, `addresses.delete`) name that id
-where the API takes a name or an id, so a resource deleted and re-created under the
-planned name since the review is never the one read or acted on: it answers 404, "gone".
-The read carries the labels (read as tags), an instance's `deletionProtection` (a
-protection), which of its disks outlive it (`autoDelete` false: they go on billing), a
-disk's `users` and an address's `status` (in use: attached, never deleted).
+sweep reads it from Compute's listings): the read (`instances.get`, `disks.get`,
+`regionDisks.get`, `addresses.get`, `globalAddresses.get`, `snapshots.get`), and the
+action (`stop`, `delete`) name that id where the API takes a name or an id, so a
+resource deleted and re-created under the planned name since the review is never the
+one read or acted on: it answers 404, "gone". The read carries the labels (read as
+tags), an instance's `deletionProtection` (a protection), which of its disks outlive it
+(`autoDelete` false: they go on billing), a disk's `users` and an address's `status`
+(in use: attached, never deleted). A snapshot has no users: a disk or an image made
+from it is its own copy, and deleting it moves what later snapshots of the same disk
+need into them (Compute's snapshots are incremental, never broken by a delete).
 
 The action is sent once (no retry: a request whose answer was lost is logged failed,
-never sent again) and returns when its Operation says DONE (zone or region Operations'
-`wait`, which may be retried: it only reads), within the item's budget
+never sent again) and returns when its Operation says DONE (zone, region or global
+Operations' `wait`, which may be retried: it only reads), within the item's budget
 (`--item-budget`, else OPERATION_WAIT seconds): an Operation not seen to finish is
 `ActionUnfinished` (75), one that ended in error `ActionError` naming Compute's code.
 Compute's own refusals (a disk or address in use, `resourceInUseByAnotherResource`; an
@@ -58,50 +61,60 @@ _UID = re.compile(r"^[1-9][0-9]{0,19}$")
 # A project id, optionally domain-scoped (`example.com:project`).
 _PROJECT = r"(?:[a-z0-9][-a-z0-9.]{0,62}:)?[a-z][-a-z0-9]{4,28}[a-z0-9]"
 _FULL_NAME = re.compile(
-    rf"^{re.escape(COMPUTE)}projects/({_PROJECT})/(zones|regions)/({_NAME})/"
-    rf"(instances|disks|addresses)/({_NAME})$"
+    rf"^{re.escape(COMPUTE)}projects/({_PROJECT})/(?:(zones|regions)/({_NAME})|global)/"
+    rf"(instances|disks|addresses|snapshots)/({_NAME})$"
 )
-# kind -> (scope, collection) of the resources the reaper acts on.
-_WHERE = {
-    kinds.VM: ("zones", "instances"),
-    kinds.DISK: ("zones", "disks"),
-    kinds.PUBLIC_IP: ("regions", "addresses"),
+# (kind, scope, collection) the reaper acts on -> the API's collection (its client).
+_CLIENT = {
+    (kinds.VM, "zones", "instances"): "instances",
+    (kinds.DISK, "zones", "disks"): "disks",
+    (kinds.DISK, "regions", "disks"): "regionDisks",
+    (kinds.PUBLIC_IP, "regions", "addresses"): "addresses",
+    (kinds.PUBLIC_IP, "global", "addresses"): "globalAddresses",
+    (kinds.SNAPSHOT, "global", "snapshots"): "snapshots",
 }
 _ACTIONS = {(kinds.VM, "stop"), (kinds.VM, "delete"), (kinds.DISK, "delete"),
-            (kinds.PUBLIC_IP, "delete")}  # fmt: skip
-_PARAMETER = {"instances": "instance", "disks": "disk", "addresses": "address"}
+            (kinds.PUBLIC_IP, "delete"), (kinds.SNAPSHOT, "delete")}  # fmt: skip
+_PARAMETER = {"instances": "instance", "disks": "disk", "addresses": "address",
+              "snapshots": "snapshot"}  # fmt: skip
+_PLACE = {"zones": "zone", "regions": "region"}  # the request field naming where (global: none)
 
 
 @dataclass(frozen=True)
 class _Address:
     project: str
-    scope: str  # zones | regions
-    where: str  # the zone or the region
-    collection: str  # instances | disks | addresses
+    scope: str  # zones | regions | global
+    where: str  # the zone or the region ("" when global)
+    collection: str  # instances | disks | addresses | snapshots
     name: str
     uid: str
+    client: str  # the API's collection, its client's name (`regionDisks`, `globalAddresses`)
 
     @property
-    def place(self) -> str:
-        """The request field naming `where`."""
-        return "zone" if self.scope == "zones" else "region"
+    def operations(self) -> str:
+        """The Operations collection that says when an action on it is done."""
+        return {"zones": "zoneOperations", "regions": "regionOperations"}.get(
+            self.scope, "globalOperations"
+        )
+
+    def placed(self) -> dict[str, str]:
+        """The request fields naming the project and, unless global, the zone or region."""
+        place = _PLACE.get(self.scope)
+        return {"project": self.project, **({place: self.where} if place else {})}
 
     def asked(self) -> dict[str, str]:
         """The request's fields: the resource by its numeric id."""
-        return {
-            "project": self.project,
-            self.place: self.where,
-            _PARAMETER[self.collection]: self.uid,
-        }
+        return {**self.placed(), _PARAMETER[self.collection]: self.uid}
 
 
 def _address(item: Target, error: type[ReadError] | type[ActionError]) -> _Address:
     """The planned item's place and id, refused unless it is one of Compute's own."""
     source = f"gcp {item.kind} {item.id}"
     found = _FULL_NAME.match(item.id)
-    if item.kind not in _WHERE or found is None or found.group(2, 4) != _WHERE[item.kind]:
+    if found is None or (item.kind, found.group(2) or "global", found.group(4)) not in _CLIENT:
         raise error(source, f"not a Compute Engine {item.kind} cloudguard reaps")
     project, scope, where, collection, name = found.group(1, 2, 3, 4, 5)
+    scope, where = scope or "global", where or ""
     if item.account != project:
         raise error(source, f"the item names project {item.account!r}, its name {project!r}")
     uid = str(getattr(item, "uid", ""))  # a plan item's (cloudguard.documents.plan.PlanItem)
@@ -111,7 +124,8 @@ def _address(item: Target, error: type[ReadError] | type[ActionError]) -> _Addre
             "the plan names no Compute Engine numeric id for it (uid), which binds an action "
             "to the reviewed resource: make a new plan from a new live audit",
         )
-    return _Address(project, scope, where, collection, name, uid)
+    client = _CLIENT[(item.kind, scope, collection)]
+    return _Address(project, scope, where, collection, name, uid, client)
 
 
 class GcpReaper:
@@ -138,7 +152,7 @@ class GcpReaper:
         self._started = self._clock()  # the item's budget runs from its first read
         source = f"gcp {item.kind} {item.id}"
         try:
-            method = self._client(address.collection).get
+            method = self._client(address.client).get
             found = method(
                 request=address.asked(),
                 retry=clients.retry(self._request),
@@ -163,6 +177,8 @@ class GcpReaper:
                     if not disk.auto_delete and disk.source
                 ),
             )
+        if address.collection == "snapshots":
+            return Live(compute_state.snapshot(found, where))
         users = [last_segment(user) for user in found.users]
         if address.collection == "disks":
             return Live(compute_state.disk(found, where), attached_to=", ".join(users) or None)
@@ -177,7 +193,7 @@ class GcpReaper:
         source = f"gcp {item.kind} {item.id}"
         if (item.kind, action) not in _ACTIONS:
             raise ActionError(source, f"no action {action!r} for a {item.kind}")
-        client = self._client(address.collection)
+        client = self._client(address.client)
         send = client.stop_unary if action == "stop" else client.delete_unary
         try:
             # retry=None: sent once. Compute would carry out a repeated delete or stop of
@@ -189,7 +205,7 @@ class GcpReaper:
 
     def _wait(self, source: str, action: str, address: _Address, operation: Any) -> None:
         """Until the action's Operation says DONE, within the item's budget."""
-        wait = self._client(f"{address.place}Operations")
+        wait = self._client(address.operations)
         limit = self._budget if self._budget is not None else OPERATION_WAIT
         while operation.status != operation.Status.DONE:
             left = limit - (self._clock() - self._started)
@@ -202,11 +218,7 @@ class GcpReaper:
                 )
             try:
                 operation = wait.wait(
-                    request={
-                        "project": address.project,
-                        address.place: address.where,
-                        "operation": operation.name,
-                    },
+                    request={**address.placed(), "operation": operation.name},
                     retry=clients.retry(self._request),
                     timeout=min(clients.TIMEOUT, left),
                 )

@@ -5,9 +5,10 @@ Routes (each resource named by its name or its numeric id, as Compute's path par
 accept both: `[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?|[1-9][0-9]{0,19}`):
 
 - `GET|DELETE /compute/v1/projects/P/zones/Z/instances/I`, `POST .../instances/I/stop`;
-- `GET|DELETE /compute/v1/projects/P/zones/Z/disks/D`;
-- `GET|DELETE /compute/v1/projects/P/regions/R/addresses/A`;
-- `GET|POST /compute/v1/projects/P/{zones/Z|regions/R}/operations/O[/wait]`.
+- `GET|DELETE /compute/v1/projects/P/{zones/Z|regions/R}/disks/D`;
+- `GET|DELETE /compute/v1/projects/P/{regions/R|global}/addresses/A`;
+- `GET|DELETE /compute/v1/projects/P/global/snapshots/S`;
+- `GET|POST /compute/v1/projects/P/{zones/Z|regions/R|global}/operations/O[/wait]`.
 
 An accepted stop or delete answers an Operation (`RUNNING`); its effect is made at once and
 the Operation reads `DONE` at its first `wait` or `get`. What Compute refuses it refuses as
@@ -26,32 +27,51 @@ import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from fake_gcp import COMPUTE_V1, Address, Disk, Instance, _address, _disk, _instance, google_error
+from fake_gcp import (
+    COMPUTE_V1,
+    Address,
+    Disk,
+    Instance,
+    Snapshot,
+    _address,
+    _disk,
+    _instance,
+    _snapshot,
+    google_error,
+)
 
 if TYPE_CHECKING:
     from fake_gcp import FakeGcp
 
+# A place is `zones/Z`, `regions/R` or `global` (group 2: the scope, 3: the zone or region).
+_PLACE = r"(zones|regions|global)(?:/([^/]+))?"
 ITEM_ROUTE = re.compile(
-    r"^/compute/v1/projects/([^/]+)/(zones|regions)/([^/]+)/"
-    r"(instances|disks|addresses)/([^/]+?)(/stop)?$"
+    rf"^/compute/v1/projects/([^/]+)/{_PLACE}/(instances|disks|addresses|snapshots)/([^/]+?)"
+    r"(/stop)?$"
 )
 OPERATION_ROUTE = re.compile(
-    r"^/compute/v1/projects/([^/]+)/(zones|regions)/([^/]+)/operations/([^/]+?)(/wait)?$"
+    rf"^/compute/v1/projects/([^/]+)/{_PLACE}/operations/([^/]+?)(/wait)?$"
 )
 _OPERATIONS = itertools.count(1)
-_KIND = {"instances": "instance", "disks": "disk", "addresses": "address"}
+_KIND = {"instances": "instance", "disks": "disk", "addresses": "address", "snapshots": "snapshot"}
+# (scope, collection) -> the API's collection, as requests are counted (`regionDisks.get`).
+_API = {("regions", "disks"): "regionDisks", ("global", "addresses"): "globalAddresses"}
+# Where each collection may be: a request naming another place finds nothing (404).
+_SCOPES = {"instances": {"zones"}, "disks": {"zones", "regions"},
+           "addresses": {"regions", "global"}, "snapshots": {"global"}}  # fmt: skip
+Resource = Instance | Disk | Address | Snapshot
 
 
 def operation_name(method: str, path: str) -> str | None:
     """How a request of this module is counted (`instances.get`, `zoneOperations.wait`)."""
     if found := ITEM_ROUTE.match(path):
-        collection, stop = found.group(4), found.group(6)
+        scope, collection, stop = found.group(2), found.group(4), found.group(6)
         verb = {"GET": "get", "DELETE": "delete"}.get(method)
         if stop:
             verb = "stop" if method == "POST" and collection == "instances" else None
-        return f"{collection}.{verb}" if verb else None
+        return f"{_API.get((scope, collection), collection)}.{verb}" if verb else None
     if found := OPERATION_ROUTE.match(path):
-        scope = "zoneOperations" if found.group(2) == "zones" else "regionOperations"
+        scope = f"{found.group(2).removesuffix('s')}Operations"  # zone, region, global
         if found.group(5):
             return f"{scope}.wait" if method == "POST" else None
         return f"{scope}.get" if method == "GET" else None
@@ -62,21 +82,21 @@ def answer_item(fake: FakeGcp, method: str, path: str) -> tuple[int, Any]:
     found = ITEM_ROUTE.match(path)
     assert found is not None
     project, scope, where, collection, name = found.group(1, 2, 3, 4, 5)
+    place = f"{scope}/{where}" if where else scope
     if project in fake.faults.denied_projects or project not in fake.world.projects:
         verb = "get" if method == "GET" else "delete" if method == "DELETE" else "stop"
         return google_error(
             403,
             f"Required 'compute.{collection}.{verb}' permission for 'projects/{project}/"
-            f"{scope}/{where}/{collection}/{name}'",
+            f"{place}/{collection}/{name}'",
             "forbidden",
         )
     with fake.lock:
-        resource = _find(fake, project, scope, where, collection, name)
+        resource = _find(fake, project, place, collection, name)
         if resource is None:
             return google_error(
                 404,
-                f"The resource 'projects/{project}/{scope}/{where}/{collection}/{name}' was "
-                "not found",
+                f"The resource 'projects/{project}/{place}/{collection}/{name}' was not found",
                 "notFound",
             )
         if method == "GET":
@@ -84,7 +104,7 @@ def answer_item(fake: FakeGcp, method: str, path: str) -> tuple[int, Any]:
         refused = _refused(fake, resource, method)
         if refused is not None:
             return refused
-        return 200, _accept(fake, resource, project, scope, where, stop=method == "POST")
+        return 200, _accept(fake, resource, project, place, stop=method == "POST")
 
 
 def answer_operation(fake: FakeGcp, path: str) -> tuple[int, Any]:
@@ -108,33 +128,48 @@ def answer_operation(fake: FakeGcp, path: str) -> tuple[int, Any]:
         return 200, dict(operation)
 
 
-def _find(
-    fake: FakeGcp, project: str, scope: str, where: str, collection: str, name: str
-) -> Instance | Disk | Address | None:
+def _find(fake: FakeGcp, project: str, place: str, collection: str, name: str) -> Resource | None:
     world = fake.world
     pool: list[Any] = {
         "instances": world.instances,
         "disks": world.disks,
         "addresses": world.addresses,
+        "snapshots": world.snapshots,
     }[collection]
-    if (scope == "regions") != (collection == "addresses"):
-        return None  # addresses are regional, instances and disks zonal
+    if place.split("/")[0] not in _SCOPES[collection]:
+        return None
     for resource in pool:
-        place = resource.region if collection == "addresses" else resource.zone
-        if resource.project == project and place == where and name in (resource.name, resource.id):
+        if (
+            resource.project == project
+            and _place(resource) == place
+            and name in (resource.name, resource.id)
+        ):
             return resource  # type: ignore[no-any-return]
     return None
 
 
-def _shown(fake: FakeGcp, resource: Instance | Disk | Address) -> dict[str, Any]:
+def _place(resource: Resource) -> str:
+    if isinstance(resource, Instance):
+        return f"zones/{resource.zone}"
+    return "global" if isinstance(resource, Snapshot) else resource.place
+
+
+def _collection(resource: Resource) -> str:
+    return {Instance: "instances", Disk: "disks", Address: "addresses",
+            Snapshot: "snapshots"}[type(resource)]  # fmt: skip
+
+
+def _shown(fake: FakeGcp, resource: Resource) -> dict[str, Any]:
     if isinstance(resource, Instance):
         return _instance(resource, fake.world.disks)
     if isinstance(resource, Disk):
         return _disk(resource)
+    if isinstance(resource, Snapshot):
+        return _snapshot(resource)
     return _address(resource)
 
 
-def _users(resource: Instance | Disk | Address) -> str:
+def _users(resource: Resource) -> str:
     zone = getattr(resource, "zone", "")
     return ", ".join(
         f"projects/{resource.project}/zones/{zone or '-'}/instances/{user}"
@@ -142,12 +177,9 @@ def _users(resource: Instance | Disk | Address) -> str:
     )
 
 
-def _refused(fake: FakeGcp, resource: Instance | Disk | Address, method: str) -> Any:
+def _refused(fake: FakeGcp, resource: Resource, method: str) -> Any:
     where = (
-        f"projects/{resource.project}/regions/{resource.region}/addresses/{resource.name}"
-        if isinstance(resource, Address)
-        else f"projects/{resource.project}/zones/{resource.zone}/"
-        f"{'instances' if isinstance(resource, Instance) else 'disks'}/{resource.name}"
+        f"projects/{resource.project}/{_place(resource)}/{_collection(resource)}/{resource.name}"
     )
     if isinstance(resource, Instance) and method == "DELETE" and resource.deletion_protection:
         return google_error(
@@ -169,24 +201,12 @@ def _refused(fake: FakeGcp, resource: Instance | Disk | Address, method: str) ->
 
 
 def _accept(
-    fake: FakeGcp,
-    resource: Instance | Disk | Address,
-    project: str,
-    scope: str,
-    where: str,
-    *,
-    stop: bool,
+    fake: FakeGcp, resource: Resource, project: str, place: str, *, stop: bool
 ) -> dict[str, Any]:
     """An Operation for the action, its effect made unless a fault makes it fail."""
-    collection = (
-        "instances"
-        if isinstance(resource, Instance)
-        else "disks"
-        if isinstance(resource, Disk)
-        else "addresses"
-    )
+    collection = _collection(resource)
     name = f"operation-{next(_OPERATIONS)}-{resource.id}"
-    base = f"{COMPUTE_V1}/projects/{project}/{scope}/{where}"
+    base = f"{COMPUTE_V1}/projects/{project}/{place}"
     now = datetime.now(UTC).isoformat()
     operation: dict[str, Any] = {
         "kind": "compute#operation",
@@ -201,8 +221,9 @@ def _accept(
         "insertTime": now,
         "startTime": now,
         "selfLink": f"{base}/operations/{name}",
-        scope[:-1]: base,
     }
+    if place != "global":  # a zonal or regional Operation names its zone or region
+        operation[place.split("/")[0][:-1]] = base
     fake.operations[name] = operation
     fake.operation_waits[name] = fake.faults.slow_operations
     fake.actions.append((operation["operationType"], _KIND[collection], resource.name, resource.id))
@@ -219,13 +240,15 @@ def _accept(
             resource.status = "TERMINATED"
         else:
             world.instances.remove(resource)
-            for disk in [d for d in world.disks if d.project == project and d.zone == where]:
-                if resource.name in disk.users:
+            for disk in [d for d in world.disks if d.project == project]:
+                if resource.name in disk.users and disk.zone in (resource.zone, ""):
                     disk.users.remove(resource.name)
                     if disk.name not in resource.kept_disks:
                         world.disks.remove(disk)  # autoDelete: it goes with its instance
     elif isinstance(resource, Disk):
         world.disks.remove(resource)
+    elif isinstance(resource, Snapshot):
+        world.snapshots.remove(resource)
     else:
         world.addresses.remove(resource)
     return dict(operation)

@@ -11,15 +11,17 @@ from cloudguard_mutants import Mutation, assert_turns_red
 
 GCP = Path(cloudguard_gcp.__file__).resolve().parent
 REAPER = "adapters/gcp/tests/test_gcp_reaper.py::"
+LEAKED = "adapters/gcp/tests/test_gcp_leaked_run.py::"
 
 MUTATIONS = [
     Mutation(
         name="an item is read and acted on by its name, not the numeric id the plan reviewed",
         module="reaper.py",
-        original="_PARAMETER[self.collection]: self.uid,",
-        broken="_PARAMETER[self.collection]: self.name,",
+        original="_PARAMETER[self.collection]: self.uid}",
+        broken="_PARAMETER[self.collection]: self.name}",
         tests=(
             REAPER + "test_an_instance_re_created_between_the_read_and_the_delete_is_not_deleted",
+            LEAKED + "test_a_snapshot_re_created_between_the_read_and_the_delete_is_not_deleted",
         ),
         check="bound-to-the-reviewed-id",
         package=GCP,
@@ -62,6 +64,23 @@ MUTATIONS = [
         ),
         check="operation-waited",
         package=GCP,
+    ),
+    Mutation(
+        name="a global address's and a regional disk's use is not read",
+        module="reaper.py",
+        original="        users = [last_segment(user) for user in found.users]\n",
+        broken="        users = []\n",
+        tests=(LEAKED + "test_addresses_and_a_regional_disk_in_use_since_the_plan_are_kept",),
+        check="attachment-re-read",
+        package=GCP,
+    ),
+    Mutation(
+        name="a kind no command deletes is told to run `None`",
+        module="cloud/cloud.py",
+        original="        return str(found) if found else None  # an adapter",
+        broken="        return str(found)  # an adapter",
+        tests=(LEAKED + "test_every_kind_with_one_clear_delete_is_reaped_and_the_rest_is_said",),
+        check="no-command-said-so",
     ),
 ]
 
