@@ -375,7 +375,7 @@ def _snapshot_price(query: PriceQuery, rates: list[Rate], fetched: str) -> Liste
     stem = regional if served is None else multi
     storage = _find(rates, stem, GIB_MONTH, served or location, whole=True) if stem else None
     if storage is None:
-        return None  # unknown, never zero: no SKU of this class in this location
+        return None  # unknown, never zero: no SKU of its class there
     return ListedPrice(
         hourly=storage.price / HOURS_PER_MONTH,  # per GiB: the query's quantity is its size
         currency=storage.currency,

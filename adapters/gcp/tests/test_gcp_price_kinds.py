@@ -123,12 +123,14 @@ def test_an_address_the_catalog_or_its_record_does_not_price_is_unknown_never_ze
 @pytest.mark.parametrize(
     ("size", "location", "per_gib_month"),
     [
-        ("standard 12.5 GiB stored", "us-central1", 0.05),  # past the free 5 GiB tier
-        ("standard 12.5 GiB stored", "europe-west9", 0.058),  # ... in Paris
-        ("standard 12.5 GiB stored", "us", 0.065),  # the US multi-region
-        ("standard 12.5 GiB stored", "eu", 0.065),  # `eu`, which the catalog calls europe
-        ("archive 12.5 GiB stored", "us-central1", 0.019),
-        ("archive 12.5 GiB stored", "europe-west9", 0.022),
+        # Past the free 5 GiB tier, in the Americas' regions; in Paris; the US multi-region;
+        # `eu`, which the catalog's serviceRegions call europe.
+        pytest.param("standard 12.5 GiB stored", "us-central1", 0.05, id="standard-region"),
+        pytest.param("standard 12.5 GiB stored", "europe-west9", 0.058, id="standard-paris"),
+        pytest.param("standard 12.5 GiB stored", "us", 0.065, id="standard-us"),
+        pytest.param("standard 12.5 GiB stored", "eu", 0.065, id="standard-eu"),
+        pytest.param("archive 12.5 GiB stored", "us-central1", 0.019, id="archive-region"),
+        pytest.param("archive 12.5 GiB stored", "europe-west9", 0.022, id="archive-paris"),
     ],
 )
 def test_a_snapshot_is_priced_per_gib_month_of_its_class_where_it_is_stored(
