@@ -146,7 +146,8 @@ _ADDRESSES: dict[str, tuple[str, str | None]] = {
     RESERVED: ("Static Ip Charge", None),
     IN_USE: ("External IP Charge on a Standard VM", "global"),
 }
-# The lead's snapshot size: `standard 12.5 GiB stored` (storageBytes / 2**30).
+# The live sweep's snapshot size (snapshots.list): `standard 12.5 GiB stored`, its
+# storageBytes / 2**30 to two decimals, `:g`.
 _SNAPSHOT = re.compile(r"^(?P<type>standard|archive) (?P<size>\d+(?:\.\d+)?) GiB stored$")
 # A snapshot's storage class -> its storage SKU's description ("... in <place>" too), for a
 # region and for a multi-region (None: no SKU known: unknown, never a guess).

@@ -89,6 +89,18 @@ MUTATIONS = [
         package=GCP,
     ),
     Mutation(
+        name="a global address in use is priced as a standard VM's",
+        module="prices.py",
+        original=(
+            "    if stem is None or (query.sku == IN_USE and "
+            'query.region.casefold() == "global"):\n'
+        ),
+        broken="    if stem is None:\n",
+        tests=(UNPRICED_ADDRESS,),
+        check="unpriced-address-unknown",
+        package=GCP,
+    ),
+    Mutation(
         name="a SKU's free first tier is its price",
         module="prices.py",
         original="    paid = [tier.unit_price for tier in tiers if _amount(tier.unit_price) > 0]\n",
