@@ -90,10 +90,16 @@ def configure_session(client: Any, endpoint: str | None, ca_bundle: str | None) 
 
 
 def retry(request: SweepRequest) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The sweep's and the reaper's `retry_spending`: `request.retries` (`--retries`)."""
+    return retry_spending(request.retries)
+
+
+def retry_spending(retries: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A GAPIC call's `retry` (the client wraps its call in it: `retry(call)`) spending at most
-    `request.retries` retries (one page's), each after `wait`. Ours, not google-api-core's
-    Retry: that one draws its backoff before it sees the error, so it cannot obey the
-    error's Retry-After."""
+    `retries` retries (one page's), each after `wait`. Ours, not google-api-core's Retry:
+    that one draws its backoff before it sees the error, so it cannot obey the error's
+    Retry-After. The one retry of every Google call here: the sweep's, the reaper's and
+    the price list's (cloudguard_gcp.prices)."""
     import requests
     from google.api_core import exceptions
     from google.api_core.retry import exponential_sleep_generator
@@ -112,7 +118,7 @@ def retry(request: SweepRequest) -> Callable[[Callable[..., Any]], Callable[...,
         @functools.wraps(call)
         def retried(*args: Any, **kwargs: Any) -> Any:
             backoff = exponential_sleep_generator(BACKOFF_FIRST, BACKOFF_MAX, multiplier=2.0)
-            for _ in range(request.retries):
+            for _ in range(retries):
                 try:
                     return call(*args, **kwargs)
                 except transient as exc:

@@ -6,8 +6,10 @@ page (`pageToken`, until `nextPageToken` is empty), through `google-cloud-billin
 once per audit, and that one listing answers every price the audit asks of it (its
 distinct machine types and regions). A SKU prices only on demand (`category.usageType`
 `OnDemand`: never Spot or preemptible, never a commitment), in the resource's region
-(one of the SKU's `serviceRegions`), at its latest `pricingInfo`'s first tier
-(`unitPrice`: `units` + `nanos` / 1e9 per `usageUnit`):
+(one of the SKU's `serviceRegions`), at its latest `pricingInfo`'s first paid tier
+(`unitPrice`: `units` + `nanos` / 1e9 per `usageUnit`; a tier priced 0 is a free
+allowance the whole billing account shares, not what one more resource costs; a SKU
+with no paid tier prices nothing):
 
 - a VM: its machine type's vCPUs x its series' vCPU-hour SKU (`h`) + its memory GiB x
   the series' GiB-hour SKU (`GiBy.h`): `N2 Instance Core running in Americas` and
@@ -18,8 +20,41 @@ distinct machine types and regions). A SKU prices only on demand (`category.usag
   capacity SKU (`Storage PD Capacity`, `Balanced PD Capacity`, `SSD backed PD
   Capacity`, or the same `in <place>`; `GiBy.mo`), per hour that / 730 x N. The
   gcloud exports name no disk size: such a disk is unknown;
-- nothing else: a reserved address (the exports say neither external nor in use),
-  a snapshot, a bucket, a cluster are unknown, never zero.
+- a reserved address as the live sweep spells it (`external, reserved, used by
+  nothing`, `external, in use, used by vm-1`; cloudguard_gcp.compute_state). Google
+  bills an external IPv4 address by the hour: reserved and used by nothing at the
+  regional `Static Ip Charge` (or `Static Ip Charge in <place>`; resource family
+  `Network`, group `IpAddress`, `h`: "Static external IP address (assigned but
+  unused)"), in use on a standard VM at `External IP Charge on a Standard VM`, whose
+  `serviceRegions` is `global` (on a Spot VM at `External IP Charge on a Spot
+  Preemptible VM`, less). Both list a free first tier (Static Ip Charge's first hour,
+  the standard VM's first 744 h), then $0.010 and $0.005 an hour (the Americas).
+  Sources: Cyclenerd/google-cloud-pricing-cost-calculator, build/mapping.csv (the
+  three SKU descriptions, their family and group, as this API lists them); infracost,
+  internal/resources/google/compute_address.go (the same three SKUs, the standard
+  VM's priced from usage 744 on, internal addresses not priced at all). An address in
+  use is priced as if its user were a standard VM: the sweep names its users, not
+  their kind, so a Spot VM's address is overstated ($0.0025 an hour) and a global
+  address in use (a global forwarding rule's, never a VM's) is unknown. An internal
+  address is unknown: no Google page or SKU found says it is free. An address the
+  sweep saw reserving, or an export's (its row says neither external nor in use), is
+  unknown, never zero;
+- a snapshot spelled `standard|archive <GiB> GiB stored`, in its first storage location:
+  per GiB-month / 730 x its GiB. Standard: `Storage PD Snapshot` (or `... in <place>`;
+  resource group `PDSnapshot`, `GiBy.mo`), one SKU a location whether a region or a
+  multi-region, told apart by `serviceRegions`, which names a multi-region `us`,
+  `europe` or `asia` (a snapshot's `storageLocations` says `us`, `eu`, `asia`: `eu` is
+  looked up as `europe`; source: Cyclenerd's build/skus.go, which renames exactly those
+  three serviceRegions to its own multi-region names, and build/pricing.pl, which finds
+  one `Storage PD Snapshot%` SKU per region and per multi-region). Archive, in a region:
+  `Regional Archive Snapshot Data Storage` (or `... in <place>`). An archive snapshot in
+  a multi-region is unknown: no description of such a SKU was found, and a guess would
+  price it wrong;
+- nothing else: a bucket, a cluster are unknown, never zero.
+
+Retries: each page on cloudguard_gcp.clients' one retry (the sweep's and the reaper's):
+`--retries` retries of throttling, 5xx and broken connections with jittered backoff, and
+an answer's Retry-After waited for (capped at clients.BACKOFF_MAX).
 
 Where it is read: `--billing-catalog-endpoint URL` (the adapter's option), else
 cloudbilling.googleapis.com, but never when `--management-endpoint` names another
@@ -100,7 +135,30 @@ _DISKS: dict[str, str] = {
 }
 # The live sweep's disk size: `pd-balanced 100 GiB, attached to nothing` (compute_state).
 _DISK = re.compile(r"^(?P<type>\S+) (?P<size>\d+) GiB(?:,|$)")
-VCPU_HOUR, GIB_HOUR, GIB_MONTH = "h", "GiBy.h", "GiBy.mo"
+# The live sweep's address size: `external, reserved, used by nothing` (compute_state); an
+# export's address says nothing (an empty size) and is never priced.
+_ADDRESS = re.compile(r"^(?P<where>external|internal), (?P<state>reserved|in use), used by ")
+# An external address -> its SKU's description and where the catalog serves it (None: the
+# address's own region). Reserved and used by nothing: the regional `Static Ip Charge`. In
+# use: the global `External IP Charge on a Standard VM` (the user taken for a standard VM).
+RESERVED, IN_USE = "external-reserved", "external-in-use"
+_ADDRESSES: dict[str, tuple[str, str | None]] = {
+    RESERVED: ("Static Ip Charge", None),
+    IN_USE: ("External IP Charge on a Standard VM", "global"),
+}
+# The live sweep's snapshot size (snapshots.list): `standard 12.5 GiB stored`, its
+# storageBytes / 2**30 to two decimals, `:g`.
+_SNAPSHOT = re.compile(r"^(?P<type>standard|archive) (?P<size>\d+(?:\.\d+)?) GiB stored$")
+# A snapshot's storage class -> its storage SKU's description ("... in <place>" too), for a
+# region and for a multi-region (None: no SKU known: unknown, never a guess).
+_SNAPSHOTS: dict[str, tuple[str, str | None]] = {
+    "standard": ("Storage PD Snapshot", "Storage PD Snapshot"),
+    "archive": ("Regional Archive Snapshot Data Storage", None),
+}
+# A snapshot's multi-region storage location (as `storageLocations` names it) -> the name
+# the catalog's `serviceRegions` gives it.
+_MULTI_REGIONS = {"us": "us", "eu": "europe", "asia": "asia"}
+VCPU_HOUR, GIB_HOUR, GIB_MONTH, HOUR = "h", "GiBy.h", "GiBy.mo", "h"
 
 
 def price_query(resource: Resource) -> PriceQuery | None:
@@ -109,7 +167,15 @@ def price_query(resource: Resource) -> PriceQuery | None:
     disk = _DISK.match(resource.size) if resource.kind == kinds.DISK else None
     if disk is not None and disk["type"] in _DISKS:
         return PriceQuery(kinds.DISK, disk["type"], resource.region, float(disk["size"]))
-    return None
+    address = _ADDRESS.match(resource.size) if resource.kind == kinds.PUBLIC_IP else None
+    if address is not None and address["where"] == "external":
+        sku = RESERVED if address["state"] == "reserved" else IN_USE
+        return PriceQuery(kinds.PUBLIC_IP, sku, resource.region)
+    snapshot = _SNAPSHOT.match(resource.size) if resource.kind == kinds.SNAPSHOT else None
+    if snapshot is not None:
+        return PriceQuery(kinds.SNAPSHOT, snapshot["type"], resource.region,
+                          float(snapshot["size"]))  # fmt: skip
+    return None  # an internal address, an export's row, any other kind: unknown
 
 
 def price_list(request: SweepRequest) -> BillingCatalog | None:
@@ -172,7 +238,11 @@ class BillingCatalog:
         clients.configure_session(client, self.endpoint, self.ca_bundle)
         request = ListSkusRequest(parent=COMPUTE_ENGINE, currency_code=CURRENCY,
                                   page_size=PAGE_SIZE)  # fmt: skip
-        pager = client.list_skus(request=request, retry=_retry(self.retries))
+        # Each page on the sweep's retry (`--retries`, Retry-After obeyed): the pager asks
+        # every page with it. A callable wrapping the call, as GAPIC applies a `retry`; the
+        # stubs name only google-api-core's Retry.
+        retrying: Any = clients.retry_spending(self.retries)
+        pager = client.list_skus(request=request, retry=retrying, timeout=clients.TIMEOUT)
         for number, page in enumerate(pager.pages, start=1):
             if number > MAX_PAGES:
                 raise ValueError(f"the catalog did not end after {MAX_PAGES} pages")
@@ -207,44 +277,36 @@ class BillingCatalog:
         return found
 
 
-def _retry(retries: int) -> Any:
-    """Throttling and 5xx retried with backoff for as long as `retries` backed-off waits
-    take (the GAPIC retry is a deadline, not a count)."""
-    from google.api_core import exceptions, retry
-
-    waits = [min(0.5 * 2**attempt, 8.0) for attempt in range(retries)]
-    retried = (exceptions.TooManyRequests, exceptions.InternalServerError,
-               exceptions.BadGateway, exceptions.ServiceUnavailable,
-               exceptions.GatewayTimeout)  # fmt: skip
-    return retry.Retry(
-        predicate=retry.if_exception_type(*retried),
-        initial=0.5,
-        maximum=8.0,
-        multiplier=2.0,
-        timeout=sum(waits) + 1.0,
-    )
-
-
 def _rate(sku: Any) -> Rate | None:
-    """An on-demand compute or storage SKU's current price per unit; None for any other
-    (Spot, preemptible, a commitment, a licence, networking) or one with no price."""
+    """An on-demand compute, storage or network SKU's current price per unit; None for any
+    other (Spot, preemptible, a commitment, a licence) or one with no paid tier."""
     category = sku.category
-    if category.usage_type != "OnDemand" or category.resource_family not in ("Compute", "Storage"):
+    if category.usage_type != "OnDemand" or category.resource_family not in _FAMILIES:
         return None
     if not sku.pricing_info:
         return None
     expression = sku.pricing_info[-1].pricing_expression  # the timeline's latest
-    first = [tier for tier in expression.tiered_rates if tier.start_usage_amount == 0]
-    if not first:
+    tiers = sorted(expression.tiered_rates, key=lambda tier: tier.start_usage_amount)
+    # A tier at 0 is a free allowance the whole billing account shares (Static Ip Charge's
+    # first hour, a standard VM's address's first 744 h, 5 GiB of snapshots): what one more
+    # resource costs is the first paid tier. No paid tier: no price (unknown, never zero).
+    paid = [tier.unit_price for tier in tiers if _amount(tier.unit_price) > 0]
+    if not paid:
         return None
-    money = first[0].unit_price
     return Rate(
         description=sku.description,
         unit=expression.usage_unit,
         regions=frozenset(region.casefold() for region in sku.service_regions),
-        price=money.units + money.nanos / 1e9,
-        currency=money.currency_code or CURRENCY,
+        price=_amount(paid[0]),
+        currency=paid[0].currency_code or CURRENCY,
     )
+
+
+_FAMILIES = ("Compute", "Storage", "Network")  # Network: the IP address SKUs
+
+
+def _amount(money: Any) -> float:
+    return float(money.units + money.nanos / 1e9)
 
 
 def _price(query: PriceQuery, rates: list[Rate], fetched: str) -> ListedPrice | None:
@@ -252,6 +314,10 @@ def _price(query: PriceQuery, rates: list[Rate], fetched: str) -> ListedPrice | 
         return _vm_price(query, rates, fetched)
     if query.kind == kinds.DISK:
         return _disk_price(query, rates, fetched)
+    if query.kind == kinds.PUBLIC_IP:
+        return _address_price(query, rates, fetched)
+    if query.kind == kinds.SNAPSHOT:
+        return _snapshot_price(query, rates, fetched)
     return None
 
 
@@ -283,6 +349,40 @@ def _disk_price(query: PriceQuery, rates: list[Rate], fetched: str) -> ListedPri
         source=SOURCE,
         fetched=fetched,
         detail=f"{capacity.description}, per GiB-month / {HOURS_PER_MONTH:g} h",
+    )
+
+
+def _address_price(query: PriceQuery, rates: list[Rate], fetched: str) -> ListedPrice | None:
+    stem, served = _ADDRESSES.get(query.sku, (None, None))
+    if stem is None or (query.sku == IN_USE and query.region.casefold() == "global"):
+        return None  # a global address in use is a global forwarding rule's, never a VM's
+    rate = _find(rates, stem, HOUR, served or query.region, whole=True)
+    if rate is None:
+        return None
+    said = "reserved, used by nothing" if query.sku == RESERVED else "in use, by a standard VM"
+    return ListedPrice(
+        hourly=rate.price,
+        currency=rate.currency,
+        source=SOURCE,
+        fetched=fetched,
+        detail=f"{rate.description}, per hour ({said})",
+    )
+
+
+def _snapshot_price(query: PriceQuery, rates: list[Rate], fetched: str) -> ListedPrice | None:
+    regional, multi = _SNAPSHOTS.get(query.sku, (None, None))
+    location = query.region.casefold()
+    served = _MULTI_REGIONS.get(location)
+    stem = regional if served is None else multi
+    storage = _find(rates, stem, GIB_MONTH, served or location, whole=True) if stem else None
+    if storage is None:
+        return None  # unknown, never zero: no SKU of its class there
+    return ListedPrice(
+        hourly=storage.price / HOURS_PER_MONTH,  # per GiB: the query's quantity is its size
+        currency=storage.currency,
+        source=SOURCE,
+        fetched=fetched,
+        detail=f"{storage.description}, per GiB-month / {HOURS_PER_MONTH:g} h",
     )
 
 

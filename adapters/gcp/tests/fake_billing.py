@@ -7,12 +7,15 @@ SKU as the API spells it: `name`, `skuId`, `description`, `category`
 `serviceRegions`, `pricingInfo[].pricingExpression` (`usageUnit`, `displayQuantity`,
 `tieredRates[].unitPrice {currencyCode, units, nanos}` with `units` an int64 as a
 JSON string, `baseUnit`, `baseUnitConversionFactor`), `serviceProviderName`,
-`geoTaxonomy`. An unknown service is a 404 in Google's error shape.
+`geoTaxonomy`. An unknown service is a 404 in Google's error shape. A SKU with a free
+allowance lists it as a first tier priced 0 and its price from `free` on (Static Ip
+Charge's first hour, a standard VM's address's first 744 h, as the catalog lists them).
 
 The real `google-cloud-billing` client (REST transport) talks to it; a throwaway
 `trustme` CA signs its certificate. The fake pages at most `page_size` SKUs whatever
 the client asks (the real API pages at 5000), records every request and whether it
-carried an Authorization header, and can answer a status `fail_times` times.
+carried an Authorization header, and can answer a status `fail_times` times (saying
+`Retry-After: retry_after` with it, if given).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ _REGIONS = {
     "Americas": ["us-central1", "us-east1", "us-west1"],
     "EMEA": ["europe-west1", "europe-west4"],
 }
+# How the catalog names a multi-region in `serviceRegions` (a snapshot's `eu` is `europe`).
+MULTI_REGIONS = ("us", "europe", "asia")
 
 
 def sku(
@@ -49,14 +54,16 @@ def sku(
     family: str = "Compute",
     group: str = "CPU",
     regions: list[str] | None = None,
+    free: float = 0,
 ) -> dict[str, Any]:
-    """One SKU of Compute Engine as `services.skus.list` returns it."""
+    """One SKU of Compute Engine as `services.skus.list` returns it; `free` > 0: its first
+    `free` units at 0, the price from there on."""
     sku_id = hashlib.sha256(f"{description}|{usage_type}".encode()).hexdigest()[:12].upper()
     sku_id = f"{sku_id[:4]}-{sku_id[4:8]}-{sku_id[8:]}"
-    units = int(price)
     base = {"h": ("s", "second", 3600), "GiBy.h": ("By.s", "byte second", 3865470566400),
             "GiBy.mo": ("By.s", "byte second", 2822230204416000)}[unit]  # fmt: skip
     served = regions if regions is not None else _REGIONS[place]
+    tiers = [(0.0, 0.0), (free, price)] if free else [(0.0, price)]
     described = {"h": "hour", "GiBy.h": "gibibyte hour", "GiBy.mo": "gibibyte month"}[unit]
     return {
         "name": f"services/{COMPUTE_ENGINE}/skus/{sku_id}",
@@ -81,13 +88,14 @@ def sku(
                     "displayQuantity": 1,
                     "tieredRates": [
                         {
-                            "startUsageAmount": 0,
+                            "startUsageAmount": start,
                             "unitPrice": {
                                 "currencyCode": "USD",
-                                "units": str(units),
-                                "nanos": round((price - units) * 1e9),
+                                "units": str(int(rate)),
+                                "nanos": round((rate - int(rate)) * 1e9),
                             },
                         }
+                        for start, rate in tiers
                     ],
                 },
                 "currencyConversionRate": 1,
@@ -95,8 +103,50 @@ def sku(
             }
         ],
         "serviceProviderName": "Google",
-        "geoTaxonomy": {"type": "MULTI_REGIONAL", "regions": served},
+        "geoTaxonomy": _geo_taxonomy(served),
     }
+
+
+def _geo_taxonomy(served: list[str]) -> dict[str, Any]:
+    """GLOBAL with no regions (a global SKU), REGIONAL with its one, MULTI_REGIONAL else."""
+    if served == ["global"]:
+        return {"type": "GLOBAL"}
+    if len(served) == 1 and served[0] not in MULTI_REGIONS:
+        return {"type": "REGIONAL", "regions": served}
+    return {"type": "MULTI_REGIONAL", "regions": served}
+
+
+def address_skus() -> list[dict[str, Any]]:
+    """Compute Engine's external IPv4 SKUs (family Network, group IpAddress, per hour): a
+    reserved address used by nothing in the Americas and in Frankfurt, one in use on a
+    standard VM and on a Spot VM (both global), each with its free first tier."""
+    network = {"family": "Network", "group": "IpAddress"}
+    return [
+        sku("Static Ip Charge", 0.01, free=1, **network),
+        sku("Static Ip Charge in Frankfurt", 0.013, regions=["europe-west3"], free=1, **network),
+        sku("External IP Charge on a Spot Preemptible VM", 0.0025, regions=["global"],
+            **network),
+        sku("External IP Charge on a Standard VM", 0.005, regions=["global"], free=744,
+            **network),
+    ]  # fmt: skip
+
+
+def snapshot_skus() -> list[dict[str, Any]]:
+    """Compute Engine's snapshot storage SKUs (family Storage, group PDSnapshot, per
+    GiB-month): standard in the Americas' regions (5 GiB free), in Paris and in the US and
+    EU multi-regions; archive in the Americas' regions and in Paris; an early deletion
+    charge, which is no storage rate."""
+    snapshot = {"unit": "GiBy.mo", "family": "Storage", "group": "PDSnapshot"}
+    return [
+        sku("Storage PD Snapshot Early Deletion", 0.05, **snapshot),
+        sku("Storage PD Snapshot", 0.05, free=5, **snapshot),
+        sku("Storage PD Snapshot in Paris", 0.058, regions=["europe-west9"], **snapshot),
+        sku("Storage PD Snapshot in US", 0.065, regions=["us"], **snapshot),
+        sku("Storage PD Snapshot in Europe", 0.065, regions=["europe"], **snapshot),
+        sku("Regional Archive Snapshot Data Storage", 0.019, **snapshot),
+        sku("Regional Archive Snapshot Data Storage in Paris", 0.022, regions=["europe-west9"],
+            **snapshot),
+    ]  # fmt: skip
 
 
 @dataclass
@@ -113,6 +163,7 @@ class FakeBilling:
     requests: list[Request] = field(default_factory=list)
     fail_status: int = 0
     fail_times: int = 0
+    retry_after: str | None = None  # said with each failure, if given
     url: str = ""
     ca_bundle: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -162,6 +213,8 @@ def serve(directory: Path) -> Iterator[FakeBilling]:
             status, answer = fake.answer(split.path, query, authorized)
             data = json.dumps(answer).encode()
             self.send_response(status)
+            if status >= 400 and fake.retry_after is not None:
+                self.send_header("Retry-After", fake.retry_after)
             self.send_header("Content-Type", "application/json; charset=UTF-8")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()

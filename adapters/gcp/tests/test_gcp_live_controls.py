@@ -130,7 +130,7 @@ MUTATIONS = [
     Mutation(
         name="throttling is never retried",
         module="clients.py",
-        original="            for _ in range(request.retries):\n",
+        original="            for _ in range(retries):\n",
         broken="            for _ in range(0):\n",
         tests=(LIVE + "test_throttling_once_is_retried_and_the_scope_read_whole",),
         check="transient-retried",

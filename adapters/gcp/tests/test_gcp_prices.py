@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 from cloudguard_gcp.machine_types import Shape, shape_of
 from cloudguard_gcp.prices import BillingCatalog, price_list, price_query
-from fake_billing import FakeBilling, serve, sku
+from fake_billing import FakeBilling, address_skus, serve, sku, snapshot_skus
 from gcp_helpers import cli, instance, victim_key
 from named_checks import broken
 
@@ -39,8 +40,8 @@ N2_STANDARD_4 = 4 * 0.031611 + 16 * 0.004237
 
 def catalog_skus() -> list[dict[str, Any]]:
     """Compute Engine's SKUs, the ones that are not the price first: EMEA's N2 rates (another
-    region), Spot, a commitment, sole tenancy, custom; Americas' N2 rates last, on the
-    last pages."""
+    region), Spot, a commitment, sole tenancy, custom, disks, addresses, snapshots;
+    Americas' N2 rates last, on the last page."""
     return [
         sku("N2 Instance Core running in EMEA", 0.034773, place="EMEA"),
         sku("N2 Instance Ram running in EMEA", 0.004661, place="EMEA", unit="GiBy.h", group="RAM"),
@@ -54,6 +55,8 @@ def catalog_skus() -> list[dict[str, Any]]:
         sku("E2 Instance Ram running in Americas", 0.002923, unit="GiBy.h", group="RAM"),
         sku("Balanced PD Capacity", 0.1, unit="GiBy.mo", family="Storage", group="SSD"),
         sku("Regional Balanced PD Capacity", 0.2, unit="GiBy.mo", family="Storage", group="SSD"),
+        *address_skus(),
+        *snapshot_skus(),
         sku("N2 Instance Core running in Americas", 0.031611),
         sku("N2 Instance Ram running in Americas", 0.004237, unit="GiBy.h", group="RAM"),
     ]  # fmt: skip
@@ -63,7 +66,7 @@ def catalog_skus() -> list[dict[str, Any]]:
 def billing(tmp_path: Path) -> Iterator[FakeBilling]:
     with serve(tmp_path) as fake:
         fake.skus = catalog_skus()
-        fake.page_size = 4  # 13 SKUs: four pages, Americas' N2 rates on the last two
+        fake.page_size = 4  # 24 SKUs: six pages, Americas' N2 rates on the last
         yield fake
 
 
@@ -75,13 +78,17 @@ def export(tmp_path: Path, *vms: tuple[str, str, str]) -> Path:
     return path
 
 
-def audit(billing: FakeBilling, inventory: Path, *, retries: int = 10) -> dict[str, Any]:
-    """The audit engine the CLI runs (`--prices live`), its GCP list the fake catalog read
-    with `--credential fake-gcp`, as the CLI sends it with `--billing-catalog-endpoint`:
-    its JSON report."""
+def price_lists(billing: FakeBilling, *, retries: int = 10) -> PriceLists:
+    """`--prices live`, its GCP list the fake catalog read with `--credential fake-gcp`, as
+    the CLI sends it with `--billing-catalog-endpoint`."""
     request = SweepRequest(credential="fake-gcp", ca_bundle=billing.ca_bundle, retries=retries,
                            settings={"billing_catalog_endpoint": billing.url})  # fmt: skip
-    lists = PriceLists(LIVE, {"gcp": price_list(request)})
+    return PriceLists(LIVE, {"gcp": price_list(request)})
+
+
+def audit(billing: FakeBilling, inventory: Path, *, retries: int = 10) -> dict[str, Any]:
+    """The audit engine the CLI runs, priced from the fake catalog: its JSON report."""
+    lists = price_lists(billing, retries=retries)
     report = run_audit([InventoryFile(str(inventory))], EvidenceRequest(), AuditPolicy(),
                        bundled_prices(), datetime.now(UTC), price_lists=lists)  # fmt: skip
     document: dict[str, Any] = json.loads(JsonFormat().render(report))
@@ -103,7 +110,7 @@ def test_the_incident_vm_is_priced_from_every_page_of_the_catalog_in_its_region(
 
     cost = costs(report)[INCIDENT_VM]
     pages = [request.query.get("pageToken", "") for request in billing.requests]
-    assert pages == ["", "4", "8", "12"], broken(
+    assert pages == ["", "4", "8", "12", "16", "20"], broken(
         "every-page-read", f"pages asked: {pages}; priced {cost}"
     )
     assert cost["hourly"] is not None, broken("every-page-read", f"unpriced: {cost}")
@@ -221,7 +228,32 @@ def test_an_unreadable_catalog_is_a_warning_not_a_failed_audit(
     assert report["failures"] == []  # the audit ran: not 75
     assert any(f"{CATALOG} could not be read" in w for w in report["warnings"])
     assert costs(report)[INCIDENT_VM]["hourly"] is None
-    assert 1 < len(billing.requests) < 10  # retried, within its budget
+    asked = len(billing.requests)
+    assert asked == 2, broken("price-list-retried", f"{asked} requests on --retries 1")
+
+
+def test_a_throttled_catalog_page_waits_what_retry_after_asks(billing: FakeBilling) -> None:
+    """The catalog's 429 says `Retry-After: 1`: the page is asked again no sooner (the
+    backoff alone waits at most 0.5 s first), on the sweep's one retry and its budget."""
+    settings = {"billing_catalog_endpoint": billing.url}
+    catalog = price_list(SweepRequest(credential="fake-gcp", ca_bundle=billing.ca_bundle,
+                                      retries=1, settings=settings))  # fmt: skip
+    assert isinstance(catalog, BillingCatalog)
+    vm = PriceQuery(kinds.VM, "n2-standard-4", "us-central1")
+    catalog.prices([vm])  # warm: imports and the client are not the wait measured
+    billing.requests.clear()
+    billing.fail_status, billing.fail_times, billing.retry_after = 429, 1, "1"
+
+    started = time.monotonic()
+    answers = catalog.prices([vm])
+    waited = time.monotonic() - started
+
+    assert answers[vm.key] is not None, "the throttled page was not read on its retry"
+    assert waited >= 1.0, broken(
+        "price-retry-after-obeyed",
+        f"the listing took {waited:.2f} s through a 429 of Retry-After: 1",
+    )
+    assert len(billing.requests) == 1 + 6  # the 429, then the six pages
 
 
 def test_custom_shared_core_and_disk_prices_from_the_catalog(billing: FakeBilling) -> None:
@@ -241,7 +273,7 @@ def test_custom_shared_core_and_disk_prices_from_the_catalog(billing: FakeBillin
     # Per GiB-hour (the query's quantity is the disk's size), the zonal SKU, not the regional.
     assert answers[disk.key].hourly == pytest.approx(0.1 / 730)  # type: ignore[union-attr]
     assert answers[emea.key].hourly == pytest.approx(8 * 0.034773 + 8 * 0.004661)  # type: ignore[union-attr]
-    assert len(billing.requests) == 4  # one listing answered all four
+    assert len(billing.requests) == 6  # one listing (six pages) answered all four
 
 
 def test_the_catalog_is_read_with_the_sweeps_key_file_when_one_is_given(
