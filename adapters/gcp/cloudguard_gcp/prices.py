@@ -18,8 +18,10 @@ with no paid tier prices nothing):
   preemptible SKU never matches: the description is matched from its start;
 - a persistent disk spelled `pd-standard|pd-balanced|pd-ssd <N> GiB`: its zonal
   capacity SKU (`Storage PD Capacity`, `Balanced PD Capacity`, `SSD backed PD
-  Capacity`, or the same `in <place>`; `GiBy.mo`), per hour that / 730 x N. The
-  gcloud exports name no disk size: such a disk is unknown;
+  Capacity`, or the same `in <place>`; `GiBy.mo`), per hour that / 730 x N; a
+  regional disk (`regions/R/disks/D`) its regional SKU (`Regional Balanced PD
+  Capacity`, ...), never the zonal one. The gcloud exports name no disk size: such
+  a disk is unknown;
 - a reserved address as the live sweep spells it (`external, reserved, used by
   nothing`, `external, in use, used by vm-1`; cloudguard_gcp.compute_state). Google
   bills an external IPv4 address by the hour: reserved and used by nothing at the
@@ -132,6 +134,10 @@ _DISKS: dict[str, str] = {
     "pd-standard": "Storage PD Capacity",
     "pd-balanced": "Balanced PD Capacity",
     "pd-ssd": "SSD backed PD Capacity",
+    # A regional disk (replicated in two zones) bills its own, higher, rate.
+    "regional-pd-standard": "Regional Storage PD Capacity",
+    "regional-pd-balanced": "Regional Balanced PD Capacity",
+    "regional-pd-ssd": "Regional SSD backed PD Capacity",
 }
 # The live sweep's disk size: `pd-balanced 100 GiB, attached to nothing` (compute_state).
 _DISK = re.compile(r"^(?P<type>\S+) (?P<size>\d+) GiB(?:,|$)")
@@ -166,7 +172,9 @@ def price_query(resource: Resource) -> PriceQuery | None:
         return PriceQuery(kinds.VM, resource.size.casefold(), resource.region)
     disk = _DISK.match(resource.size) if resource.kind == kinds.DISK else None
     if disk is not None and disk["type"] in _DISKS:
-        return PriceQuery(kinds.DISK, disk["type"], resource.region, float(disk["size"]))
+        regional = "/regions/" in resource.id  # never priced at the zonal rate
+        sku = f"regional-{disk['type']}" if regional else disk["type"]
+        return PriceQuery(kinds.DISK, sku, resource.region, float(disk["size"]))
     address = _ADDRESS.match(resource.size) if resource.kind == kinds.PUBLIC_IP else None
     if address is not None and address["where"] == "external":
         sku = RESERVED if address["state"] == "reserved" else IN_USE

@@ -33,6 +33,11 @@ EMEA_SKUS = [
         group="SSD"),
     sku("SSD backed PD Capacity", 0.187, place="EMEA", unit="GiBy.mo", family="Storage",
         group="SSD"),
+    sku("Regional Balanced PD Capacity", 0.22, place="EMEA", unit="GiBy.mo", family="Storage",
+        group="SSD"),
+    sku("Storage PD Snapshot in Europe", 0.065, regions=["europe"], unit="GiBy.mo",
+        family="Storage", group="PDSnapshot"),
+    sku("Static Ip Charge", 0.01, place="EMEA", free=1, family="Network", group="IpAddress"),
 ]  # fmt: skip
 
 
@@ -83,6 +88,15 @@ def test_the_run_is_priced_from_the_billing_catalog(
     assert hourly["vm-run"] == pytest.approx(n2_standard_4), hourly
     assert hourly["vm-run-data"] == pytest.approx(500 * 0.11 / 730), hourly
     assert hourly["scratch-run"] == pytest.approx(100 * 0.187 / 730), hourly
+    assert hourly["shared-run"] == pytest.approx(200 * 0.22 / 730), broken(
+        "regional-disk-regional-rate", f"the regional disk priced {hourly.get('shared-run')}"
+    )
+    assert hourly["snap-run"] == pytest.approx(40 * 0.065 / 730), hourly  # stored in `eu`
+    assert hourly["ip-run"] == pytest.approx(0.01), hourly  # reserved, used by nothing
+    # What the catalog does not price is unknown, never zero: the boot disk (10 GiB, priced)
+    # aside, the global address, the bucket and the topic.
+    unknown = {f["resource"]["name"] for f in found.values() if f["cost"]["hourly"] is None}
+    assert unknown == {"ip-run-global", BUCKET, TOPIC}, unknown
     assert billing.requests, "the catalog was not read"
 
 

@@ -12,6 +12,7 @@ from cloudguard_mutants import Mutation, assert_turns_red
 GCP = Path(cloudguard_gcp.__file__).resolve().parent
 REAPER = "adapters/gcp/tests/test_gcp_reaper.py::"
 LEAKED = "adapters/gcp/tests/test_gcp_leaked_run.py::"
+EVERY = "adapters/gcp/tests/test_gcp_reap_every_request.py::"
 
 MUTATIONS = [
     Mutation(
@@ -70,8 +71,27 @@ MUTATIONS = [
         module="reaper.py",
         original="        users = [last_segment(user) for user in found.users]\n",
         broken="        users = []\n",
-        tests=(LEAKED + "test_addresses_and_a_regional_disk_in_use_since_the_plan_are_kept",),
-        check="attachment-re-read",
+        tests=(
+            LEAKED + "test_addresses_and_a_regional_disk_in_use_since_the_plan_are_kept",
+            EVERY + "test_a_change_before_any_request_of_apply_to_another_kind_is_never_a_wrong_"
+            "action[regional-disk]",
+        ),
+        check={
+            LEAKED + "test_addresses_and_a_regional_disk_in_use_since_the_plan_are_kept": (
+                "attachment-re-read"
+            ),
+            EVERY + "test_a_change_before_any_request_of_apply_to_another_kind_is_never_a_wrong_"
+            "action[regional-disk]": "every-change-seen",
+        },
+        package=GCP,
+    ),
+    Mutation(
+        name="a regional disk is priced at the zonal rate",
+        module="prices.py",
+        original='        regional = "/regions/" in resource.id',
+        broken="        regional = False",
+        tests=(LEAKED + "test_the_run_is_priced_from_the_billing_catalog",),
+        check="regional-disk-regional-rate",
         package=GCP,
     ),
     Mutation(
