@@ -97,6 +97,9 @@ class CloudAdapter(Protocol):
 
     # Names: whether tag names and resource ids compare case-insensitively.
     case_insensitive_names: bool
+    # Optional, `tag_name(name) -> str`: how a configured tag name (`--task-tag`,
+    # `--leaked-by KEY=...`) is spelled on this cloud, where its tags cannot hold every
+    # name (a GCP label key: `fleet.task` is the label `fleet_task`). Absent: as given.
 
     def scope_of(self, resource: Resource) -> str:
         """Where it lives, in one short cell (an Azure resource group, an AWS account)."""

@@ -77,6 +77,10 @@ class Cloud:
         self.tag: Callable[[Mapping[str, str], str], str | None] = (
             folded_tag if self.case_insensitive_names else _exact_tag
         )
+        spelled = _member(adapter, "tag_name", None)
+        if spelled is not None:  # a configured name read as the cloud spells it
+            lookup = self.tag
+            self.tag = lambda tags, name: lookup(tags, spelled(name))
 
     # -- rules ---------------------------------------------------------------------------
 

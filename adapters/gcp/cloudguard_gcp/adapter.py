@@ -30,7 +30,7 @@ from cloudguard.cloud import kinds as shared_kinds
 from cloudguard.cloud.pricing import PriceQuery
 from cloudguard.cloud.reaping import DESTRUCTIVE, REVERSIBLE
 from cloudguard.cloud.records import Resource, SweepRequest, SweepResult
-from cloudguard_gcp import credentials, delete_commands, kinds, prices
+from cloudguard_gcp import credentials, delete_commands, kinds, labels, prices
 from cloudguard_gcp.export import AssetSearchExport, InstancesListExport
 from cloudguard_gcp.options import OPTIONS
 
@@ -72,6 +72,12 @@ class GcpAdapter:
     # Label keys are lower case by definition (cloudguard_gcp.labels): a configured
     # `Task-Id` names the label `task-id`. Resource names are lower case too.
     case_insensitive_names = True
+
+    def tag_name(self, name: str) -> str:
+        """A configured tag name as the label key a fleet writes (`fleet.task` ->
+        `fleet_task`), which is what the audit and the reaper read."""
+        return labels.label_key(name)
+
     # --gcp-scope, --gcp-key-file, --billing-catalog-endpoint
     options: tuple[Any, ...] = (*OPTIONS, prices.BILLING_CATALOG_ENDPOINT)
 

@@ -8,16 +8,17 @@ already valid keys) as `label_key(name)`, and their values as
 `label_value(value)`: lower-cased, every other character mapped to `_`, cut
 to 63 characters (a 40-hex commit and the default names are left as they are).
 
-The audit reads labels back as the resource's tags, as GCP prints them. It
-compares tag names case-insensitively for GCP (the adapter's
-`case_insensitive_names`): a configured `Task-Id` finds the label `task-id`.
-Not yet: a configured name with a character a label cannot hold (`fleet.task`)
-is not mapped on the audit's side; configure the label key itself
-(`--task-tag fleet_task`). Stdlib only.
+The audit reads labels back as the resource's tags, as GCP prints them, and
+reads a configured tag name as the label key a fleet writes for it (the
+adapter's `tag_name`, `label_key`): a configured `Task-Id` finds the label
+`task-id`, `fleet.task` the label `fleet_task`. Without it a name no label can
+hold would match nothing, and every fleet VM would look like no fleet's: the
+audit would say nothing of them. Stdlib only.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 MAX_LENGTH = 63
@@ -29,6 +30,7 @@ def label_value(value: str) -> str:
     return _NOT_IN_A_LABEL.sub("_", value.lower())[:MAX_LENGTH]
 
 
+@functools.lru_cache(maxsize=256)  # asked for every tag read: a few names, read again and again
 def label_key(name: str) -> str:
     """A tag name as a label key: as a value, and starting with a letter (`1x` -> `x1x`)."""
     key = label_value(name)

@@ -35,6 +35,17 @@ MUTATIONS = [
         tests=(EXPORTS + "test_a_task_tag_configured_in_capitals_finds_the_lower_case_label",),
         check="capitals-find-the-label",
         package=GCP,
+        # A configured name is also lower-cased as the label key it names (tag_name).
+        also=(("adapter.py", "        return labels.label_key(name)\n", "        return name\n"),),
+    ),
+    Mutation(
+        name="a configured tag name is read as given, not as the label key a fleet writes",
+        module="adapter.py",
+        original="        return labels.label_key(name)\n",
+        broken="        return name\n",
+        tests=(EXPORTS + "test_a_tag_name_no_label_can_hold_finds_the_label_a_fleet_writes",),
+        check="tag-name-read-as-its-label",
+        package=GCP,
     ),
     Mutation(
         name="az vm list's parser claims any entry with an id (a Compute Engine instance)",

@@ -158,3 +158,23 @@ def test_a_task_tag_configured_in_capitals_finds_the_lower_case_label(tmp_path: 
     assert summary["untagged"] == 0 and summary["by_verdict"]["ok"] == 1, broken(
         "capitals-find-the-label", f"a Task-Id task tag left the VM unlabelled: {summary}"
     )
+
+
+def test_a_tag_name_no_label_can_hold_finds_the_label_a_fleet_writes(tmp_path: Path) -> None:
+    """`--task-tag fleet.task` and `--leaked-by CI.Run=...`: a label cannot hold `.` or
+    capitals, so a fleet labels `fleet_task` and `ci_run` (label_key). Read as given, the
+    names would match no label, and the fleet's VMs would be no one's: nothing said."""
+    path = tmp_path / "instances.json"
+    path.write_text(json.dumps([
+        instance("vm-known", labels={"fleet_task": "task-0042"}),
+        instance("vm-leaked", labels={"fleet_task": "cloud-noenv-c7", "ci_run": "77"}),
+    ]))  # fmt: skip
+    home = controller_home(tmp_path / "home", meta=("task-0042",))
+    done = cli(
+        "--inventory", str(path), "--controller-home", str(home), "--grace", "0s",
+        "--task-tag", "fleet.task", "--leaked-by", "CI.Run=77", "--format", "json",
+    )  # fmt: skip
+    verdicts = {f["resource"]["name"]: f["verdict"] for f in json.loads(done.stdout)["findings"]}
+    assert verdicts == {"vm-known": "ok", "vm-leaked": "leaked"}, broken(
+        "tag-name-read-as-its-label", f"verdicts {verdicts}: {done.stderr}"
+    )
