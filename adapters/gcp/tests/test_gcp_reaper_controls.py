@@ -95,6 +95,16 @@ MUTATIONS = [
         package=GCP,
     ),
     Mutation(
+        name="the plan's lock is never taken: two applies both act",
+        module="reap/locks.py",
+        original="            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n",
+        broken="            pass\n",
+        tests=(
+            "adapters/gcp/tests/test_gcp_reap_race.py::test_two_applies_of_one_plan_send_one_delete",
+        ),
+        check="one-delete-for-two-applies",
+    ),
+    Mutation(
         name="a kind no command deletes is told to run `None`",
         module="cloud/cloud.py",
         original="        return str(found) if found else None  # an adapter",
