@@ -310,3 +310,21 @@ def test_a_plan_item_without_a_numeric_id_is_never_acted_on(fleet: Fleet) -> Non
     assert fleet.gcp.actions == [], broken("bound-to-the-reviewed-id", f"{fleet.gcp.actions}")
     assert code == 75, out  # unreadable: the run did not complete
     assert "names no Compute Engine numeric id" in out, out
+
+
+def test_a_plan_edited_to_name_another_instances_id_acts_on_nothing(fleet: Fleet) -> None:
+    """The id read back must be the planned resource's: an edited uid that names another
+    instance of the zone (the healthy one) is read, seen not to be it, and skipped."""
+    plan = fleet.plan("--action", "delete")
+    healthy = fleet.instance("vm-healthy")
+    assert healthy is not None
+    document = json.loads(plan.read_text())
+    for item in document["items"]:
+        item["uid"] = healthy.id
+    plan.write_text(json.dumps(document))
+
+    code, out, records = fleet.apply(plan, "--yes")
+
+    assert fleet.gcp.actions == [], f"acted on {fleet.gcp.actions}"
+    assert skip_codes(records) == ["not-the-planned-resource"], records
+    assert code == 0, out
