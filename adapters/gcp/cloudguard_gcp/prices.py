@@ -351,13 +351,7 @@ def _disk_price(query: PriceQuery, rates: list[Rate], fetched: str) -> ListedPri
     capacity = _find(rates, stem, GIB_MONTH, query.region, whole=True) if stem else None
     if capacity is None:
         return None
-    return ListedPrice(
-        hourly=capacity.price / HOURS_PER_MONTH,  # per GiB: the query's quantity is its size
-        currency=capacity.currency,
-        source=SOURCE,
-        fetched=fetched,
-        detail=f"{capacity.description}, per GiB-month / {HOURS_PER_MONTH:g} h",
-    )
+    return _per_gib_hour(capacity, fetched)
 
 
 def _address_price(query: PriceQuery, rates: list[Rate], fetched: str) -> ListedPrice | None:
@@ -385,12 +379,17 @@ def _snapshot_price(query: PriceQuery, rates: list[Rate], fetched: str) -> Liste
     storage = _find(rates, stem, GIB_MONTH, served or location, whole=True) if stem else None
     if storage is None:
         return None  # unknown, never zero: no SKU of its class there
+    return _per_gib_hour(storage, fetched)
+
+
+def _per_gib_hour(monthly: Rate, fetched: str) -> ListedPrice:
+    """A GiB-month rate per GiB-hour: the query's quantity (the GiB) multiplies it."""
     return ListedPrice(
-        hourly=storage.price / HOURS_PER_MONTH,  # per GiB: the query's quantity is its size
-        currency=storage.currency,
+        hourly=monthly.price / HOURS_PER_MONTH,
+        currency=monthly.currency,
         source=SOURCE,
         fetched=fetched,
-        detail=f"{storage.description}, per GiB-month / {HOURS_PER_MONTH:g} h",
+        detail=f"{monthly.description}, per GiB-month / {HOURS_PER_MONTH:g} h",
     )
 
 
