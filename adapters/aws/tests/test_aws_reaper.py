@@ -15,32 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from aws_helpers import AMI, ec2, reap_workspace
+from in_process_cli import cli
 from named_checks import broken
 from throttling_proxy import Throttling, throttling_proxy
 from trusted_config import write_trusted
-from typer.testing import CliRunner
-
-from cloudguard.cli.audit import register_audit
-from cloudguard.cli.reap import app as reap_app
 
 ORPHAN_TASK = "cloud-noenv-c7"
 KNOWN_TASK = "task-0042"
 ACCOUNT = "123456789012"  # moto's
-
-
-def cli(*args: str) -> Any:
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:  # a group, so commands are invoked as users do
-        pass
-
-    register_audit(app)
-    app.add_typer(reap_app, name="reap")
-    # A wide terminal: rich would wrap a usage error box at the temp path's length.
-    return CliRunner(env={"COLUMNS": "1000"}).invoke(app, list(args))
 
 
 def launch(endpoint: str, tags: dict[str, str], **extra: Any) -> str:

@@ -21,32 +21,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from cloudguard_azure import demo
 from cloudguard_azure.fake_arm import FakeArm
 from cloudguard_azure.fake_arm.authorization.models import add_lock
 from cloudguard_azure.fake_arm.compute.models import VirtualMachine, attach_disk, recreate_vm
+from in_process_cli import cli
 from named_checks import broken
 from trusted_config import write_trusted
-from typer.testing import CliRunner
 from waiting import wait_until
 
-from cloudguard.cli.audit import register_audit
-from cloudguard.cli.reap import app as reap_app
 from cloudguard.reap.locks import lock_directory, plan_lock, resource_lock
-
-
-def cli(*args: str) -> Any:
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:  # a group, so commands are invoked as users do
-        pass
-
-    register_audit(app)
-    app.add_typer(reap_app, name="reap")
-    # A wide terminal: rich would wrap a usage error box at the temp path's length.
-    return CliRunner(env={"COLUMNS": "1000"}).invoke(app, list(args))
 
 
 @dataclass

@@ -16,13 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from fake_gcp import FakeGcp, Instance
+from in_process_cli import cli
 from trusted_config import write_trusted
-from typer.testing import CliRunner
-
-from cloudguard.cli.audit import register_audit
-from cloudguard.cli.reap import app as reap_app
 
 PROJECT = "fleet-pilot-7c7"
 ZONE = "europe-west4-a"
@@ -30,18 +26,6 @@ REGION = "europe-west4"
 ORPHAN_TASK = "cloud-noenv-c7"
 KNOWN_TASK = "task-0042"
 COMPUTE = f"//compute.googleapis.com/projects/{PROJECT}"
-
-
-def cli(*args: str) -> Any:
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:  # a group, so commands are invoked as users do
-        pass
-
-    register_audit(app)
-    app.add_typer(reap_app, name="reap")
-    return CliRunner(env={"COLUMNS": "1000"}).invoke(app, list(args))
 
 
 def digest(plan: Path) -> str:
