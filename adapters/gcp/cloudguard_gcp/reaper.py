@@ -16,8 +16,11 @@ tags), an instance's `deletionProtection` (a protection), which of its disks out
 from it is its own copy, and deleting it moves what later snapshots of the same disk
 need into them (Compute's snapshots are incremental, never broken by a delete).
 
-The action is sent once (no retry: a request whose answer was lost is logged failed,
-never sent again) and returns when its Operation says DONE (zone, region or global
+The action carries a `requestId` (a UUID of its own), and a transient failure (429, 5xx,
+a dropped connection) is asked again with the same one, on the sweep's `--retries`
+budget: Compute carries out a request once per id and answers a repeat with the first
+one's Operation, so a lost answer is never an action done twice, nor a delete failed
+because it was done. It returns when its Operation says DONE (zone, region or global
 Operations' `wait`, which may be retried: it only reads), within the item's budget
 (`--item-budget`, else OPERATION_WAIT seconds): an Operation not seen to finish is
 `ActionUnfinished` (75), one that ended in error `ActionError` naming Compute's code.
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -195,10 +199,13 @@ class GcpReaper:
             raise ActionError(source, f"no action {action!r} for a {item.kind}")
         client = self._client(address.client)
         send = client.stop_unary if action == "stop" else client.delete_unary
+        # One requestId for every attempt of this action: Compute carries out a request once
+        # per id (for at least an hour) and answers a repeat with the first one's Operation,
+        # so an answer lost to a 503 or a dropped connection is asked again, never done twice.
+        asked = {**address.asked(), "request_id": str(uuid.uuid4())}
         try:
-            # retry=None: sent once. Compute would carry out a repeated delete or stop of
-            # the same id as a new request; a lost answer is a failure someone must look at.
-            operation = send(request=address.asked(), retry=None, timeout=self._timeout())
+            operation = send(request=asked, retry=clients.retry(self._request),
+                             timeout=self._timeout())  # fmt: skip
         except Exception as exc:  # refused (in use, protected, denied) or lost: not done
             raise ActionError(source, f"{action} failed: {clients.describe_error(exc)}") from exc
         self._wait(source, action, address, operation)

@@ -441,6 +441,9 @@ class GcpFaults:
     # more waits.
     operation_errors: dict[str, tuple[str, str]] = field(default_factory=dict)
     slow_operations: int = 0
+    # Requests (by operation, `instances.delete`) carried out and then answered 503 this many
+    # times: an answer lost on its way back.
+    lost_answers: Counter[str] = field(default_factory=Counter)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def take(self, target: str) -> Rule | None:
@@ -480,6 +483,7 @@ class FakeGcp:
     operations: dict[str, dict[str, Any]] = field(default_factory=dict)
     operation_waits: dict[str, int] = field(default_factory=dict)
     actions: list[tuple[str, str, str, str]] = field(default_factory=list)
+    request_ids: dict[str, str] = field(default_factory=dict)  # requestId -> its Operation
     # Called with each request's operation before it is answered (not the token's): what
     # someone else does between two of the reaper's requests.
     before: Callable[[str], None] | None = None
@@ -552,7 +556,12 @@ def answer(fake: FakeGcp, method: str, raw: str, authorization: str) -> tuple[in
     if item and "Operations." in item:
         return fake_gcp_items.answer_operation(fake, path)
     if item:
-        return fake_gcp_items.answer_item(fake, method, path)
+        answered = fake_gcp_items.answer_item(fake, method, path, query.get("requestId", ""))
+        with fake.lock:
+            lost = fake.faults.lost_answers[operation] > 0
+            if lost:
+                fake.faults.lost_answers[operation] -= 1
+        return google_error(503, _INJECTED[503][0], "backendError") if lost else answered
     if search:
         return _search(fake, search.group(1), query)
     if listed:

@@ -78,7 +78,9 @@ def operation_name(method: str, path: str) -> str | None:
     return None
 
 
-def answer_item(fake: FakeGcp, method: str, path: str) -> tuple[int, Any]:
+def answer_item(fake: FakeGcp, method: str, path: str, request_id: str = "") -> tuple[int, Any]:
+    """A read, stop or delete; an action whose `requestId` was carried out before is answered
+    with that first request's Operation and done no more, as Compute does."""
     found = ITEM_ROUTE.match(path)
     assert found is not None
     project, scope, where, collection, name = found.group(1, 2, 3, 4, 5)
@@ -92,6 +94,8 @@ def answer_item(fake: FakeGcp, method: str, path: str) -> tuple[int, Any]:
             "forbidden",
         )
     with fake.lock:
+        if method != "GET" and request_id in fake.request_ids:
+            return 200, dict(fake.operations[fake.request_ids[request_id]])
         resource = _find(fake, project, place, collection, name)
         if resource is None:
             return google_error(
@@ -104,7 +108,10 @@ def answer_item(fake: FakeGcp, method: str, path: str) -> tuple[int, Any]:
         refused = _refused(fake, resource, method)
         if refused is not None:
             return refused
-        return 200, _accept(fake, resource, project, place, stop=method == "POST")
+        operation = _accept(fake, resource, project, place, stop=method == "POST")
+        if request_id:
+            fake.request_ids[request_id] = operation["name"]
+        return 200, operation
 
 
 def answer_operation(fake: FakeGcp, path: str) -> tuple[int, Any]:

@@ -328,3 +328,20 @@ def test_a_plan_edited_to_name_another_instances_id_acts_on_nothing(fleet: Fleet
     assert fleet.gcp.actions == [], f"acted on {fleet.gcp.actions}"
     assert skip_codes(records) == ["not-the-planned-resource"], records
     assert code == 0, out
+
+
+def test_a_delete_whose_answer_is_lost_is_asked_again_and_done_once(fleet: Fleet) -> None:
+    """Compute deletes, and its answer is lost (a 503 on the way back): the reaper asks again
+    with the same requestId and Compute answers with the first request's Operation. Sent
+    once, it would be a failure; asked again without the id, a 404 for what it deleted."""
+    plan = fleet.plan("--action", "delete")
+    fleet.gcp.faults.lost_answers["instances.delete"] = 1
+
+    code, out, records = fleet.apply(plan, "--yes")
+
+    asked = [s.query.get("requestId", "") for s in fleet.gcp.requests("instances.delete")]
+    assert code == 0 and events(records) == ["start", "intent", "done", "end"], broken(
+        "lost-answer-asked-again-once", f"exit {code}, {records}, requestIds {asked}: {out}"
+    )
+    assert len(asked) == 2 and asked[0] == asked[1] and len(asked[0]) == 36, asked
+    assert [a[0] for a in fleet.gcp.actions] == ["delete"], fleet.gcp.actions
