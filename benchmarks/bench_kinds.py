@@ -137,7 +137,7 @@ def baseline_package(revision: str, where: Path) -> Path:
     """`revision`'s cloudguard package, unpacked under `where` (the directory to put first on
     PYTHONPATH)."""
     archive = subprocess.run(
-        ["git", "-C", str(Path(__file__).resolve().parent), "archive", revision, "cloudguard"],
+        ["git", "-C", str(Path(__file__).resolve().parents[1]), "archive", revision, "cloudguard"],
         capture_output=True,
         check=True,
     )
