@@ -232,7 +232,9 @@ class HistoryStore:
 
     def _known(self, identities: set[Identity]) -> dict[Identity, StoredResource]:
         """The latest incarnation of each identity the history has seen."""
-        if not identities:
+        # A store that holds no resource yet (its first audit) knows none: not worth a
+        # scratch table of every identity observed and a join (0.13 s for 90,000).
+        if not identities or self._db.value("SELECT 1 FROM cloudguard_resources LIMIT 1") is None:
             return {}
         with self._scratch("cloudguard_observed", _IDENTITY, identities):
             rows = self._db.rows(
