@@ -167,11 +167,12 @@ def make_fixtures_apart(root: Path, vms: int) -> dict[str, str]:
 _ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def measure(argv: list[str], cwd: Path) -> dict[str, Any]:
+def measure(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     child = subprocess.Popen(
-        argv, cwd=cwd, env=_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+        argv, cwd=cwd, env=_ENV if env is None else env, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
     assert child.stderr is not None
     stderr = child.stderr.read()
     _, status, usage = os.wait4(child.pid, 0)

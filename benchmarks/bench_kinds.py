@@ -13,7 +13,10 @@
    json`) against `json.load` of the same file: CPU time, best of 3, alternating;
    the goal is at most 3x. The audit is measured as run by default (its history on,
    a store of the bench's own that already holds the previous nights) and with
-   `--no-history`, side by side in the same rounds.
+   `--no-history`, side by side in the same rounds. `--baseline REV` adds both as
+   another revision's `cloudguard` package runs them (`git archive REV cloudguard`, first
+   on PYTHONPATH; the adapters are this checkout's), with a history store of its own, in
+   the same rounds: a change measured beside what it changed.
 
 The fake ARM runs in its own process; each sweep in a fresh child. Prints
 markdown tables and writes benchmarks/results/kinds.json.
@@ -25,6 +28,7 @@ import argparse
 import json
 import math
 import multiprocessing
+import os
 import platform
 import subprocess
 import sys
@@ -129,7 +133,20 @@ def sweeps(which: str, vms: int) -> dict[str, Any]:
     return measured
 
 
-def file_audit(vms: int, rounds: int) -> dict[str, Any]:
+def baseline_package(revision: str, where: Path) -> Path:
+    """`revision`'s cloudguard package, unpacked under `where` (the directory to put first on
+    PYTHONPATH)."""
+    archive = subprocess.run(
+        ["git", "-C", str(Path(__file__).resolve().parents[1]), "archive", revision, "cloudguard"],
+        capture_output=True,
+        check=True,
+    )
+    where.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True)
+    return where
+
+
+def file_audit(vms: int, rounds: int, baseline: str | None = None) -> dict[str, Any]:
     """CPU of the audit of an export against json.load of it, best of `rounds`, alternating."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_audit_cli as cli_bench
@@ -138,30 +155,46 @@ def file_audit(vms: int, rounds: int) -> dict[str, Any]:
         root = Path(tmp)
         fixtures = cli_bench.make_fixtures_apart(root / "fleet", vms)
         # The history's store: the bench's own, never the user's state directory.
-        cli_bench._ENV["XDG_STATE_HOME"] = str(root / "state")
+        env = cli_bench._ENV | {"XDG_STATE_HOME": str(root / "state")}
         parse = cli_bench.parse_argv(fixtures["export"])
         audit = cli_bench.audit_argv(fixtures, "json", root / "out.json")
-        sides = {"json.load": parse, "audit": audit, "audit --no-history": [*audit, "--no-history"]}
-        cli_bench.measure(audit, root)  # warm: bytecode and file caches; the first night
+        sides: dict[str, tuple[list[str], dict[str, str]]] = {
+            "json.load": (parse, env),
+            "audit": (audit, env),
+            "audit --no-history": ([*audit, "--no-history"], env),
+        }
+        if baseline is not None:
+            # Its own store: a revision of another schema version would refuse this one's.
+            old = env | {
+                "XDG_STATE_HOME": str(root / "state-baseline"),
+                "PYTHONPATH": str(baseline_package(baseline, root / "baseline")),
+            }
+            sides[f"audit ({baseline})"] = (audit, old)
+            sides[f"audit --no-history ({baseline})"] = ([*audit, "--no-history"], old)
+        for argv, side_env in {id(e): (audit, e) for _, e in sides.values()}.values():
+            cli_bench.measure(argv, root, side_env)  # warm: caches; each store's first night
         best = dict.fromkeys(sides, math.inf)
         for _ in range(rounds):
-            for name, argv in sides.items():
-                figure = cli_bench.measure(argv, root)
+            for name, (argv, side_env) in sides.items():
+                figure = cli_bench.measure(argv, root, side_env)
                 if figure["exit"] not in (0, 1):
                     raise SystemExit(f"{name} failed: {figure['stderr']}")
                 best[name] = min(best[name], figure["cpu_s"])
     return {
         "vms": vms,
         "rounds": rounds,
+        "baseline": baseline,
         "cpu_s": best,
         "ratio": best["audit"] / best["json.load"],
         "ratio_no_history": best["audit --no-history"] / best["json.load"],
     }
 
 
-def main(vms: int, rounds: int, graph_vms: int, audit_only: bool) -> int:
+def main(vms: int, rounds: int, graph_vms: int, audit_only: bool, baseline: str | None) -> int:
     own_state_directory()  # whatever a sweep's cloudguard keeps: never in the user's
-    audit = file_audit(vms, rounds)
+    load = os.getloadavg()
+    audit = file_audit(vms, rounds, baseline)
+    audit["load"] = {"before": load, "after": os.getloadavg()}
     _print_audit(audit)
     if audit_only:
         RESULTS.parent.mkdir(exist_ok=True)
@@ -211,6 +244,12 @@ def _print_audit(audit: dict[str, Any]) -> None:
         f"\n| audit --no-history | {cpu['audit --no-history']:.2f} "
         f"| **{audit['ratio_no_history']:.2f}×** |"
     )
+    if audit["baseline"] is not None:
+        for side in ("audit", "audit --no-history"):
+            name = f"{side} ({audit['baseline']})"
+            print(f"| {name} | {cpu[name]:.2f} | {cpu[name] / cpu['json.load']:.2f}× |")
+    before, after = audit["load"]["before"], audit["load"]["after"]
+    print(f"\nLoad average (1 min) {before[0]:.2f} before, {after[0]:.2f} after.")
 
 
 if __name__ == "__main__":
@@ -222,5 +261,9 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--graph-vms", type=int, default=10, help="VMs per subscription")
     parser.add_argument("--audit-only", action="store_true", help="only the file audit")
+    parser.add_argument("--baseline", help="also the audit as this git revision runs it")
     arguments = parser.parse_args()
-    sys.exit(main(arguments.vms, arguments.rounds, arguments.graph_vms, arguments.audit_only))
+    sys.exit(
+        main(arguments.vms, arguments.rounds, arguments.graph_vms, arguments.audit_only,
+             arguments.baseline)
+    )  # fmt: skip

@@ -26,6 +26,7 @@ import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -118,14 +119,16 @@ def observations(report: AuditReport, clouds: Clouds) -> list[Observation]:
     """Each finding as the history keeps it (no tags: they may hold anything)."""
     providers = {f.resource.provider for f in report.findings}
     id_keys = {provider: clouds.cloud(provider).id_key for provider in providers}
+    # Each record made in C: a NamedTuple's own `__new__` is a Python call, two a finding.
+    make = tuple.__new__
     found = []
     for f in report.findings:
         r = f.resource
-        key = ResourceKey(r.provider, r.account, id_keys[r.provider](r.id), r.uid)
+        key = make(ResourceKey, (r.provider, r.account, id_keys[r.provider](r.id), r.uid))
         cost = f.cost
         found.append(
-            Observation(key, r.id, r.name, r.kind, f.task_id, f.verdict, f.reasons,
-                        cost.billable, cost.hourly)
+            make(Observation, (key, r.id, r.name, r.kind, f.task_id, f.verdict, f.reasons,
+                               cost.billable, cost.hourly))
         )  # fmt: skip
     return found
 
@@ -149,10 +152,14 @@ def remember(report: AuditReport, store: HistoryStore, scope: str, clouds: Cloud
         store=store.location,
         scope=scope,
         previous_at=recorded.previous_at,
-        findings={
-            finding_key(f): recorded.findings[o.key]
-            for f, o in zip(report.findings, seen, strict=True)
-        },
+        # By finding: each observation's history, read by the key it was given with.
+        findings=dict(
+            zip(
+                map(finding_key, report.findings),
+                map(recorded.findings.__getitem__, map(itemgetter(0), seen)),
+                strict=True,
+            )
+        ),
         gone=recorded.gone,
         gone_checked=recorded.gone_checked,
         trend=tuple(store.trend(report.generated_at - timedelta(days=TREND_DAYS))),

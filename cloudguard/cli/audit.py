@@ -61,6 +61,13 @@ def audit(*, settings: Settings) -> None:
     history store could not be read or written, or (with [notify] fatal) a
     webhook could not be told (named on stderr); 97 invalid config.
     """
+    try:
+        _audit(settings)
+    finally:
+        gc.unfreeze()  # what the audit froze (_without_cycle_collection) is collected again
+
+
+def _audit(settings: Settings) -> None:
     _live_options_need_a_provider(settings)
     _one_report_per_file(settings)
     if settings.fail_on == UNVERIFIED and settings.allow_unverified:
@@ -254,6 +261,11 @@ def _without_cycle_collection() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            # What was built lives on until the report is written (or the audit ends): out of
+            # the collector's sight until then (`audit` unfreezes it). The first collection
+            # after this one would walk all of it again: 0.05 s of a 100,000-VM audit, twice
+            # that with the history's records.
+            gc.freeze()
             gc.enable()
 
 

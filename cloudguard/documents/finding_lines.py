@@ -49,6 +49,7 @@ class FindingLines:
         self._encode = json_encoder()
         self._document = document  # the finding's document: what a rare line is encoded from
         self._parts: dict[tuple[Any, ...], str] = {}
+        self._found: dict[tuple[str, datetime, str | None, int], str] = {}
         self._history = report.history.findings if report.history is not None else {}
         self._acknowledged = report.acknowledged
 
@@ -87,9 +88,14 @@ class FindingLines:
     def _history_part(self, found: FindingHistory | None) -> str:
         if found is None:
             return "null"
+        # Its own table of parts, by what the part states (one per first sighting on a steady
+        # night): `_part`'s key and call for each of 90,000 findings cost more than the part.
+        stated = (found.change, found.first_seen, found.previous_verdict, found.returns)
+        head = self._found.get(stated)
+        if head is None:
+            head = self._found[stated] = _found(self._encode, *stated)
         return "".join((
-            self._part(_found, found.change, found.first_seen, found.previous_verdict,
-                       found.returns),
+            head,
             _number(round(found.observed_hours, 2)),
             ', "accrued_observed": ',
             _number(round(found.accrued, 2)),

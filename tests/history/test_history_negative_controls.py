@@ -26,8 +26,8 @@ MUTATIONS = [
     Mutation(
         name="a resource seen changed is moved on as if seen as it was",
         module="history/recording.py",
-        original="            (steady if same else moved).append(resource)\n",
-        broken="            steady.append(resource)\n",
+        original="        if not same:\n",
+        broken="        if False:\n",
         tests=both(
             f"{STORE}::test_a_resource_retagged_or_seen_by_another_scope_is_stored_as_last_seen"
         ),
@@ -44,9 +44,9 @@ MUTATIONS = [
     Mutation(
         name="an audit of another scope calls gone what it was not asked to look at",
         module="history/store.py",
-        original='"WHERE r.last_scope = ? AND r.status = ? AND r.last_run <> ? '
-        'AND r.last_seen < ?",\n            (scope, PRESENT, run_id, at),',
-        broken='"WHERE r.status = ? AND r.last_run <> ? AND r.last_seen < ?",\n'
+        original='"WHERE r.last_scope = ? AND r.status = ? AND s.last_run <> ? '
+        'AND s.last_seen < ?",\n            (scope, PRESENT, run_id, at),',
+        broken='"WHERE r.status = ? AND s.last_run <> ? AND s.last_seen < ?",\n'
         "            (PRESENT, run_id, at),",
         tests=both(f"{STORE}::test_only_an_audit_of_the_same_scope_calls_a_resource_gone"),
         check="another-scope-calls-nothing-gone",

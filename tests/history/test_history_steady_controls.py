@@ -2,7 +2,7 @@
 named test must fail at its named check (harness: tests/cloudguard_mutants.py).
 
 A night that sees its fleet as it was stores no row for it and moves it on in one
-statement; its timeline derives the audits that stored nothing; two first uses at
+write of narrow rows; its timeline derives the audits that stored nothing; two first uses at
 once migrate the store once. Each of those promises has a mutant that breaks it
 alone, and the test that catches it.
 """
@@ -36,8 +36,8 @@ MUTATIONS = [
     Mutation(
         name="every observation stored, as if each had changed something",
         module="history/recording.py",
-        original="            same = as_it_was(stored, observation)\n",
-        broken="            same = False\n",
+        original="        same = as_it_was(stored, observation)\n",
+        broken="        same = False\n",
         tests=both(f"{STORE}::test_a_night_that_sees_its_fleet_as_it_was_stores_no_row_for_it"),
         check="a-steady-night-stores-no-row",
     ),
@@ -53,9 +53,9 @@ MUTATIONS = [
     ),
     Mutation(
         name="a night seen as it was charged its hours at no price in the store",
-        module="history/store.py",
-        original='f"accrued = accrued + {priced} THEN {hours} * hourly ELSE 0 END, "',
-        broken='f"accrued = accrued + {priced} THEN {hours} ELSE 0 END, "',
+        module="history/recording.py",
+        original="            at, run_id, observed_hours, resource_accrued,\n",
+        broken="            at, run_id, observed_hours, stored.accrued,\n",
         tests=both(f"{STORE}::test_a_night_that_sees_its_fleet_as_it_was_stores_no_row_for_it"),
         check="steady-nights-charged-at-their-price",
     ),

@@ -259,8 +259,8 @@ AWS_ACCOUNTS = ("111122223333", "444455556666")
 def test_a_night_that_sees_its_fleet_as_it_was_stores_no_row_for_it(
     store: HistoryStore, location: str
 ) -> None:
-    """A resource seen as the previous audit of its scope left it is moved on by one statement
-    for all of them (in SQL), and the store's figures are the ones the report was told."""
+    """A resource seen as the previous audit of its scope left it is moved on in one write for
+    all of them (its narrow row), and the store's figures are the ones the report was told."""
     fleet = [
         observed("vm-a", hourly=0.25),
         observed("vm-b", "ok"),
