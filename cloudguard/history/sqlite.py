@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,7 +54,7 @@ class SqliteDatabase(Database):
             raise self.translate(error) from error
         try:
             with self.guarded():
-                mode = self.value("PRAGMA journal_mode=WAL")
+                mode = self._write_ahead_logging()
                 self.execute("PRAGMA synchronous=FULL")
                 # A nightly audit reads and rewrites every row it saw: its pages stay in
                 # memory (64 MiB at most) and its scratch table never touches the disk.
@@ -65,6 +66,22 @@ class SqliteDatabase(Database):
         if str(mode).lower() != "wal":
             self._connection.close()
             raise HistoryUnavailable(self.location, f"cannot use write-ahead logging ({mode})")
+
+    def _write_ahead_logging(self) -> str:
+        """`PRAGMA journal_mode=WAL`, asked again until the busy timeout while another
+        connection writes: a new store's first switch to WAL needs it alone, and SQLite
+        answers SQLITE_BUSY at once, without its busy handler, when another connection
+        holds the write lock (two first uses of a new store at once: one of them failed
+        "busy for longer than the busy timeout" within a millisecond)."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                return str(self.value("PRAGMA journal_mode=WAL"))
+            except sqlite3.OperationalError as error:
+                busy = getattr(error, "sqlite_errorname", "").startswith(_BUSY)
+                if not busy or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.01)
 
     @contextmanager
     def write(self) -> Iterator[None]:

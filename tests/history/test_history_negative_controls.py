@@ -129,6 +129,16 @@ MUTATIONS = [
         tests=(f"{ACKS}::test_a_finding_is_matched_as_its_cloud_compares_ids",),
         check="arm-ids-matched-case-insensitively",
     ),
+    Mutation(
+        name="a new store's switch to write-ahead logging is not asked again while busy",
+        module="history/sqlite.py",
+        original="                if not busy or time.monotonic() >= deadline:\n",
+        broken="                if True:\n",
+        tests=(
+            f"{FILE}::test_a_new_store_another_connection_is_writing_is_opened_once_the_write_ends",
+        ),
+        check="new-store-waits-for-the-lock",
+    ),
 ]
 
 

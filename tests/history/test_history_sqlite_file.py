@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,32 @@ def test_a_writer_held_up_past_the_busy_timeout_says_its_run_was_not_recorded(
     with open_store(path) as store:
         audit(store, 0, [observed("vm-a")])
         assert len(store.runs()) == 1, "once the lock is free the same record goes in"
+
+
+def test_a_new_store_another_connection_is_writing_is_opened_once_the_write_ends(
+    tmp_path: Path,
+) -> None:
+    """Two first uses of a new store at once: the first holds the write lock, the second's
+    switch to write-ahead logging is answered SQLITE_BUSY at once, without SQLite's busy
+    handler. It must wait for the lock as any write does, not fail in a millisecond saying
+    it waited the whole busy timeout."""
+    path = tmp_path / "history.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # the other first use, in its write
+    release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        failure: HistoryBusy | None = None
+        try:
+            with open_store(path, busy_timeout=30) as store:
+                audit(store, 0, [observed("vm-a")])
+        except HistoryBusy as busy:
+            failure = busy
+        assert failure is None, broken(
+            "new-store-waits-for-the-lock", f"the second first use failed: {failure}"
+        )
+        with open_store(path) as store:
+            assert len(store.runs()) == 1
+    finally:
+        release.join()
+        holder.close()
