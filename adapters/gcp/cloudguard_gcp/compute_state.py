@@ -67,7 +67,7 @@ class IncompleteListing(Exception):
 
 
 def listing_of(resource: Resource) -> str | None:
-    """Which aggregated list holds `resource`'s current state (None: none)."""
+    """Which listing (aggregated, or global) holds `resource`'s current state (None: none)."""
     listing = LISTING_OF_KIND.get(resource.kind)
     if listing == "addresses" and "/global/addresses/" in resource.id:
         return "globalAddresses"
@@ -151,13 +151,11 @@ def address(item: Any, source: str) -> Resource:
 
 def snapshot(item: Any, source: str) -> Resource:
     kind = (item.snapshot_type or "standard").lower()
-    # Two decimals at most, never an exponent (a petabyte archive is 1048576 GiB, not 1e+06).
-    gib = f"{int(item.storage_bytes) / 2**30:.2f}".rstrip("0").rstrip(".")
-    stored = (
-        f"{kind} {gib} GiB stored"
-        if "storage_bytes" in item
-        else kind  # still being made: its bytes are not counted yet
-    )
+    stored = kind  # still being made: its bytes are not counted yet
+    if "storage_bytes" in item:
+        # Two decimals at most, never an exponent (a petabyte is 1048576 GiB, not 1e+06).
+        gib = f"{int(item.storage_bytes) / 2**30:.2f}".rstrip("0").rstrip(".")
+        stored = f"{kind} {gib} GiB stored"
     stored_in = item.storage_locations[0] if item.storage_locations else "global"
     return _resource(item, "snapshots", kinds.SNAPSHOT, stored, source, region=stored_in)
 

@@ -153,7 +153,7 @@ _ADDRESSES: dict[str, tuple[str, str | None]] = {
     IN_USE: ("External IP Charge on a Standard VM", "global"),
 }
 # The live sweep's snapshot size (snapshots.list): `standard 12.5 GiB stored`, its
-# storageBytes / 2**30 to two decimals, `:g`.
+# storageBytes / 2**30 to two decimals at most, never an exponent.
 _SNAPSHOT = re.compile(r"^(?P<type>standard|archive) (?P<size>\d+(?:\.\d+)?) GiB stored$")
 # A snapshot's storage class -> its storage SKU's description ("... in <place>" too), for a
 # region and for a multi-region (None: no SKU known: unknown, never a guess).

@@ -90,16 +90,13 @@ class _Address:
     scope: str  # zones | regions | global
     where: str  # the zone or the region ("" when global)
     collection: str  # instances | disks | addresses | snapshots
-    name: str
     uid: str
     client: str  # the API's collection, its client's name (`regionDisks`, `globalAddresses`)
 
     @property
     def operations(self) -> str:
         """The Operations collection that says when an action on it is done."""
-        return {"zones": "zoneOperations", "regions": "regionOperations"}.get(
-            self.scope, "globalOperations"
-        )
+        return f"{self.scope.removesuffix('s')}Operations"  # zone, region, global
 
     def placed(self) -> dict[str, str]:
         """The request fields naming the project and, unless global, the zone or region."""
@@ -117,7 +114,7 @@ def _address(item: Target, error: type[ReadError] | type[ActionError]) -> _Addre
     found = _FULL_NAME.match(item.id)
     if found is None or (item.kind, found.group(2) or "global", found.group(4)) not in _CLIENT:
         raise error(source, f"not a Compute Engine {item.kind} cloudguard reaps")
-    project, scope, where, collection, name = found.group(1, 2, 3, 4, 5)
+    project, scope, where, collection = found.group(1, 2, 3, 4)
     scope, where = scope or "global", where or ""
     if item.account != project:
         raise error(source, f"the item names project {item.account!r}, its name {project!r}")
@@ -129,7 +126,7 @@ def _address(item: Target, error: type[ReadError] | type[ActionError]) -> _Addre
             "to the reviewed resource: make a new plan from a new live audit",
         )
     client = _CLIENT[(item.kind, scope, collection)]
-    return _Address(project, scope, where, collection, name, uid, client)
+    return _Address(project, scope, where, collection, uid, client)
 
 
 class GcpReaper:

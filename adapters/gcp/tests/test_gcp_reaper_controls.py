@@ -18,8 +18,8 @@ MUTATIONS = [
     Mutation(
         name="an item is read and acted on by its name, not the numeric id the plan reviewed",
         module="reaper.py",
-        original="_PARAMETER[self.collection]: self.uid}",
-        broken="_PARAMETER[self.collection]: self.name}",
+        original="    return _Address(project, scope, where, collection, uid, client)\n",
+        broken="    return _Address(project, scope, where, collection, found.group(5), client)\n",
         tests=(
             REAPER + "test_an_instance_re_created_between_the_read_and_the_delete_is_not_deleted",
             LEAKED + "test_a_snapshot_re_created_between_the_read_and_the_delete_is_not_deleted",
