@@ -7,7 +7,7 @@ from typing import Any
 
 import boto3
 import pytest
-from trusted_config import write_trusted
+from reap_workspace import reap_workspace as shared_reap_workspace
 
 from cloudguard.cloud.records import SweepRequest
 
@@ -34,19 +34,7 @@ def moto_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def reap_workspace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, account: str = "123456789012"
 ) -> tuple[Path, Path]:
-    """What `reap apply --yes` needs, the test's own: a working directory whose
-    cloudguard.toml lists `account` in `[reap] accounts`, a lock directory, the `moto`
-    profile, and an empty controller home. Returns (the working directory, the home)."""
-    work = tmp_path / "cwd"
-    work.mkdir()
-    monkeypatch.chdir(work)
+    """The shared reap workspace (tests/reap_workspace.py) for `account`, with the `moto`
+    profile. Returns (the working directory, the controller home)."""
     moto_profile(tmp_path, monkeypatch)
-    (tmp_path / "run").mkdir(mode=0o700)  # this test's own locks
-    write_trusted(
-        work / "cloudguard.toml",
-        f'[reap]\naccounts = ["{account}"]\nlock-directory = "{tmp_path / "run"}"\n',
-    )
-    home = tmp_path / "controller"
-    for folder in ("state", "queue", "workers"):
-        (home / folder).mkdir(parents=True)
-    return work, home
+    return shared_reap_workspace(tmp_path, monkeypatch, account)

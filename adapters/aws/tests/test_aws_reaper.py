@@ -8,7 +8,6 @@ profile of the test's own (moto's keys), named with `--credential`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 import pytest
 from aws_helpers import AMI, ec2, reap_workspace
-from in_process_cli import cli
+from in_process_cli import cli, digest
 from named_checks import broken
 from throttling_proxy import Throttling, throttling_proxy
 from trusted_config import write_trusted
@@ -62,10 +61,6 @@ def _tags(tags: dict[str, str]) -> list[dict[str, str]]:
 def state_of(endpoint: str, instance: str) -> str:
     answer = ec2(endpoint).describe_instances(InstanceIds=[instance])
     return str(answer["Reservations"][0]["Instances"][0]["State"]["Name"])
-
-
-def digest(plan: Path) -> str:
-    return "sha256:" + hashlib.sha256(plan.read_bytes()).hexdigest()
 
 
 @dataclass

@@ -8,7 +8,6 @@ was (not) done; the reap log is the proof of what was said.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import resource
 import shutil
@@ -25,7 +24,7 @@ from cloudguard_azure import demo
 from cloudguard_azure.fake_arm import FakeArm
 from cloudguard_azure.fake_arm.authorization.models import add_lock
 from cloudguard_azure.fake_arm.compute.models import VirtualMachine, attach_disk, recreate_vm
-from in_process_cli import cli
+from in_process_cli import cli, digest
 from named_checks import broken
 from trusted_config import write_trusted
 from waiting import wait_until
@@ -128,10 +127,6 @@ def incident(arm: FakeArm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
     home = demo.make_controller_home(tmp_path / "controller")
     demo.seed_fleet(arm.state, shas, datetime.now(UTC))
     return Incident(arm, home, tmp_path / "repo", shas, work)
-
-
-def digest(plan: Path) -> str:
-    return "sha256:" + hashlib.sha256(plan.read_bytes()).hexdigest()
 
 
 def events(log: Path) -> list[dict[str, Any]]:

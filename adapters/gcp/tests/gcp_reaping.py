@@ -8,7 +8,6 @@ through the CLI.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -17,8 +16,8 @@ from typing import Any
 
 import pytest
 from fake_gcp import FakeGcp, Instance
-from in_process_cli import cli
-from trusted_config import write_trusted
+from in_process_cli import cli, digest
+from reap_workspace import reap_workspace
 
 PROJECT = "fleet-pilot-7c7"
 ZONE = "europe-west4-a"
@@ -26,10 +25,6 @@ REGION = "europe-west4"
 ORPHAN_TASK = "cloud-noenv-c7"
 KNOWN_TASK = "task-0042"
 COMPUTE = f"//compute.googleapis.com/projects/{PROJECT}"
-
-
-def digest(plan: Path) -> str:
-    return "sha256:" + hashlib.sha256(plan.read_bytes()).hexdigest()
 
 
 def vm_id(name: str, zone: str = ZONE) -> str:
@@ -86,17 +81,7 @@ class Fleet:
 
 def make_fleet(gcp: FakeGcp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fleet:
     """The incident VM (an orphan) and a healthy VM, each with its boot disk."""
-    work = tmp_path / "cwd"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    (tmp_path / "run").mkdir(mode=0o700)  # this test's own locks
-    write_trusted(
-        work / "cloudguard.toml",
-        f'[reap]\naccounts = ["{PROJECT}"]\nlock-directory = "{tmp_path / "run"}"\n',
-    )
-    home = tmp_path / "controller"
-    for folder in ("state", "queue", "workers"):
-        (home / folder).mkdir(parents=True)
+    work, home = reap_workspace(tmp_path, monkeypatch, PROJECT)
     (home / "state" / f"{KNOWN_TASK}.meta").write_text("phase=running\n")
     gcp.world.project(PROJECT, "418512345678")
     old = datetime.now(UTC) - timedelta(hours=30)
