@@ -13,9 +13,12 @@ What the server may import is what a fresh `python -m pytest` imports before the
 cloudguard plugin installs its guards (all pytest11 plugins load first), and nothing
 of the repository: cloudguard, the adapters, conftest and tests/ are imported by
 the child, from the mutant copy first on sys.path, as today. The SDKs the tests use
-(boto3, moto, the azure SDKs) are NOT preloaded: the in-process guards patch them when
-imported after the guards (tests/guard/test_late_import_controls.py and the
-`imports.when_imported` path), and a preloaded one would take the other path.
+(boto3, moto, the azure and google SDKs) are preloaded only when the caller asks
+(`preload`, a server of its own): the in-process guards patch an SDK when it is imported
+after the guards (tests/guard/test_late_import_controls.py and the `imports.when_imported`
+path), and a preloaded one takes the other path (patched at once). So the guard's own
+controls never ask; the controls of what runs above the guards (the adapters' sweeps and
+reapers) do, and their unbroken run is made on a server that preloaded the same.
 
 The server starts no thread (fork after threads is unsafe) and refuses to serve when
 an import started one, or imported a module of the repository; the child reseeds what
@@ -28,6 +31,7 @@ runs `python -m pytest` as before (`Unavailable`).
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import selectors
@@ -67,30 +71,40 @@ class TimedOut(Exception):
     pass
 
 
-_server: _Server | None = None
+_servers: dict[tuple[str, ...], _Server] = {}  # one per preload asked for
 served = 0  # runs this process's fork server ran (its tests check they took this path)
-_broken = False  # the server failed once: the rest of the session runs without it
+_broken: set[tuple[str, ...]] = set()  # a server failed once: the session runs without it
 
 
-def run(args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float) -> Completed:
-    """`python -m pytest *args` in `cwd` with `env`, as a forked child of the warm server."""
-    global _server, _broken, served
-    if _broken or os.environ.get(SWITCH) == "0" or not hasattr(os, "pidfd_open"):
+def run(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    preload: Sequence[str] = (),
+) -> Completed:
+    """`python -m pytest *args` in `cwd` with `env`, as a forked child of the warm server that
+    also imported the modules `preload` names (third-party SDKs; module docstring)."""
+    global served
+    key = tuple(sorted(preload))
+    if key in _broken or os.environ.get(SWITCH) == "0" or not hasattr(os, "pidfd_open"):
         raise Unavailable("off")
-    if _server is None or _server.owner != os.getpid():
+    server = _servers.get(key)
+    if server is None or server.owner != os.getpid():
         try:
-            _server = _Server.start(env)
+            server = _servers[key] = _Server.start(env, key)
         except (OSError, Unavailable):
-            _broken = True
+            _broken.add(key)
             raise Unavailable("the fork server did not start") from None
-    if _server.started_with != _at_start(env):
+    if server.started_with != _at_start(env):
         raise Unavailable("this run's interpreter settings differ from the server's")
     try:
-        completed = _server.run(list(args), str(cwd), dict(env), timeout)
+        completed = server.run(list(args), str(cwd), dict(env), timeout)
     except (OSError, ValueError, json.JSONDecodeError):
-        _broken = True
-        _server.close()
-        _server = None
+        _broken.add(key)
+        server.close()
+        del _servers[key]
         raise Unavailable("the fork server broke") from None
     served += 1
     return completed
@@ -106,10 +120,13 @@ class _Server:
         self.owner = os.getpid()
 
     @classmethod
-    def start(cls, env: Mapping[str, str]) -> _Server:
+    def start(cls, env: Mapping[str, str], preload: Sequence[str] = ()) -> _Server:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         server_env = dict(env, PYTHONPATH=str(TESTS))
-        main = f"import cloudguard_forkserver; cloudguard_forkserver.serve({theirs.fileno()})"
+        main = (
+            "import cloudguard_forkserver; "
+            f"cloudguard_forkserver.serve({theirs.fileno()}, {list(preload)!r})"
+        )
         process = subprocess.Popen(
             [sys.executable, "-c", main],
             env=server_env, cwd=TESTS,
@@ -215,13 +232,17 @@ def _send(sock: socket.socket, message: Mapping[str, object]) -> None:
 # -- the server ---------------------------------------------------------------------------------
 
 
-def serve(fd: int) -> None:
+def serve(fd: int, sdks: Sequence[str] = ()) -> None:
     """Preload, then fork one child per request until the client closes the socket."""
     sock = socket.socket(fileno=fd)
-    refused = _preload()
+    refused = _preload(sdks)
     if refused:
         _send(sock, {"refused": refused})
         return
+    # What the preload made is never garbage: kept out of the children's cycle collections
+    # (each child's first full one walked the whole preload, SDKs and all, 0.9 s a run, and
+    # copied every page it touched).
+    gc.freeze()
     _send(sock, {"ready": True})
     base_path = sys.path[2:]  # after "" (-c) and tests/ (this server's PYTHONPATH)
     while True:
@@ -267,8 +288,9 @@ def _wait(pid: int, sock: socket.socket) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def _preload() -> str:
-    """Import what `python -m pytest` imports before the guards install; '' or why not."""
+def _preload(sdks: Sequence[str] = ()) -> str:
+    """Import what `python -m pytest` imports before the guards install, then `sdks`; '' or
+    why not."""
     import importlib
     import threading
     from importlib.metadata import entry_points
@@ -301,11 +323,18 @@ def _preload() -> str:
     import packaging.requirements
     import packaging.version  # noqa: F401
 
+    for name in sdks:
+        try:
+            importlib.import_module(name)
+        except ImportError as error:  # an environment without that SDK: no server, no harm
+            return f"the preload could not import {name}: {error}"
     sys.modules.pop("cloudguard_forkserver", None)  # the child imports it no more than today
     own = sorted(name for name, module in list(sys.modules.items()) if _of_the_repository(module))
     if own:
         return f"the preload imported the repository's {own}"
-    if threading.active_count() != 1:
+    # A thread of Python's, or one an extension started natively (grpc may), which
+    # `threading` does not count: fork after either is unsafe.
+    if threading.active_count() != 1 or len(os.listdir("/proc/self/task")) != 1:
         return "the preload started a thread"
     return ""
 

@@ -40,6 +40,22 @@ REPO = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
 PACKAGE = Path(cloudguard.__file__).resolve().parent
 INNER_TIMEOUT = 300
+# Each cloud's SDK and its fake's libraries, as the adapters' tests import them: a control of
+# what runs above the in-process guards (a sweep, a reaper) asks its runs' fork server to
+# import them once, not each run (in CPU a run: google-cloud-compute 5-6 s, the Azure SDKs
+# ~3 s, boto3 and moto ~1.5 s). Never the guards' own controls: a preloaded SDK is patched at
+# once, not on import (tests/cloudguard_forkserver.py). A mutant and its unbroken run share
+# one server's kind; each kind's server starts only in a worker that runs one of its controls.
+AWS_SDKS = ("boto3", "moto.server")
+AZURE_SDKS = (
+    "azure.identity",
+    "azure.mgmt.compute",
+    "azure.mgmt.network",
+    "azure.mgmt.resource",
+    "azure.mgmt.resourcegraph",
+    "trustme",
+)
+GCP_SDKS = ("google.cloud.compute_v1", "google.cloud.asset_v1")
 
 # What a named test must fail with: one, every one of a tuple, or each test its own.
 Expected = str | tuple[str, ...] | Mapping[str, str | tuple[str, ...]]
@@ -114,14 +130,15 @@ def mutant(tmp_path: Path, mutation: Mutation) -> Path:
     return root
 
 
-def run_tests(root: Path, tests: Sequence[str]) -> Verdicts:
+def run_tests(root: Path, tests: Sequence[str], preload: Sequence[str] = ()) -> Verdicts:
     """Run `tests` with the package copies at `root` imported first; each test's verdict.
 
     The working directory is `root`, not the repo: `python -m` puts the working
     directory first on sys.path, and the repo's own package must not win. The
     named-checks plugin writes each test's outcome and failed checks to a file. The run is
     a child of this process's fork server when it has one (tests/cloudguard_forkserver.py:
-    the same run, without the interpreter's and pytest's start-up), else a fresh interpreter.
+    the same run, without the interpreter's and pytest's start-up, nor `preload`'s imports),
+    else a fresh interpreter.
     """
     report = root / "named-checks.json"
     args = ["-p", "no:cacheprovider", "-p", "no:xdist", "-q",
@@ -131,7 +148,9 @@ def run_tests(root: Path, tests: Sequence[str]) -> Verdicts:
     env = _own_session_env(root)
     result: subprocess.CompletedProcess[str] | cloudguard_forkserver.Completed
     try:
-        result = cloudguard_forkserver.run(args, cwd=root, env=env, timeout=INNER_TIMEOUT)
+        result = cloudguard_forkserver.run(
+            args, cwd=root, env=env, timeout=INNER_TIMEOUT, preload=preload
+        )
     except cloudguard_forkserver.TimedOut:
         raise AssertionError(f"{list(tests)} did not finish in {INNER_TIMEOUT} s") from None
     except cloudguard_forkserver.Unavailable:
@@ -177,7 +196,10 @@ _unbroken: dict[str, Verdicts] = {}
 
 
 def unbroken(
-    factory: pytest.TempPathFactory, mutations: Sequence[Mutation], needed: Sequence[str] = ()
+    factory: pytest.TempPathFactory,
+    mutations: Sequence[Mutation],
+    needed: Sequence[str] = (),
+    preload: Sequence[str] = (),
 ) -> Verdicts:
     """Every named test of `mutations`, run once on unmutated copies of their packages.
 
@@ -188,7 +210,8 @@ def unbroken(
     """
     tests = sorted({test for m in mutations for test in m.tests})
     packages = sorted({m.package for m in mutations})
-    key = hashlib.sha256(json.dumps([tests, [str(p) for p in packages]]).encode()).hexdigest()
+    made = [tests, [str(p) for p in packages], sorted(preload)]
+    key = hashlib.sha256(json.dumps(made).encode()).hexdigest()
     if key in _unbroken:
         return _unbroken[key]
     base = factory.getbasetemp()
@@ -198,9 +221,9 @@ def unbroken(
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | (fcntl.LOCK_NB if needed else 0))
         except BlockingIOError:
-            return run_tests(_unmutated(factory, packages), needed)
+            return run_tests(_unmutated(factory, packages), needed, preload)
         if not saved.exists():
-            verdicts = run_tests(_unmutated(factory, packages), tests)
+            verdicts = run_tests(_unmutated(factory, packages), tests, preload)
             saved.write_text(json.dumps({t: v.__dict__ for t, v in verdicts.items()}))
     loaded = {t: Verdict.from_json(v) for t, v in json.loads(saved.read_text()).items()}
     _unbroken[key] = loaded
@@ -215,15 +238,19 @@ def _unmutated(factory: pytest.TempPathFactory, packages: Sequence[Path]) -> Pat
 
 
 def assert_turns_red(
-    factory: pytest.TempPathFactory, mutation: Mutation, siblings: Sequence[Mutation]
+    factory: pytest.TempPathFactory,
+    mutation: Mutation,
+    siblings: Sequence[Mutation],
+    preload: Sequence[str] = (),
 ) -> None:
     """Each named test passes unbroken, and fails at its named check with `mutation`.
 
     `siblings`: the controls of the same module, whose named tests the unbroken run holds.
+    `preload`: the SDKs both runs' fork server imports first (a cloud's SDKS above, or none).
     The mutant runs first: meanwhile another worker may be making the unbroken run.
     """
-    red = run_tests(mutant(factory.mktemp("control"), mutation), mutation.tests)
-    green = unbroken(factory, siblings, mutation.tests)
+    red = run_tests(mutant(factory.mktemp("control"), mutation), mutation.tests, preload)
+    green = unbroken(factory, siblings, mutation.tests, preload)
     for test in mutation.tests:
         assert test in green, f"{test} was not in the unbroken run"
         assert green[test].outcome == "passed", (

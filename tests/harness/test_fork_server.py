@@ -4,8 +4,9 @@ A control's run forked from the warm server (tests/cloudguard_forkserver.py) mus
 what `python -m pytest` started afresh sees: the same sys.path (the mutant copy first),
 argv, working directory, environment, interpreter flags, stdin and `__main__`, the
 cloudguard plugin and package imported from the mutant copy, the same exit code and
-output; a run past its time-out is killed and reported as before; and a mutation that
-does not bite still fails its control when the runs are forked.
+output; a run past its time-out is killed and reported as before; a mutation that
+does not bite still fails its control when the runs are forked; and an SDK a server
+preloaded (`preload`) is guarded by the mutant's in-process guard, as it is on import.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import cloudguard_forkserver
 import cloudguard_mutants
 import pytest
 from cloudguard_mutants import REPO, Mutation, assert_turns_red, copy_package
+from named_checks import broken
 
 PROBE = """
 import json, os, sys
@@ -135,3 +137,53 @@ def test_a_mutation_that_does_not_bite_fails_its_control_when_forked(
     with pytest.raises(AssertionError, match="stayed green with"):
         assert_turns_red(tmp_path_factory, NOT_BITING, [NOT_BITING])
     assert cloudguard_forkserver.served > before, "the control's runs were not forked"
+
+
+SDK_PROBE = """
+import json, os, sys
+
+IMPORTED_BEFORE_THE_TESTS = "botocore.httpsession" in sys.modules
+
+
+def test_probe():
+    import botocore.httpsession
+
+    send = botocore.httpsession.URLLib3Session.send
+    state = {
+        "preloaded": IMPORTED_BEFORE_THE_TESTS,
+        "send": [send.__module__, sys.modules[send.__module__].__file__],
+        "path": sys.path, "argv": sys.argv, "cwd": os.getcwd(),
+    }
+    with open(os.environ["PROBE_OUT"], "w") as out:
+        json.dump(state, out)
+"""
+
+
+def test_a_run_forked_from_a_server_that_preloaded_an_sdk_has_it_guarded(tmp_path: Path) -> None:
+    """An SDK the server imported (`preload`) is patched by the mutant's in-process guard at
+    once, where a fresh run patches it on import: the same guard, from the mutant copy."""
+    probe = tmp_path / "test_probe.py"
+    probe.write_text(SDK_PROBE)
+    root = copy_package(tmp_path / "mutant")
+    env = cloudguard_mutants._own_session_env(root)
+    fresh_out, forked_out = tmp_path / "fresh.json", tmp_path / "forked.json"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", *_args(root, probe)],
+        cwd=root, env=dict(env, PROBE_OUT=str(fresh_out)),
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    before = cloudguard_forkserver.served
+    cloudguard_forkserver.run(
+        _args(root, probe), cwd=root, env=dict(env, PROBE_OUT=str(forked_out)), timeout=120,
+        preload=("botocore.httpsession",),
+    )  # fmt: skip
+    assert cloudguard_forkserver.served == before + 1, "the run was not forked"
+
+    fresh, forked = json.loads(fresh_out.read_text()), json.loads(forked_out.read_text())
+    assert (fresh.pop("preloaded"), forked.pop("preloaded")) == (False, True)
+    module, where = forked["send"]
+    assert module == "cloudguard.guard.inprocess.botocore_guard", broken(
+        "an-sdk-imported-first-is-guarded", f"botocore's send is {module}'s, not the guard's"
+    )
+    assert where.startswith(str(root)), "the guard is not the mutant's"
+    assert forked == fresh

@@ -2,7 +2,8 @@
 copy of the package; each named test must fail at its named check (harness:
 tests/cloudguard_mutants.py).
 
-Every socket entry point the guard patches, the per-call dedupe and botocore's
+An SDK imported before the guards (patched at once, not on import), every socket entry
+point the guard patches, the per-call dedupe and botocore's
 unwrap (each alone: either one hides the other's absence from a test that breaks
 both), and each branch of redaction that a secret-bearing line takes.
 """
@@ -24,6 +25,17 @@ SECRETS = "tests/pytest_plugin/test_plugin_secrets.py::test_no_secret_value_surv
 LOOKUPS = '    for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex"):\n'
 
 MUTATIONS = [
+    Mutation(
+        name="an SDK imported before the guards left unpatched",
+        module="guard/inprocess/imports.py",
+        original="        _pending.pop(name, None)\n        patch(module)\n        return\n",
+        broken="        _pending.pop(name, None)\n        return\n",
+        tests=(
+            "tests/harness/test_fork_server.py::"
+            "test_a_run_forked_from_a_server_that_preloaded_an_sdk_has_it_guarded",
+        ),
+        check="an-sdk-imported-first-is-guarded",
+    ),
     Mutation(
         name="connect_ex unguarded",
         module="guard/inprocess/socket_guard.py",
