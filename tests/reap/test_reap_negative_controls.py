@@ -13,7 +13,7 @@ from pathlib import Path
 import cloudguard_aws
 import cloudguard_azure
 import pytest
-from cloudguard_mutants import Mutation, assert_turns_red
+from cloudguard_mutants import AWS_SDKS, AZURE_SDKS, Mutation, assert_turns_red
 
 AZURE_PACKAGE = Path(cloudguard_azure.__file__).resolve().parent
 AWS_PACKAGE = Path(cloudguard_aws.__file__).resolve().parent
@@ -737,4 +737,4 @@ MUTATIONS = [
 def test_breaking_a_reaping_rule_turns_its_tests_red(
     tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
 ) -> None:
-    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS, (*AWS_SDKS, *AZURE_SDKS))

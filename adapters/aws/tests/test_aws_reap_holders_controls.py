@@ -17,7 +17,7 @@ from pathlib import Path
 
 import cloudguard_aws
 import pytest
-from cloudguard_mutants import Mutation, assert_turns_red
+from cloudguard_mutants import AWS_SDKS, Mutation, assert_turns_red
 
 AWS = Path(cloudguard_aws.__file__).resolve().parent
 ATTACK = (
@@ -69,4 +69,4 @@ MUTATIONS = [
 def test_breaking_what_holds_a_resource_turns_its_tests_red(
     tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
 ) -> None:
-    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS, AWS_SDKS)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import cloudguard_azure
 import pytest
-from cloudguard_mutants import Mutation, assert_turns_red
+from cloudguard_mutants import AZURE_SDKS, Mutation, assert_turns_red
 
 AZURE = Path(cloudguard_azure.__file__).resolve().parent
 ATTACK = (
@@ -53,4 +53,4 @@ MUTATIONS = [
 def test_reading_the_vm_before_its_protection_turns_the_attack_red(
     tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
 ) -> None:
-    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS, AZURE_SDKS)

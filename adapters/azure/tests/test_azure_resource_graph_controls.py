@@ -7,7 +7,7 @@ from pathlib import Path
 
 import cloudguard_azure
 import pytest
-from cloudguard_mutants import Mutation, assert_turns_red
+from cloudguard_mutants import AZURE_SDKS, Mutation, assert_turns_red
 
 AZURE = Path(cloudguard_azure.__file__).resolve().parent
 TESTS = "adapters/azure/tests/test_azure_resource_graph.py"
@@ -64,4 +64,4 @@ MUTATIONS = [
 def test_breaking_the_rule_turns_its_tests_red(
     tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
 ) -> None:
-    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS, AZURE_SDKS)

@@ -9,7 +9,7 @@ from pathlib import Path
 import cloudguard_azure
 import cloudguard_gcp
 import pytest
-from cloudguard_mutants import Mutation, assert_turns_red
+from cloudguard_mutants import GCP_SDKS, Mutation, assert_turns_red
 
 GCP = Path(cloudguard_gcp.__file__).resolve().parent
 AZURE = Path(cloudguard_azure.__file__).resolve().parent
@@ -119,4 +119,4 @@ MUTATIONS = [
 def test_breaking_the_gcp_adapter_turns_its_test_red(
     tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
 ) -> None:
-    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS, GCP_SDKS)

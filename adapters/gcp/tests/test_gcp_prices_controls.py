@@ -8,7 +8,7 @@ from pathlib import Path
 
 import cloudguard_gcp
 import pytest
-from cloudguard_mutants import Mutation, assert_turns_red
+from cloudguard_mutants import GCP_SDKS, Mutation, assert_turns_red
 
 GCP = Path(cloudguard_gcp.__file__).resolve().parent
 PRICES = "adapters/gcp/tests/test_gcp_prices.py::"
@@ -174,4 +174,4 @@ MUTATIONS = [
 def test_breaking_a_gcp_price_rule_turns_its_tests_red(
     tmp_path_factory: pytest.TempPathFactory, mutation: Mutation
 ) -> None:
-    assert_turns_red(tmp_path_factory, mutation, MUTATIONS)
+    assert_turns_red(tmp_path_factory, mutation, MUTATIONS, GCP_SDKS)
