@@ -32,7 +32,8 @@ from cloudguard.documents.findings import (
 from cloudguard.history.store_records import BACK, NEW, STILL, FindingHistory
 
 NOW = datetime(2026, 12, 1, 22, 0, tzinfo=UTC)
-HOSTILE = 'quote " backslash \\ escape \x1b[2J newline \n bidi \u202e ünïcödé 🚀'
+# `%` too: a line is a `%` template of its shared parts (escaped) and its own values.
+HOSTILE = 'quote " backslash \\ escape \x1b[2J newline \n bidi \u202e ünïcödé 🚀 100% %s %%'
 SUB = "5eb5c0de-0000-4000-8000-000000000000"
 
 
