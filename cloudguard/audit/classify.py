@@ -62,7 +62,9 @@ def classify(
     Tag names compare as `resource`'s cloud compares them, from `clouds` (default: the
     registry `prices` was made for)."""
     tag, tags = (clouds or prices.clouds).cloud(resource.provider).tag, resource.tags
-    leaked = any(tag(tags, key) == value for key, value in policy.leaked_by)
+    leaked = bool(policy.leaked_by) and any(
+        tag(tags, key) == value for key, value in policy.leaked_by
+    )
     task_id = tag(tags, policy.task_tag)
     if task_id is None and not leaked:
         return None
@@ -125,13 +127,8 @@ def classify(
         # controller knows the task, and a shallow clone is no evidence against it.
         verdict = OK
 
-    return Finding(
-        resource=resource,
-        task_id=task_id,
-        generation=generation,
-        verdict=verdict,
-        reasons=tuple(reasons),
-        checks=_checks(record, fixture, gen_state, gen_detail),
-        cost=estimate(resource, prices, now),
-        age=age,
-    )
+    # Made in C (a NamedTuple's own `__new__` is a Python call): one per fleet resource.
+    return tuple.__new__(Finding, (
+        resource, task_id, generation, verdict, tuple(reasons),
+        _checks(record, fixture, gen_state, gen_detail), estimate(resource, prices, now), age,
+    ))  # fmt: skip
