@@ -50,6 +50,7 @@ class FindingLines:
         self._encode = json_encoder()
         self._document = document  # the finding's document: what a rare line is encoded from
         self._templates: dict[tuple[Any, ...], str] = {}
+        self._cents: dict[float, str] = {}
         self._history = report.history.findings if report.history is not None else {}
         self._acknowledged = report.acknowledged
 
@@ -88,8 +89,18 @@ class FindingLines:
             _number(cost.accrued),
         )
         if found is not None:
-            own += (_number(round(found.observed_hours, 2)), _number(round(found.accrued, 2)))
+            own += (self._rounded(found.observed_hours), self._rounded(found.accrued))
         return template % own
+
+    def _rounded(self, value: float) -> str:
+        """`value` to the cent, written: once for each value (a fleet's nights since first
+        seen and prices repeat), but zero (0.0 and -0.0 are one key, written apart)."""
+        text = self._cents.get(value) if type(value) is float else None
+        if text is None:
+            text = _number(round(value, 2))
+            if type(value) is float and value:
+                self._cents[value] = text
+        return text
 
     def _template(self, finding: Finding, found: FindingHistory | None) -> str:
         """The line of `finding` with a `%s` slot for each value of its own (its shared parts

@@ -107,6 +107,11 @@ def _history(findings: list[Finding]) -> ReportHistory:
         2: FindingHistory(NEW, NOW, None, 0.0, 0.0, 0),
         3: FindingHistory(BACK, first, "pending", 1, 0, 2),
         5: FindingHistory(STILL, first, "orphan", float("nan"), 1e-9, 0),
+        # Figures written once each: equal ones that are written apart (-0.0 and 0.0 after
+        # 2's; 1.0 after 3's 1) and the same figure again (0's).
+        6: FindingHistory(STILL, first, "orphan", -0.0, -0.0, 0),
+        7: FindingHistory(STILL, first, "orphan", 48.004, 8.2561, 0),
+        9: FindingHistory(STILL, first, "orphan", 1.0, 0.001, 0),
         11: FindingHistory(STILL, first, "orphan", 1.0, 0.5, 0),
     }  # the others: none said (a finding the history did not record)
     return ReportHistory("history.sqlite3", "scope", first, {
@@ -157,6 +162,10 @@ def test_every_line_is_the_findings_document_as_json_writes_it(with_history: boo
     assert lines[0].split('"age_seconds"')[0] != lines[1].split('"age_seconds"')[0]
     assert '"hourly": 1, ' in lines[6] and '"hourly": 1.0, ' in lines[7]
     assert '"hourly": NaN, "accrued": Infinity' in lines[8]
+    if with_history:
+        assert '"observed_hours": -0.0, "accrued_observed": -0.0}' in lines[6]
+        assert '"observed_hours": 1.0, "accrued_observed": 0.0}' in lines[9]
+        assert '"observed_hours": 1, "accrued_observed": 0}' in lines[3]
     assert '"expired": true' in lines[12] and '"expired": false' in lines[11]
 
 
