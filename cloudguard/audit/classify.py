@@ -56,19 +56,26 @@ def classify(
     prices: PriceTable,
     now: datetime,
     clouds: Clouds | None = None,
+    tagged: tuple[str, str | None] | None = None,
 ) -> Finding | None:
     """The finding for `resource`, or None when it is not the fleet's (no task tag).
 
     Tag names compare as `resource`'s cloud compares them, from `clouds` (default: the
-    registry `prices` was made for)."""
+    registry `prices` was made for). `tagged`: its task id and generation tags as the
+    caller read them with the same names and cloud (the auditor, asking the evidence about
+    them), when it has a task id; None: read here."""
     tag, tags = (clouds or prices.clouds).cloud(resource.provider).tag, resource.tags
     leaked = bool(policy.leaked_by) and any(
         tag(tags, key) == value for key, value in policy.leaked_by
     )
-    task_id = tag(tags, policy.task_tag)
-    if task_id is None and not leaked:
-        return None
-    generation = tag(tags, policy.generation_tag)
+    task_id: str | None
+    if tagged is not None:
+        task_id, generation = tagged
+    else:
+        task_id = tag(tags, policy.task_tag)
+        if task_id is None and not leaked:
+            return None
+        generation = tag(tags, policy.generation_tag)
 
     reasons: list[str] = []
     # Another source (Terraform state, the controller's own list) owning the
