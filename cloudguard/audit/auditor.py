@@ -158,12 +158,17 @@ class _Fleet:
         self._example: dict[tuple[str, str], str] = {}
 
     def add(self, resources: Iterable[Resource]) -> None:
+        id_keys: dict[str, Callable[[str], str]] = {}  # each provider's, asked once
         for resource in resources:
             if self._kinds is not None and resource.kind not in self._kinds:
                 continue  # `--kind` asked for others: not counted at all
             # Some clouds' ids are case-insensitive (ARM echoes whatever case the creator
             # used); EC2 ids are not: the cloud says which (`case_insensitive_names`).
-            key = (resource.provider, self._clouds.cloud(resource.provider).id_key(resource.id))
+            provider = resource.provider
+            id_key = id_keys.get(provider)
+            if id_key is None:
+                id_key = id_keys[provider] = self._clouds.cloud(provider).id_key_of
+            key = (provider, id_key(resource.id))
             first = self._seen.get(key)
             if first is None:
                 self._seen[key] = resource.source

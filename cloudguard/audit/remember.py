@@ -123,7 +123,7 @@ def apply_acknowledgements(report: AuditReport, acks: Iterable[Ack], clouds: Clo
 def observations(report: AuditReport, clouds: Clouds) -> list[Observation]:
     """Each finding as the history keeps it (no tags: they may hold anything)."""
     providers = {f.resource.provider for f in report.findings}
-    id_keys = {provider: clouds.cloud(provider).id_key for provider in providers}
+    id_keys = {provider: clouds.cloud(provider).id_key_of for provider in providers}
     # Each record made in C: a NamedTuple's own `__new__` is a Python call, two a finding.
     make = tuple.__new__
     found = []
