@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 from operator import attrgetter, itemgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from cloudguard.history.store_records import (
     BACK,
@@ -221,10 +221,11 @@ def plan_steady(
     run: AuditRun,
     run_id: int,
     observations: Iterable[Observation],
-    present: Sequence[PresentResource],
+    present: Sequence[tuple[Any, ...]],
 ) -> tuple[AuditWrite, list[Observation]]:
-    """Those of `observations` that see a resource of `present` (the scope's, left present)
-    as it was, told and moved on in bulk; the other observations, for `plan_observations`.
+    """Those of `observations` that see a resource of `present` (the scope's, left present;
+    rows in PRESENT_COLUMNS order) as it was, told and moved on in bulk; the other
+    observations, for `plan_observations`.
 
     A steady resource's interval since it was last seen is charged as its row says
     (billable, at the price of that day; to its leaked cost when its verdict leaks)."""
@@ -233,7 +234,7 @@ def plan_steady(
     # By cloud id alone while no two present resources share one (a fleet's ids name their
     # account): its provider and account compared after. Otherwise by identity.
     by_id = dict(zip(map(itemgetter(3), present), present, strict=True))
-    by_identity: dict[Identity, PresentResource] | None = None
+    by_identity: dict[Identity, tuple[Any, ...]] | None = None
     if len(by_id) < len(present):
         by_identity = {resource[1:4]: resource for resource in present}  # provider, account, id
         if len(by_identity) < len(present):  # one scope holds several incarnations of an id

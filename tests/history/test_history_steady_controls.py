@@ -55,7 +55,7 @@ MUTATIONS = [
         name="a night seen as it was charged its hours at no price in the store",
         module="history/recording.py",
         original="            at, run_id, observed_hours, resource_accrued,\n",
-        broken="            at, run_id, observed_hours, stored.accrued,\n",
+        broken="            at, run_id, observed_hours, was_accrued,\n",
         tests=both(f"{STORE}::test_a_night_that_sees_its_fleet_as_it_was_stores_no_row_for_it"),
         check="steady-nights-charged-at-their-price",
     ),
