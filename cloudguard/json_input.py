@@ -12,9 +12,14 @@ code that means "orphans found"). Stdlib only.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 _DECODER = json.JSONDecoder()
+# The C scanner `raw_decode` calls: (value, end) of the value at an index, StopIteration
+# (its `value` the index) where there is none. For a loop over many values that converts
+# errors itself as `raw_decode` does (inventory_files._array_items): one call a value.
+scan_once: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 class UnreadableJson(json.JSONDecodeError):
@@ -32,7 +37,7 @@ def loads(text: str | bytes) -> Any:
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise
     except (RecursionError, ValueError) as error:
-        raise _unreadable(error, text) from None
+        raise unreadable(error, text) from None
 
 
 def raw_decode(text: str, index: int) -> tuple[Any, int]:
@@ -42,10 +47,10 @@ def raw_decode(text: str, index: int) -> tuple[Any, int]:
     except json.JSONDecodeError:
         raise
     except (RecursionError, ValueError) as error:
-        raise _unreadable(error, text) from None
+        raise unreadable(error, text) from None
 
 
-def _unreadable(error: Exception, text: str | bytes) -> UnreadableJson:
+def unreadable(error: Exception, text: str | bytes) -> UnreadableJson:
     document = text if isinstance(text, str) else ""
     if isinstance(error, RecursionError):
         return UnreadableJson(

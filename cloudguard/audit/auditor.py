@@ -66,14 +66,19 @@ def run_audit(
 
     task_ids: set[str] = set()
     generations: set[str] = set()
+    # Each resource's task id and generation as read here, for its classification too
+    # (None: no task id, read again there with the leaked-by tags).
+    tagged: list[tuple[str, str | None] | None] = []
     for resource in resources:
         tag = clouds.cloud(resource.provider).tag
         task_id = tag(resource.tags, policy.task_tag)
         if task_id is None:
+            tagged.append(None)
             continue
         task_ids.add(task_id)
         if (generation := tag(resource.tags, policy.generation_tag)) is not None:
             generations.add(generation)
+        tagged.append((task_id, generation))
     gathered = gather(request, Question(frozenset(task_ids), frozenset(generations)))
     failures.extend(gathered.failures)
     evidence, checked = gathered.evidence, gathered.checked
@@ -83,7 +88,7 @@ def run_audit(
     for index, resource in enumerate(resources):
         if index % step == 0:
             progress("classify", index, len(resources))
-        finding = classify(resource, evidence, policy, prices, now, clouds)
+        finding = classify(resource, evidence, policy, prices, now, clouds, tagged[index])
         if finding is not None:
             findings.append(finding)
     progress("classify", len(resources), len(resources))
@@ -153,12 +158,17 @@ class _Fleet:
         self._example: dict[tuple[str, str], str] = {}
 
     def add(self, resources: Iterable[Resource]) -> None:
+        id_keys: dict[str, Callable[[str], str]] = {}  # each provider's, asked once
         for resource in resources:
             if self._kinds is not None and resource.kind not in self._kinds:
                 continue  # `--kind` asked for others: not counted at all
             # Some clouds' ids are case-insensitive (ARM echoes whatever case the creator
             # used); EC2 ids are not: the cloud says which (`case_insensitive_names`).
-            key = (resource.provider, self._clouds.cloud(resource.provider).id_key(resource.id))
+            provider = resource.provider
+            id_key = id_keys.get(provider)
+            if id_key is None:
+                id_key = id_keys[provider] = self._clouds.cloud(provider).id_key_of
+            key = (provider, id_key(resource.id))
             first = self._seen.get(key)
             if first is None:
                 self._seen[key] = resource.source

@@ -56,17 +56,26 @@ def classify(
     prices: PriceTable,
     now: datetime,
     clouds: Clouds | None = None,
+    tagged: tuple[str, str | None] | None = None,
 ) -> Finding | None:
     """The finding for `resource`, or None when it is not the fleet's (no task tag).
 
     Tag names compare as `resource`'s cloud compares them, from `clouds` (default: the
-    registry `prices` was made for)."""
+    registry `prices` was made for). `tagged`: its task id and generation tags as the
+    caller read them with the same names and cloud (the auditor, asking the evidence about
+    them), when it has a task id; None: read here."""
     tag, tags = (clouds or prices.clouds).cloud(resource.provider).tag, resource.tags
-    leaked = any(tag(tags, key) == value for key, value in policy.leaked_by)
-    task_id = tag(tags, policy.task_tag)
-    if task_id is None and not leaked:
-        return None
-    generation = tag(tags, policy.generation_tag)
+    leaked = bool(policy.leaked_by) and any(
+        tag(tags, key) == value for key, value in policy.leaked_by
+    )
+    task_id: str | None
+    if tagged is not None:
+        task_id, generation = tagged
+    else:
+        task_id = tag(tags, policy.task_tag)
+        if task_id is None and not leaked:
+            return None
+        generation = tag(tags, policy.generation_tag)
 
     reasons: list[str] = []
     # Another source (Terraform state, the controller's own list) owning the
@@ -125,13 +134,8 @@ def classify(
         # controller knows the task, and a shallow clone is no evidence against it.
         verdict = OK
 
-    return Finding(
-        resource=resource,
-        task_id=task_id,
-        generation=generation,
-        verdict=verdict,
-        reasons=tuple(reasons),
-        checks=_checks(record, fixture, gen_state, gen_detail),
-        cost=estimate(resource, prices, now),
-        age=age,
-    )
+    # Made in C (a NamedTuple's own `__new__` is a Python call): one per fleet resource.
+    return tuple.__new__(Finding, (
+        resource, task_id, generation, verdict, tuple(reasons),
+        _checks(record, fixture, gen_state, gen_detail), estimate(resource, prices, now), age,
+    ))  # fmt: skip

@@ -144,7 +144,8 @@ def estimate(resource: Resource, prices: PriceTable, now: datetime) -> Cost:
         # Assumes it ran since created: an upper bound for a VM that was stopped in between.
         hours = max((now - resource.created).total_seconds(), 0.0) / 3600
         accrued = round(hourly * hours, 2)
-    return Cost(billable, note, hourly, accrued, prices.info.currency, source)
+    # Made in C (a NamedTuple's own `__new__` is a Python call): one per fleet resource.
+    return tuple.__new__(Cost, (billable, note, hourly, accrued, prices.info.currency, source))
 
 
 def _quote(resource: Resource, prices: PriceTable) -> Quote:

@@ -5,8 +5,8 @@ installed cloud's export parsers (`Cloud.export_parsers`: `az vm list -d -o
 json`, `aws ec2 describe-instances`, ...) claim the entries of a top-level
 list, or a whole document, that are theirs. `-` reads stdin.
 
-A top-level list is decoded one entry at a time (the C decoder's
-`raw_decode`), each entry dropped once it is a compact `Resource`: the whole
+A top-level list is decoded one entry at a time (the C decoder's scanner, as
+`raw_decode` calls it), each entry dropped once it is a compact `Resource`: the whole
 document is never a tree in memory, which is what made a 100,000-VM export
 cost a gigabyte. Strings that repeat across VMs (regions, groups, sizes, tag
 keys and values) are interned, so each is held once.
@@ -125,6 +125,7 @@ def _failed(source: str, reason: str) -> SweepResult:
 
 
 _SPACE = re.compile(r"[ \t\n\r]*")
+_SEPARATOR = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")  # between two entries of a list
 
 
 def parse_inventory(
@@ -164,23 +165,35 @@ def _array_items(text: str, start: int) -> Iterator[Any]:
     """The entries of the JSON array at `text[start]`, decoded one at a time.
 
     As strict as `json.loads`: a missing comma, a trailing comma or anything
-    after the closing bracket is a JSONDecodeError.
+    after the closing bracket is a JSONDecodeError. The decoder's C scanner is
+    called as `json_input.raw_decode` calls it, its errors converted here: two
+    Python calls an entry fewer (0.04 s of a 100,000-VM export).
     """
-    index = _SPACE.match(text, start + 1).end()  # type: ignore[union-attr]
+    space = _SPACE.match
+    index = space(text, start + 1).end()  # type: ignore[union-attr]
     if text.startswith("]", index):
         _end_of_document(text, index + 1)
         return
+    scan, separator = json_input.scan_once, _SEPARATOR.match
     while True:
-        item, index = json_input.raw_decode(text, index)
+        try:
+            item, index = scan(text, index)
+        except StopIteration as stop:
+            raise json.JSONDecodeError("Expecting value", text, stop.value) from None
+        except json.JSONDecodeError:
+            raise
+        except (RecursionError, ValueError) as error:
+            raise json_input.unreadable(error, text) from None
         yield item
-        index = _SPACE.match(text, index).end()  # type: ignore[union-attr]
-        if text.startswith(",", index):
-            index = _SPACE.match(text, index + 1).end()  # type: ignore[union-attr]
-        elif text.startswith("]", index):
+        between = separator(text, index)
+        if between is not None:
+            index = between.end()
+            continue
+        index = space(text, index).end()  # type: ignore[union-attr]
+        if text.startswith("]", index):
             _end_of_document(text, index + 1)
             return
-        else:
-            raise json.JSONDecodeError("Expecting ',' delimiter", text, index)
+        raise json.JSONDecodeError("Expecting ',' delimiter", text, index)
 
 
 def _end_of_document(text: str, index: int) -> None:

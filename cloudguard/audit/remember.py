@@ -26,7 +26,7 @@ import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,6 +61,8 @@ if TYPE_CHECKING:
     from cloudguard.history.store import HistoryStore
     from cloudguard.notify import message
 
+# `finding_key` made in C: (provider, id) of each of a report's findings.
+_FINDING_KEY = attrgetter("resource.provider", "resource.id")
 TREND_DAYS = 90  # how far back the HTML report's trend chart looks
 OFFENDERS = 10  # the task ids the HTML report names
 
@@ -105,8 +107,11 @@ def read_acknowledgements(
 
 def apply_acknowledgements(report: AuditReport, acks: Iterable[Ack], clouds: Clouds) -> AuditReport:
     """`report` with each finding's acknowledgement (live or expired) attached."""
-    book = AckBook(acks, report.generated_at)
+    acks = list(acks)
     states: dict[FindingKey, AckState] = {}
+    if not acks:  # none to apply (most nights): not asked of each finding
+        return replace(report, acknowledged=states)
+    book = AckBook(acks, report.generated_at)
     for finding in report.findings:
         folded = clouds.cloud(finding.resource.provider).case_insensitive_names
         state = book.state(finding.resource.id, case_insensitive=folded)
@@ -118,7 +123,7 @@ def apply_acknowledgements(report: AuditReport, acks: Iterable[Ack], clouds: Clo
 def observations(report: AuditReport, clouds: Clouds) -> list[Observation]:
     """Each finding as the history keeps it (no tags: they may hold anything)."""
     providers = {f.resource.provider for f in report.findings}
-    id_keys = {provider: clouds.cloud(provider).id_key for provider in providers}
+    id_keys = {provider: clouds.cloud(provider).id_key_of for provider in providers}
     # Each record made in C: a NamedTuple's own `__new__` is a Python call, two a finding.
     make = tuple.__new__
     found = []
@@ -155,7 +160,7 @@ def remember(report: AuditReport, store: HistoryStore, scope: str, clouds: Cloud
         # By finding: each observation's history, read by the key it was given with.
         findings=dict(
             zip(
-                map(finding_key, report.findings),
+                map(_FINDING_KEY, report.findings),
                 map(recorded.findings.__getitem__, map(itemgetter(0), seen)),
                 strict=True,
             )

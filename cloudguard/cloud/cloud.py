@@ -55,6 +55,8 @@ class Cloud:
         self.adapter = adapter
         self.unavailable = unavailable if adapter is None else None
         self.case_insensitive_names = bool(_member(adapter, "case_insensitive_names", False))
+        # `id_key` as one C function (casefolded, or the id as it is): a call per resource.
+        self.id_key_of: Callable[[str], str] = str.casefold if self.case_insensitive_names else str
         self.ids_never_reused = bool(_member(adapter, "ids_never_reused", False))
         self.billable_power_states = frozenset(_member(adapter, "billable_power_states", ()))
         self.power_notes: Mapping[str, str] = _member(adapter, "power_notes", _EMPTY)
@@ -86,7 +88,7 @@ class Cloud:
 
     def id_key(self, resource_id: str) -> str:
         """A resource id as it compares (ARM ids echo the creator's case; EC2's are exact)."""
-        return resource_id.casefold() if self.case_insensitive_names else resource_id
+        return self.id_key_of(resource_id)
 
     def price_key(self, size: str) -> str:
         price_key = getattr(self.adapter, "price_key", None)

@@ -117,6 +117,8 @@ def parse_time(value: Any) -> datetime | None:
             parsed = datetime.fromisoformat(_EXCESS_FRACTION.sub(r"\1", value.strip()))
         except ValueError:
             return None
+    if parsed.tzinfo is UTC:  # `+00:00`, as az and EC2 write it
+        return parsed
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=UTC)
     if parsed.utcoffset() == _ZERO:

@@ -8,7 +8,8 @@ verdict and checks, its price, its cloud, account and location, the history's
 word on a steady night), so each of those parts is encoded once and reused,
 and only what a finding has of its own (its ids, name, creation time, tags,
 age and cost so far) is encoded per line. A 100,000-finding report's lines
-took about twice as long built and encoded as documents.
+took about twice as long built and encoded as documents. The shared parts of a
+line are one `%` template, found by one key of everything they state.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ class FindingLines:
     def __init__(self, report: AuditReport, document: Callable[[Finding], dict[str, Any]]):
         self._encode = json_encoder()
         self._document = document  # the finding's document: what a rare line is encoded from
-        self._parts: dict[tuple[Any, ...], str] = {}
-        self._found: dict[tuple[str, datetime, str | None, int], str] = {}
+        self._templates: dict[tuple[Any, ...], str] = {}
+        self._cents: dict[float, str] = {}
         self._history = report.history.findings if report.history is not None else {}
         self._acknowledged = report.acknowledged
 
@@ -58,57 +59,74 @@ class FindingLines:
         key = (r.provider, r.id)
         if key in self._acknowledged:  # a few at most: encoded whole
             return self._encode(self._document(finding))
-        part = self._part
-        return "".join((
-            part(_head, finding.verdict, finding.reasons),
-            _string(finding.task_id),
-            ', "generation": ',
-            _string(finding.generation),
-            part(_checks, checks.controller_record, checks.fixture_id, checks.generation,
-                 checks.generation_detail),
-            part(_place, r.provider, r.account, r.region, r.group),
+        found = self._history.get(key)
+        hourly, created = cost.hourly, r.created
+        # What the line shares with other findings, one key: the line's template (its shared
+        # parts encoded, a slot for each value of its own), one lookup a line. Keyed by the
+        # price's type too: 1 and 1.0 are equal keys, and written differently.
+        shape: tuple[Any, ...] = (
+            finding.verdict, finding.reasons, checks.controller_record, checks.fixture_id,
+            checks.generation, checks.generation_detail, r.provider, r.account, r.region,
+            r.group, r.kind, r.size, r.power_state, r.source, cost.billable, cost.note, hourly,
+            type(hourly), cost.currency, cost.source,
+        )  # fmt: skip
+        if found is not None:
+            # What the history's head states (one per first sighting on a steady night).
+            shape += (found.change, found.first_seen, found.previous_verdict, found.returns)
+        template = self._templates.get(shape)
+        if template is None:
+            template = self._templates[shape] = self._template(finding, found)
+        task_id, generation = finding.task_id, finding.generation
+        own: tuple[str, ...] = (
+            "null" if task_id is None else encode_basestring(task_id),
+            "null" if generation is None else encode_basestring(generation),
             encode_basestring(r.id),
-            ', "name": ',
             encode_basestring(r.name),
-            part(_what, r.kind, r.size, r.power_state),
-            "null" if r.created is None else f'"{r.created.isoformat()}"',
-            ', "tags": ',
+            "null" if created is None else f'"{created.isoformat()}"',
             self._encode(r.tags if type(r.tags) is dict else dict(r.tags)),
-            part(_source, r.source),
             encode_basestring(r.uid),
-            '}, "age_seconds": ',
             "null" if age is None else str(int(age.total_seconds())),
-            part(_price, cost.billable, cost.note, cost.hourly, type(cost.hourly)),
             _number(cost.accrued),
-            part(_currency, cost.currency, cost.source),
-            self._history_part(self._history.get(key)),
-            ', "acknowledgement": null}',
-        ))  # fmt: skip
+        )
+        if found is not None:
+            own += (self._rounded(found.observed_hours), self._rounded(found.accrued))
+        return template % own
 
-    def _history_part(self, found: FindingHistory | None) -> str:
-        if found is None:
-            return "null"
-        # Its own table of parts, by what the part states (one per first sighting on a steady
-        # night): `_part`'s key and call for each of 90,000 findings cost more than the part.
-        stated = (found.change, found.first_seen, found.previous_verdict, found.returns)
-        head = self._found.get(stated)
-        if head is None:
-            head = self._found[stated] = _found(self._encode, *stated)
-        return "".join((
-            head,
-            _number(round(found.observed_hours, 2)),
-            ', "accrued_observed": ',
-            _number(round(found.accrued, 2)),
-            "}",
-        ))  # fmt: skip
+    def _rounded(self, value: float) -> str:
+        """`value` to the cent, written: once for each value (a fleet's nights since first
+        seen and prices repeat), but zero (0.0 and -0.0 are one key, written apart)."""
+        text = self._cents.get(value) if type(value) is float else None
+        if text is None:
+            text = _number(round(value, 2))
+            if type(value) is float and value:
+                self._cents[value] = text
+        return text
 
-    def _part(self, make: Callable[..., str], *stated: Any) -> str:
-        """The part `make` writes of `stated`, encoded the first time it is asked for."""
-        key = (make, *stated)
-        part = self._parts.get(key)
-        if part is None:
-            part = self._parts[key] = make(self._encode, *stated)
-        return part
+    def _template(self, finding: Finding, found: FindingHistory | None) -> str:
+        """The line of `finding` with a `%s` slot for each value of its own (its shared parts
+        `%`-escaped), in the order `line` gives them."""
+        r, checks, cost, e = finding.resource, finding.checks, finding.cost, self._encode
+        shared = (
+            _head(e, finding.verdict, finding.reasons),
+            ', "generation": ',
+            _checks(e, checks.controller_record, checks.fixture_id, checks.generation,
+                    checks.generation_detail) + _place(e, r.provider, r.account, r.region, r.group),
+            ', "name": ',
+            _what(e, r.kind, r.size, r.power_state),
+            ', "tags": ',
+            _source(e, r.source),
+            '}, "age_seconds": ',
+            _price(e, cost.billable, cost.note, cost.hourly, type(cost.hourly)),
+            _currency(e, cost.currency, cost.source)
+            + ("null" if found is None else
+               _found(e, found.change, found.first_seen, found.previous_verdict, found.returns)),
+        )  # fmt: skip
+        parts: tuple[str, ...] = (
+            (*shared[:-1], shared[-1] + ', "acknowledgement": null}')
+            if found is None
+            else (*shared, ', "accrued_observed": ', '}, "acknowledgement": null}')
+        )
+        return "%s".join([part.replace("%", "%%") for part in parts])
 
 
 # Each part is text between two values a finding has of its own; it ends where the next

@@ -44,8 +44,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
-from operator import attrgetter
-from typing import NamedTuple
+from operator import attrgetter, itemgetter
+from typing import Any, NamedTuple
 
 from cloudguard.history.store_records import (
     BACK,
@@ -140,8 +140,6 @@ class PresentResource(NamedTuple):
 
 RESOURCE_COLUMNS = tuple(StoredResource.__dataclass_fields__)
 PRESENT_COLUMNS = PresentResource._fields
-# What an observation states of a resource, in PresentResource order (from display_id on).
-_STATED = slice(PRESENT_COLUMNS.index("display_id"), PRESENT_COLUMNS.index("hourly") + 1)
 # What a night moves on, in cloudguard_sightings (schema version 4); the rest of a resource
 # is in cloudguard_resources. Both are keyed by the resource's id.
 SIGHTING_COLUMNS = (
@@ -172,16 +170,6 @@ OBSERVATION_COLUMNS = (
     "interval_leaking",
     "seen_until",
 )
-
-
-def as_it_was(stored: PresentResource, seen: Observation) -> bool:
-    """Whether `seen` states what `stored` does: the same resource (its unique id, when the
-    observation knows it; one learnt is a change) with the same verdict, reasons, price,
-    names and task."""
-    return seen.key.uid in ("", stored.uid) and stored[_STATED] == (
-        seen.display_id, seen.name, seen.kind, seen.task_id, seen.verdict,
-        " ".join(seen.reasons), seen.billable, seen.hourly,
-    )  # fmt: skip
 
 
 @dataclass
@@ -233,18 +221,24 @@ def plan_steady(
     run: AuditRun,
     run_id: int,
     observations: Iterable[Observation],
-    present: Sequence[PresentResource],
+    present: Sequence[tuple[Any, ...]],
 ) -> tuple[AuditWrite, list[Observation]]:
-    """Those of `observations` that see a resource of `present` (the scope's, left present)
-    as it was, told and moved on in bulk; the other observations, for `plan_observations`.
+    """Those of `observations` that see a resource of `present` (the scope's, left present;
+    rows in PRESENT_COLUMNS order) as it was, told and moved on in bulk; the other
+    observations, for `plan_observations`.
 
     A steady resource's interval since it was last seen is charged as its row says
     (billable, at the price of that day; to its leaked cost when its verdict leaks)."""
     at = epoch(run.at)
     write = AuditWrite()
-    by_identity = {resource[1:4]: resource for resource in present}  # provider, account, id
-    if len(by_identity) < len(present):  # one scope holds several incarnations of an id
-        by_identity = {resource[1:4]: resource for resource in sorted(present)}  # the latest
+    # By cloud id alone while no two present resources share one (a fleet's ids name their
+    # account): its provider and account compared after. Otherwise by identity.
+    by_id = dict(zip(map(itemgetter(3), present), present, strict=True))
+    by_identity: dict[Identity, tuple[Any, ...]] | None = None
+    if len(by_id) < len(present):
+        by_identity = {resource[1:4]: resource for resource in present}  # provider, account, id
+        if len(by_identity) < len(present):  # one scope holds several incarnations of an id
+            by_identity = {resource[1:4]: resource for resource in sorted(present)}  # the latest
     moved: list[Observation] = []  # seen otherwise: rewritten, with a row each
     others: list[Observation] = []
     findings, told, ids, moved_on = write.findings, write.told, write.steady, write.moved_on
@@ -252,36 +246,59 @@ def plan_steady(
     # (the same floats), and each finding's history made in C (a NamedTuple's `__new__` is
     # a Python call per finding): 90,000 steady findings a night.
     leaking, accrued, leaked_accrued = 0, 0.0, 0.0
-    find = by_identity.get
+    find = by_id.get
     for observation in observations:
-        stored = find(observation.key[:3])
+        # Unpacked, not read by name: a named tuple's field by name is a slower read.
+        key, seen_display_id, seen_name, seen_kind, seen_task_id, seen_verdict, seen_reasons, \
+            seen_billable, seen_hourly = observation  # fmt: skip
+        provider, account, match_id, seen_uid = key
+        if by_identity is None:
+            stored = find(match_id)
+            if stored is not None and (stored[1] != provider or stored[2] != account):
+                stored = None
+        else:
+            stored = by_identity.get((provider, account, match_id))
         if stored is None:
             others.append(observation)
             continue
-        same = as_it_was(stored, observation)
+        (resource_id, _, _, _, uid, display_id, name, kind, task_id, verdict, reasons, billable,
+         hourly, first_seen, last_seen, returns, was_observed, was_accrued, was_leaked,
+         was_leaking) = stored  # fmt: skip
+        # As it was: the same resource (its unique id, when the observation knows it; one
+        # learnt is a change) with the same verdict, reasons, price, names and task.
+        same = (
+            seen_uid in ("", uid)
+            and display_id == seen_display_id
+            and name == seen_name
+            and kind == seen_kind
+            and task_id == seen_task_id
+            and verdict == seen_verdict
+            and reasons == " ".join(seen_reasons)
+            and billable == seen_billable
+            and hourly == seen_hourly
+        )
         if not same:
             moved.append(observation)
             continue
-        if stored.id in told:  # the same resource twice in one audit counts once
-            findings[observation.key] = told[stored.id]
+        if resource_id in told:  # the same resource twice in one audit counts once
+            findings[key] = told[resource_id]
             continue
-        hours, cost = billed_interval(stored.billable, stored.hourly, stored.last_seen, at)
-        verdict = stored.verdict
+        # Its interval since last seen, as `billed_interval` charges it.
+        hours = (at - last_seen) / 3600 if billable else 0.0
+        cost = hours * hourly if billable and hourly is not None else 0.0
         leaks = verdict in LEAKING_VERDICTS
         if leaks:
             leaking += 1
             leaked_accrued += cost
         accrued += cost
-        observed_hours, resource_accrued = stored.observed_hours + hours, stored.accrued + cost
-        ids.append(stored.id)
+        observed_hours, resource_accrued = was_observed + hours, was_accrued + cost
+        ids.append(resource_id)
         moved_on.append((
             at, run_id, observed_hours, resource_accrued,
-            stored.leaked_accrued + cost if leaks else stored.leaked_accrued,
-            stored.leaking_observations + leaks, stored.id,
+            was_leaked + cost if leaks else was_leaked, was_leaking + leaks, resource_id,
         ))  # fmt: skip
-        told[stored.id] = findings[observation.key] = tuple.__new__(FindingHistory, (
-            STILL, moment(stored.first_seen), verdict, observed_hours, resource_accrued,
-            stored.returns,
+        told[resource_id] = findings[key] = tuple.__new__(FindingHistory, (
+            STILL, moment(first_seen), verdict, observed_hours, resource_accrued, returns,
         ))  # fmt: skip
     write.leaking, write.accrued, write.leaked_accrued = leaking, accrued, leaked_accrued
     return write, others + moved

@@ -249,3 +249,25 @@ def test_price_table_states_date_and_currency():
     datetime.strptime(info.as_of, "%Y-%m-%d")
     assert info.currency == "USD"
     assert bundled_prices().price("aws", "t3.micro") is not None
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [
+        {"task-id": "known", "repository-generation": "good"},
+        {"Task-ID": "lost", "REPOSITORY-generation": "bad"},  # Azure folds tag names
+        {"task-id": "lost-fixture"},
+        {"task-id": "known", "ci-run": "77", "repository-generation": "shallow"},
+    ],
+)
+def test_the_tags_the_auditor_read_classify_as_the_tags_read_here(tags):
+    """The auditor reads each resource's task id and generation once, for the evidence and
+    for its classification (`tagged`): the finding is the one classify reads itself."""
+    resource, policy = vm(tags=tags), AuditPolicy(leaked_by=(("ci-run", "77"),))
+    prices = bundled_prices()
+    tag = prices.clouds.cloud("azure").tag
+    read = (tag(tags, policy.task_tag), tag(tags, policy.generation_tag))
+    assert read[0] is not None
+    assert classify(resource, FULL, policy, prices, NOW, tagged=read) == classify(
+        resource, FULL, policy, prices, NOW
+    )

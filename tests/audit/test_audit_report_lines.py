@@ -32,7 +32,8 @@ from cloudguard.documents.findings import (
 from cloudguard.history.store_records import BACK, NEW, STILL, FindingHistory
 
 NOW = datetime(2026, 12, 1, 22, 0, tzinfo=UTC)
-HOSTILE = 'quote " backslash \\ escape \x1b[2J newline \n bidi \u202e ünïcödé 🚀'
+# `%` too: a line is a `%` template of its shared parts (escaped) and its own values.
+HOSTILE = 'quote " backslash \\ escape \x1b[2J newline \n bidi \u202e ünïcödé 🚀 100% %s %%'
 SUB = "5eb5c0de-0000-4000-8000-000000000000"
 
 
@@ -106,6 +107,11 @@ def _history(findings: list[Finding]) -> ReportHistory:
         2: FindingHistory(NEW, NOW, None, 0.0, 0.0, 0),
         3: FindingHistory(BACK, first, "pending", 1, 0, 2),
         5: FindingHistory(STILL, first, "orphan", float("nan"), 1e-9, 0),
+        # Figures written once each: equal ones that are written apart (-0.0 and 0.0 after
+        # 2's; 1.0 after 3's 1) and the same figure again (0's).
+        6: FindingHistory(STILL, first, "orphan", -0.0, -0.0, 0),
+        7: FindingHistory(STILL, first, "orphan", 48.004, 8.2561, 0),
+        9: FindingHistory(STILL, first, "orphan", 1.0, 0.001, 0),
         11: FindingHistory(STILL, first, "orphan", 1.0, 0.5, 0),
     }  # the others: none said (a finding the history did not record)
     return ReportHistory("history.sqlite3", "scope", first, {
@@ -156,6 +162,10 @@ def test_every_line_is_the_findings_document_as_json_writes_it(with_history: boo
     assert lines[0].split('"age_seconds"')[0] != lines[1].split('"age_seconds"')[0]
     assert '"hourly": 1, ' in lines[6] and '"hourly": 1.0, ' in lines[7]
     assert '"hourly": NaN, "accrued": Infinity' in lines[8]
+    if with_history:
+        assert '"observed_hours": -0.0, "accrued_observed": -0.0}' in lines[6]
+        assert '"observed_hours": 1.0, "accrued_observed": 0.0}' in lines[9]
+        assert '"observed_hours": 1, "accrued_observed": 0}' in lines[3]
     assert '"expired": true' in lines[12] and '"expired": false' in lines[11]
 
 

@@ -36,16 +36,16 @@ MUTATIONS = [
     Mutation(
         name="every observation stored, as if each had changed something",
         module="history/recording.py",
-        original="        same = as_it_was(stored, observation)\n",
-        broken="        same = False\n",
+        original="        same = (\n            seen_uid in",
+        broken="        same = False and (\n            seen_uid in",
         tests=both(f"{STORE}::test_a_night_that_sees_its_fleet_as_it_was_stores_no_row_for_it"),
         check="a-steady-night-stores-no-row",
     ),
     Mutation(
         name="a verdict that changed while its reasons stayed moved on as steady",
         module="history/recording.py",
-        original="        seen.display_id, seen.name, seen.kind, seen.task_id, seen.verdict,\n",
-        broken="        seen.display_id, seen.name, seen.kind, seen.task_id, stored.verdict,\n",
+        original="            and verdict == seen_verdict\n",
+        broken="            and verdict == verdict\n",
         tests=both(
             f"{STORE}::test_a_verdict_that_changes_while_its_reasons_stay_is_stored_as_changed"
         ),
@@ -55,7 +55,7 @@ MUTATIONS = [
         name="a night seen as it was charged its hours at no price in the store",
         module="history/recording.py",
         original="            at, run_id, observed_hours, resource_accrued,\n",
-        broken="            at, run_id, observed_hours, stored.accrued,\n",
+        broken="            at, run_id, observed_hours, was_accrued,\n",
         tests=both(f"{STORE}::test_a_night_that_sees_its_fleet_as_it_was_stores_no_row_for_it"),
         check="steady-nights-charged-at-their-price",
     ),

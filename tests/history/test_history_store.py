@@ -256,6 +256,26 @@ def test_identity_is_the_provider_account_and_id_not_the_name(store: HistoryStor
 AWS_ACCOUNTS = ("111122223333", "444455556666")
 
 
+def test_one_cloud_id_in_two_accounts_of_one_scope_is_two_resources(store: HistoryStore) -> None:
+    """A steady night finds a present resource by its cloud id while no two share one, and
+    checks the provider and account after: the same id in another account is another."""
+    first, second = (
+        observed("vm-a", provider="aws", account=account)._replace(
+            key=ResourceKey("aws", account, "i-0abc"), display_id="i-0abc"
+        )
+        for account in AWS_ACCOUNTS
+    )
+    audit(store, 0, [first])
+    moved = audit(store, 1, [second])  # the id in the other account only
+    assert moved.findings[second.key].change == "new"
+    assert [(g.account, g.how) for g in moved.gone] == [(AWS_ACCOUNTS[0], "vanished")]
+    audit(store, 2, [first, second])  # both present now: one id, two resources
+    both = audit(store, 3, [first, second])
+    assert [both.findings[o.key].change for o in (first, second)] == ["still", "still"]
+    assert [both.findings[o.key].observed_hours for o in (first, second)] == [24.0, 48.0]
+    assert both.gone == ()
+
+
 def test_a_night_that_sees_its_fleet_as_it_was_stores_no_row_for_it(
     store: HistoryStore, location: str
 ) -> None:
