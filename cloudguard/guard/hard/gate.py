@@ -99,8 +99,7 @@ class Target:
 
     def __init__(self, call: Call, listener: int) -> None:
         self.call, self.listener = call, listener
-        self.process = _thread_group(call.pid)
-        self.pidfd = os.pidfd_open(self.process)
+        self.process, self.pidfd = _process_of(call.pid)
         self._memory: int | None = None
         self.pending()  # the pid named the caller when it was opened (no reused pid)
 
@@ -136,6 +135,19 @@ class Target:
         os.close(self.pidfd)
         if self._memory is not None:
             os.close(self._memory)
+
+
+def _process_of(tid: int) -> tuple[int, int]:
+    """The process (thread group) of the thread `tid`, and a pidfd of it. A pidfd opens only
+    for a thread group's leader (any other thread: EINVAL, or ENOENT on newer kernels): most
+    callers are one, and are named without reading /proc/TID/status. Any refusal falls back
+    to the status, which says the thread group (or that the thread is gone)."""
+    try:
+        return tid, os.pidfd_open(tid)
+    except OSError:
+        pass
+    process = _thread_group(tid)
+    return process, os.pidfd_open(process)
 
 
 def _thread_group(tid: int) -> int:
