@@ -14,6 +14,14 @@ the way out) has no socket left to find: the gate (`gate`) saw its connect
 or send while it was blocked in the system call, described it then, and
 left it in `Flows` under the flow's ports. A record whose sender is found
 neither way says why (`unattributed`).
+
+What is read of a sender is read afresh for each batch: its argv, cwd,
+ppid and test may all change between two attempts (an exec keeps the pid and
+its start time, a chdir or a new test keeps the process), so no Sender
+outlives its batch. Only what cannot change is remembered across batches: the
+redaction of an argv, by the argv itself (`recorded_argv`), and a parent's
+number inside the command's pid namespace, while a pidfd shows the process it
+was read for still holds its number (`Parents`).
 """
 
 from __future__ import annotations
