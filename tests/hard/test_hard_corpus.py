@@ -201,20 +201,27 @@ def test_a_blocking_connect_is_named_by_the_gate_that_made_it(tmp_path: Path) ->
     its socket), not found by a search of every process's descriptors: still the sender."""
     env = hard_env(tmp_path, CLOUDGUARD_TEST="tests/test_x.py::test_waits_for_its_connection")
     code = (
-        "import os, socket, sys\n"
+        "import errno, fcntl, os, socket, sys\n"
         "print('ids', os.getpid(), os.getppid(), file=sys.stderr, flush=True)\n"
         "s = socket.socket()\n"
         "assert s.getblocking()\n"
         "try:\n"
         "    s.connect(('198.51.100.9', 8443))\n"
         "except OSError as error:\n"
-        "    print('refused', error.errno, file=sys.stderr)\n"
+        "    print('refused', errno.errorcode[error.errno], file=sys.stderr)\n"
+        "flags = fcntl.fcntl(s.fileno(), fcntl.F_GETFL)\n"
+        "print('blocking' if not flags & os.O_NONBLOCK else 'non-blocking', file=sys.stderr)\n"
     )
     run = hard_run(tmp_path, *python_child("-I", code=code), env=env)
 
     record = _names_its_sender(run)
     assert record["test"] == "tests/test_x.py::test_waits_for_its_connection", run.output
     assert record["port"] == 8443 and record["address"] == "198.51.100.9", record
+    # The gate made the connection without blocking; the caller waited, as it asked, and its
+    # socket blocks as it did.
+    assert "refused ECONNREFUSED\nblocking\n" in run.stderr, broken(
+        "the-caller-waits-on-its-own-blocking-socket", run.output
+    )
 
 
 EXECS_ITSELF = (
