@@ -201,20 +201,59 @@ def test_a_blocking_connect_is_named_by_the_gate_that_made_it(tmp_path: Path) ->
     its socket), not found by a search of every process's descriptors: still the sender."""
     env = hard_env(tmp_path, CLOUDGUARD_TEST="tests/test_x.py::test_waits_for_its_connection")
     code = (
-        "import os, socket, sys\n"
+        "import errno, fcntl, os, socket, sys\n"
         "print('ids', os.getpid(), os.getppid(), file=sys.stderr, flush=True)\n"
         "s = socket.socket()\n"
         "assert s.getblocking()\n"
         "try:\n"
         "    s.connect(('198.51.100.9', 8443))\n"
         "except OSError as error:\n"
-        "    print('refused', error.errno, file=sys.stderr)\n"
+        "    print('refused', errno.errorcode[error.errno], file=sys.stderr)\n"
+        "flags = fcntl.fcntl(s.fileno(), fcntl.F_GETFL)\n"
+        "print('blocking' if not flags & os.O_NONBLOCK else 'non-blocking', file=sys.stderr)\n"
     )
     run = hard_run(tmp_path, *python_child("-I", code=code), env=env)
 
     record = _names_its_sender(run)
     assert record["test"] == "tests/test_x.py::test_waits_for_its_connection", run.output
     assert record["port"] == 8443 and record["address"] == "198.51.100.9", record
+    # The gate made the connection without blocking; the caller waited, as it asked, and its
+    # socket blocks as it did.
+    assert "refused ECONNREFUSED\nblocking\n" in run.stderr, broken(
+        "the-caller-waits-on-its-own-blocking-socket", run.output
+    )
+
+
+EXECS_ITSELF = (
+    "import os, socket, sys\n"
+    "port = int(sys.argv[1])\n"
+    "print('pid', os.getpid(), port, file=sys.stderr, flush=True)\n"
+    "try:\n"
+    "    socket.create_connection(('198.51.100.21', port), timeout=5)\n"
+    "except OSError as error:\n"
+    "    print('refused', error, file=sys.stderr)\n"
+    "if port == 8001:  # the same process (pid, start time), another command line\n"
+    "    option, value = '--to' + 'ken', 'hun' + 'ter2'  # in its argv, not in this source\n"
+    "    os.execv(sys.executable, [*sys.orig_argv[:-1], '8002', option, value])\n"
+)
+
+
+def test_each_record_names_the_command_line_its_process_had_then(tmp_path: Path) -> None:
+    """A process refused, then exec'd with another command line (the same pid and start time)
+    and refused again: each record names the argv of its own attempt, redacted, never one the
+    sink remembered from before (its redactions are remembered by the argv itself)."""
+    run = hard_run(tmp_path, *python_child("-I", code=EXECS_ITSELF), "8001", env=hard_env(tmp_path))
+
+    records = sorted((r for r in run.reaches() if r["via"] == "hard-tcp"), key=lambda r: r["port"])
+    assert [r["port"] for r in records] == [8001, 8002], run.output
+    pids = {int(line.split()[1]) for line in run.stderr.splitlines() if line.startswith("pid ")}
+    assert {r["pid"] for r in records} == pids and len(pids) == 1, (pids, records)
+    tails = [r["argv"][-3:] for r in records]
+    assert tails == [["-c", EXECS_ITSELF, "8001"], ["8002", "--token", "<redacted>"]], broken(
+        "records-name-their-own-argv",
+        f"the records name the command lines {tails}, not each attempt's own:\n{run.output}",
+    )
+    assert "hunter2" not in run.log.read_text(), run.output
 
 
 def _names_its_sender(run: Any) -> dict[str, Any]:

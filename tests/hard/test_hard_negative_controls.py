@@ -30,6 +30,11 @@ NAMES_THE_SENDER = (
 BLOCKING_SENDER = (
     "tests/hard/test_hard_corpus.py::test_a_blocking_connect_is_named_by_the_gate_that_made_it"
 )
+OWN_ARGV = (
+    "tests/hard/test_hard_corpus.py::test_each_record_names_the_command_line_its_process_had_then"
+)
+ATTRIBUTION = "tests/hard/test_hard_attribution.py::"
+GONE_PARENT = f"{ATTRIBUTION}test_a_parents_number_is_served_only_while_its_process_lives"
 XDIST_RUNNING_TEST = (
     "tests/hard/test_hard_corpus.py::test_under_xdist_each_record_names_its_own_workers_test"
 )
@@ -359,10 +364,34 @@ SEAL_MUTATIONS = [
         for whose, pid in (("no pid", "None"), ("the parent's pid", "inner_parent"))
     ),
     Mutation(
+        name="a record names the argv remembered for another command line of its program",
+        module="guard/hard/attribution.py",
+        original="    key = tuple(argv)\n",
+        broken="    key = tuple(argv[:1])\n",
+        tests=(OWN_ARGV,),
+        check="records-name-their-own-argv",
+    ),
+    Mutation(
+        name="the sink serves a parent's number after its process is gone",
+        module="guard/hard/attribution.py",
+        original="            if _lives(known[0]):\n",
+        broken="            if True:\n",
+        tests=(GONE_PARENT,),
+        check="a-gone-parent-is-not-served",
+    ),
+    Mutation(
+        name="the gate leaves a waiting caller's socket non-blocking after its connect",
+        module="guard/hard/gate.py",
+        original="fcntl.fcntl(fd, fcntl.F_SETFL, flags)  # the caller's socket blocks",
+        broken="None  # the caller's socket blocks",
+        tests=(BLOCKING_SENDER,),
+        check="the-caller-waits-on-its-own-blocking-socket",
+    ),
+    Mutation(
         name="the gate names itself as the process a connection is made for",
         module="guard/hard/gate.py",
-        original="                self.flows.connecting(inode, job.process)\n",
-        broken="                self.flows.connecting(inode, os.getpid())\n",
+        original="            self.flows.connecting(inode, job.process)  # named by its socket",
+        broken="            self.flows.connecting(inode, os.getpid())  # named by its socket",
         tests=(BLOCKING_SENDER,),
         check="the-record-names-the-sender",
     ),

@@ -59,3 +59,24 @@ def test_a_host_that_stops_answering_is_a_lost_record() -> None:
             os.close(fd)
 
     assert not taken and relay.lost is not None and "stopped answering" in relay.lost
+
+
+def test_the_relays_lines_are_the_bytes_record_line_writes() -> None:
+    """The supervisor's own records go by json's C encoder: byte for byte what the refusers'
+    writer makes of them (the host keeps what it parses)."""
+    from cloudguard.guard import reach
+    from cloudguard.guard.hard import attribution, relay
+
+    named = attribution.Sender(
+        pid=3, ppid=1, argv=[b"curl", b"--token", b"x", "\u00e9".encode()], cwd="/w/\u00e9",
+        test="t.py::test_\u00e9 (call)",
+    )  # fmt: skip
+    unnamed = attribution.Sender(unattributed=attribution.EXITED)
+    tcp: dict[str, object] = {"protocol": "tcp", "address": "198.51.100.7", "port": 443}
+    dns: dict[str, object] = {"protocol": "dns", "name": "a\nb.example", "query_type": "A"}
+    for record in (
+        attribution.reach_entry("hard-tcp", "198.51.100.7:443", named, {**tcp, "name": None}),
+        attribution.reach_entry("hard-dns", "a\nb.example", unnamed, dns),
+        attribution.reach_entry("hard-socket", "AF_VSOCK", named, {"family": 40}),
+    ):
+        assert relay._line(record) == reach.record_line(record), record

@@ -14,16 +14,26 @@ the way out) has no socket left to find: the gate (`gate`) saw its connect
 or send while it was blocked in the system call, described it then, and
 left it in `Flows` under the flow's ports. A record whose sender is found
 neither way says why (`unattributed`).
+
+What is read of a sender is read afresh for each batch: its argv, cwd,
+ppid and test may all change between two attempts (an exec keeps the pid and
+its start time, a chdir or a new test keeps the process), so no Sender
+outlives its batch. Only what cannot change is remembered across batches: the
+redaction of an argv, by the argv itself (`recorded_argv`), and a parent's
+number inside the command's pid namespace, while a pidfd shows the process it
+was read for still holds its number (`Parents`).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import threading
 
 from cloudguard.guard import reach
 from cloudguard.guard.hard import running
 from cloudguard.guard.hard.diag import SocketTable
+from cloudguard.guard.redaction import redact_argv
 
 TEST_VARIABLES = (b"CLOUDGUARD_TEST=", b"PYTEST_CURRENT_TEST=")
 RECENT = 32
@@ -34,6 +44,11 @@ NO_GATE = (
     "user notification to describe it while it sent)"
 )
 NO_SOCKET = "no socket to look up for this protocol"
+READ_SIZE = 65536
+PARENTS = 64  # parents whose number inside the sink holds (each by a pidfd)
+REDACTIONS = 256  # argvs whose redaction is remembered (then forgotten all at once)
+REMEMBERED_ARGV_BYTES = 8192  # a longer command line is redacted each time, never held
+_redactions: dict[tuple[bytes, ...], list[str]] = {}
 
 
 class Sender:
@@ -59,11 +74,28 @@ def reach_entry(
 ) -> dict[str, object]:
     """The reach record of something the sink or the gate refused, naming its sender."""
     environ = {reach.TEST_VARIABLE: sender.test} if sender.test else {}
-    entry = reach.reach_record(via=via, argv=sender.argv, target=target, environ=environ)
+    entry = reach.reach_record(via=via, argv=(), target=target, environ=environ)
+    entry["argv"] = recorded_argv(sender.argv)  # what reach_record makes of it, remembered
     entry.update(extra, pid=sender.pid, ppid=sender.ppid, cwd=sender.cwd)
     if sender.unattributed:
         entry["unattributed"] = sender.unattributed
     return entry
+
+
+def recorded_argv(argv: list[bytes]) -> list[str]:
+    """`redact_argv(argv)`, as a record carries it. Redaction is half the cost of a record and
+    a function of the argv alone, so it is remembered by the argv itself (its every byte, read
+    afresh for each refusal): a process refused again with the same command line is not
+    redacted again, and any other command line, of the same program or not, is its own."""
+    key = tuple(argv)
+    found = _redactions.get(key)
+    if found is None:
+        found = redact_argv(argv)
+        if sum(map(len, argv)) <= REMEMBERED_ARGV_BYTES:
+            if len(_redactions) >= REDACTIONS:
+                _redactions.clear()
+            _redactions[key] = found
+    return list(found)
 
 
 def flow_address(address: str) -> str:
@@ -111,11 +143,22 @@ class Flows:
 
 
 def _read(path: str) -> bytes:
+    """The whole file, b"" if it cannot be read. Plain descriptors, not `open`: a buffered file
+    costs three more system calls (fstat, isatty, lseek), each a handover of the interpreter's
+    lock to another of the supervisor's threads, on every refusal."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return b""
+    try:
+        chunks = []
+        while chunk := os.read(fd, READ_SIZE):  # to the end: a short read is not one
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def descendants(root: int) -> list[int]:
@@ -154,35 +197,104 @@ def _sockets_of(pid: int) -> list[str]:
 
 
 def _status_ids(pid: int) -> dict[bytes, int]:
-    """NSpid (the last column: the number in the process's own pid namespace) and PPid."""
+    """NSpid (the last column: the number in the process's own pid namespace) and PPid, from
+    one read of /proc/PID/status (looked up by their lines, not by parsing all fifty)."""
+    status = _read(f"/proc/{pid}/status")
     found: dict[bytes, int] = {}
-    for line in _read(f"/proc/{pid}/status").splitlines():
-        key, _, value = line.partition(b":")
-        if key in (b"NSpid", b"PPid") and value.split():
-            found[key] = int(value.split()[-1])
+    for key in (b"NSpid", b"PPid"):
+        at = status.find(b"\n" + key + b":")  # the first line is Name: (its value escaped)
+        if at >= 0:
+            end = status.find(b"\n", at + 1)
+            value = status[at + len(key) + 2 : end if end >= 0 else len(status)].split()
+            if value:
+                found[key] = int(value[-1])
     return found
 
 
-def _inner_ids(pid: int) -> tuple[int | None, int | None]:
+class Parents:
+    """The number in the command's pid namespace of each parent lately described, by its number
+    here; for the sink's thread alone. A number is reused once its process is reaped, so each
+    is held with a pidfd of the process it was read for, and served only while a signal 0
+    through that pidfd finds the process (a zombie's number is not reused yet either); the
+    parent of a process just read lives, so a number whose holder lives is that parent. A
+    process gone, or a pidfd refused, is read from /proc as before."""
+
+    def __init__(self, limit: int = PARENTS) -> None:
+        self.limit = limit
+        self._known: dict[int, tuple[int, int]] = {}  # pid here -> (its pidfd, pid inside)
+
+    def inner(self, parent: int) -> int | None:
+        known = self._known.get(parent)
+        if known is not None:
+            if _lives(known[0]):
+                return known[1]
+            self._forget(parent)
+        try:
+            pidfd = os.pidfd_open(parent)
+        except OSError:
+            return _status_ids(parent).get(b"NSpid")
+        inner = _status_ids(parent).get(b"NSpid")
+        if inner is None or not _lives(pidfd):  # gone meanwhile: what was read, not held
+            os.close(pidfd)
+            return inner
+        while len(self._known) >= self.limit:
+            self._forget(next(iter(self._known)))
+        self._known[parent] = (pidfd, inner)
+        return inner
+
+    def _forget(self, parent: int) -> None:
+        os.close(self._known.pop(parent)[0])
+
+    def close(self) -> None:
+        while self._known:
+            self._forget(next(iter(self._known)))
+
+
+def _lives(pidfd: int) -> bool:
+    """Whether the process of `pidfd` still holds its number (signal 0: nothing is sent)."""
+    try:
+        signal.pidfd_send_signal(pidfd, 0)
+    except OSError:
+        return False
+    return True
+
+
+def _inner_ids(pid: int, parents: Parents | None = None) -> tuple[int | None, int | None]:
     """(pid, ppid) as the command sees them, as its own refusers record them: numbers in its
     pid namespace. None where /proc no longer says."""
     ids = _status_ids(pid)
     parent = ids.get(b"PPid")
-    return ids.get(b"NSpid"), _status_ids(parent).get(b"NSpid") if parent else None
+    if not parent:
+        return ids.get(b"NSpid"), None
+    if parents is None:
+        return ids.get(b"NSpid"), _status_ids(parent).get(b"NSpid")
+    return ids.get(b"NSpid"), parents.inner(parent)
 
 
-def describe(pid: int, seal_root: str) -> Sender:
-    """A living process as a record names it (pid and ppid as the command sees them)."""
+def _test_in(environ: bytes) -> str:
+    """The test an environment block names: its first CLOUDGUARD_TEST (which names the test),
+    else its last PYTEST_CURRENT_TEST (which adds the phase); "" if neither. Found by the
+    variables' names at the start of an entry, not by splitting every entry."""
+    block = b"\0" + environ
+    at = block.find(b"\0" + TEST_VARIABLES[0])
+    if at < 0:
+        at = block.rfind(b"\0" + TEST_VARIABLES[1])
+        if at < 0:
+            return ""
+    start = block.index(b"=", at) + 1
+    end = block.find(b"\0", start)
+    return block[start : end if end >= 0 else len(block)].decode("utf-8", "backslashreplace")
+
+
+def describe(pid: int, seal_root: str, parents: Parents | None = None) -> Sender:
+    """A living process as a record names it (pid and ppid as the command sees them).
+    `parents`: the sink's numbers of parents (the gate's threads read each afresh)."""
     argv = _read(f"/proc/{pid}/cmdline").split(b"\0")[:-1]
-    inner, inner_parent = _inner_ids(pid)
+    inner, inner_parent = _inner_ids(pid, parents)
     # A pytest process's own test, in the file it named by its own (inner) pid.
     test = running.test_of(seal_root, inner or pid) if seal_root else ""
-    environ = b"" if test else _read(f"/proc/{pid}/environ")
-    for variable in environ.split(b"\0"):
-        if variable.startswith(TEST_VARIABLES):
-            test = variable.partition(b"=")[2].decode("utf-8", "backslashreplace")
-            if variable.startswith(TEST_VARIABLES[0]):
-                break  # CLOUDGUARD_TEST names the test; PYTEST_CURRENT_TEST adds its phase
+    if not test:
+        test = _test_in(_read(f"/proc/{pid}/environ"))
     try:
         cwd = os.readlink(f"/proc/{pid}/cwd")
     except OSError:
@@ -200,9 +312,11 @@ class Snapshot:
         seal_root: str = "",
         root: int | None = None,
         flows: Flows | None = None,
+        parents: Parents | None = None,
     ) -> None:
         self.table = table
         self.flows = flows or Flows()
+        self.parents = parents
         self.seal_root = seal_root
         self.root = root or os.getpid()
         self.recent = recent  # pids that sent lately, newest first; updated here
@@ -234,5 +348,5 @@ class Snapshot:
         if pid is None:
             return self.flows.find(protocol, local, remote)
         if pid not in self._senders:
-            self._senders[pid] = describe(pid, self.seal_root)
+            self._senders[pid] = describe(pid, self.seal_root, self.parents)
         return self._senders[pid]

@@ -15,7 +15,10 @@ gate answers:
   descriptor swapped by another thread meanwhile changes nothing. A socket
   bound inside the seal (listed by the namespace's `sock_diag`) or named by
   `--allow-unix` is connected; any other is a host socket: recorded
-  (`hard-unix`) and refused (EACCES).
+  (`hard-unix`) and refused (EACCES). A caller that waits for a TCP
+  connection to where the sink answers at once (an outside address, or the
+  resolver's port) has it begun without blocking and answered from the
+  gate's own loop; any other connection it waits for, a worker thread makes.
 - `sendto`/`sendmsg`/`sendmmsg` with an address: a datagram to a host
   unix socket is recorded and refused the same way; a send (or a connect)
   to an address the sink records, outside loopback or the sink's resolver,
@@ -99,8 +102,7 @@ class Target:
 
     def __init__(self, call: Call, listener: int) -> None:
         self.call, self.listener = call, listener
-        self.process = _thread_group(call.pid)
-        self.pidfd = os.pidfd_open(self.process)
+        self.process, self.pidfd = _process_of(call.pid)
         self._memory: int | None = None
         self.pending()  # the pid named the caller when it was opened (no reused pid)
 
@@ -136,6 +138,19 @@ class Target:
         os.close(self.pidfd)
         if self._memory is not None:
             os.close(self._memory)
+
+
+def _process_of(tid: int) -> tuple[int, int]:
+    """The process (thread group) of the thread `tid`, and a pidfd of it. A pidfd opens only
+    for a thread group's leader (any other thread: EINVAL, or ENOENT on newer kernels): most
+    callers are one, and are named without reading /proc/TID/status. Any refusal falls back
+    to the status, which says the thread group (or that the thread is gone)."""
+    try:
+        return tid, os.pidfd_open(tid)
+    except OSError:
+        pass
+    process = _thread_group(tid)
+    return process, os.pidfd_open(process)
 
 
 def _thread_group(tid: int) -> int:
@@ -180,9 +195,9 @@ def _socket_of(target: Target, number: int) -> socket.socket:
 
 
 class _Workers:
-    """Threads that make the connections their callers wait for (a thread started per connect
-    would cost a handover of the interpreter's lock on the refusal's path). At most `limit`
-    of them; past that a connection waits for one to be free."""
+    """Threads that make the connections their callers wait for, but the ones the gate's loop
+    finishes itself (`Gate._begin`): a thread started per connect would cost a handover of the
+    interpreter's lock. At most `limit` of them; past that a connection waits for one."""
 
     def __init__(self, work: Callable[[_Connection], None], limit: int) -> None:
         self._work, self._limit = work, limit
@@ -267,6 +282,8 @@ class Gate:
             self.handlers.update(writes.handlers(linux.machine(), self._answer))
         self._sendto, self._sendmsg = calls["sendto"], calls["sendmsg"]
         self._workers = _Workers(self._make, BLOCKING_CONNECTS)
+        self._poller = select.poll()  # the gate's thread alone: the listener, the stop pipe and
+        self._connecting: dict[int, tuple[_Connection, int]] = {}  # what `_begin` left in flight
         self._stop_read, self._stop_write = os.pipe2(os.O_CLOEXEC)
         self._thread = threading.Thread(target=self._serve, name="cloudguard-gate", daemon=True)
         flows.described = True
@@ -284,14 +301,16 @@ class Gate:
     # -- the loop ---------------------------------------------------------------------------
 
     def _serve(self) -> None:
-        poller = select.poll()
+        poller = self._poller
         poller.register(self.listener, select.POLLIN)
         poller.register(self._stop_read, select.POLLIN)
         while True:
             for fd, events in poller.poll():
                 if fd == self._stop_read:
                     return
-                if events & select.POLLIN:
+                if fd in self._connecting:
+                    self._completed(fd)
+                elif events & select.POLLIN:
                     self._receive()
                 elif events & (select.POLLHUP | select.POLLERR):
                     return  # no process is left under the filter
@@ -379,7 +398,9 @@ class Gate:
                 sender = attribution.describe(target.process, self.seal_root)
             job = _Connection(call, view, pin, address, destination, sender, target.process)
             view, pin = None, -1  # the connection owns them now
-            if waits:  # the caller waits for the connection: so does a worker, not the gate
+            if waits and destination and sender is None:  # a SYN the sink answers at once
+                self._begin(job)
+            elif waits:  # the caller waits for the connection: so does a worker, not the gate
                 self._workers.put(job)
             else:
                 self._make(job)
@@ -392,13 +413,8 @@ class Gate:
     def _make(self, job: _Connection) -> None:
         """Connect for the caller and answer it, whatever else fails (an unanswered caller would
         wait for ever)."""
-        error, inode = errno.EACCES, 0
+        error = errno.EACCES
         try:
-            if job.destination and job.sender is None:
-                # A caller that waits is connecting while the sink reads its SYN: named to the
-                # sink by its socket, so the sink need not search every process's descriptors.
-                inode = os.fstat(job.view.fileno()).st_ino
-                self.flows.connecting(inode, job.process)
             error = linux.connect(job.view.fileno(), job.address)
             if job.destination and job.sender is not None:
                 port = job.view.getsockname()[1]
@@ -406,9 +422,52 @@ class Gate:
         except Exception as failure:  # the record of who sent is best effort; the answer is not
             self.relay.tamper(f"the hard seal's gate failed after a connect ({failure!r})")
         finally:
+            self._answer(job.call, error=error)
+            job.close()
+
+    def _begin(self, job: _Connection) -> None:
+        """A waiting caller's TCP connection to where the sink answers at once (a SYN it
+        records, then resets; the resolver's port): begun here without blocking, on the
+        caller's socket made non-blocking for this one call, and answered from the gate's loop
+        when it completes (`_completed`). No worker thread is woken for it, twice a refusal,
+        each time for the interpreter's lock. While it connects, the socket names its caller
+        to the sink, which need not search every process's descriptors for the SYN's sender."""
+        fd, error, inode = job.view.fileno(), errno.EACCES, 0
+        try:
+            inode = os.fstat(fd).st_ino
+            self.flows.connecting(inode, job.process)  # named by its socket while it connects
+            flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+            fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+            try:
+                error = linux.connect(fd, job.address)
+            finally:
+                fcntl.fcntl(fd, fcntl.F_SETFL, flags)  # the caller's socket blocks again
+            if error == errno.EINPROGRESS:
+                self._poller.register(fd, select.POLLOUT)
+                self._connecting[fd] = (job, inode)
+                return
+        except Exception as failure:  # the record of who sent is best effort; the answer is not
+            self.relay.tamper(f"the hard seal's gate failed at a connect ({failure!r})")
+            error = errno.EACCES
+        self._finish(job, inode, error)
+
+    def _completed(self, fd: int) -> None:
+        """A connection `_begin` left in flight completed (or failed): its caller's answer."""
+        job, inode = self._connecting.pop(fd)
+        error = errno.EACCES
+        try:
+            self._poller.unregister(fd)
+            error = job.view.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        except Exception as failure:
+            self.relay.tamper(f"the hard seal's gate failed after a connect ({failure!r})")
+        self._finish(job, inode, error)
+
+    def _finish(self, job: _Connection, inode: int, error: int) -> None:
+        try:
             if inode:
                 self.flows.connected(inode)
             self._answer(job.call, error=error)
+        finally:
             job.close()
 
     def _send(self, call: Call, target: Target) -> None:

@@ -44,8 +44,20 @@ def mark(nodeid: str | None) -> None:
 
 
 def test_of(seal_root: str, pid: int) -> str:
+    """The test `pid` (in the command's pid namespace) named last; "" if none. Read as a text
+    file is (UTF-8, universal newlines), through a plain descriptor: the sink asks this for
+    every refused process, mostly of one that is not pytest (no file: one failed open)."""
     try:
-        with open(os.path.join(running_dir(seal_root), str(pid)), encoding="utf-8") as handle:
-            return handle.read()
+        fd = os.open(os.path.join(running_dir(seal_root), str(pid)), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        text = b"".join(chunks).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return ""
+    finally:
+        os.close(fd)
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text

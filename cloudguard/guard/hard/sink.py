@@ -85,6 +85,7 @@ class Sink:
         self.probe_name: str | None = None  # the supervisor's own lookup: answered, never recorded
         self.pool = dns.Pool()
         self.recent_senders: list[int] = []
+        self.parents = attribution.Parents()  # the senders' parents' numbers inside
         self.sockets = diag.SocketTable()
         self.tcp_queries: dict[socket.socket, bytearray] = {}
         self.selector = selectors.DefaultSelector()
@@ -122,7 +123,11 @@ class Sink:
 
     def _snapshot(self) -> attribution.Snapshot:
         return attribution.Snapshot(
-            self.sockets, self.recent_senders, self.seal_root, flows=self.flows
+            self.sockets,
+            self.recent_senders,
+            self.seal_root,
+            flows=self.flows,
+            parents=self.parents,
         )
 
     def _drain_tun(self, _: object) -> None:
