@@ -292,6 +292,6 @@ def _written_pids(path: Path) -> tuple[int, int]:
 def _alive(pid: int) -> bool:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone, or reaped between open and read
         return False
     return fields[0] != "Z"  # a zombie is dead, waiting for its new parent to reap it
