@@ -44,11 +44,11 @@ NO_GATE = (
     "user notification to describe it while it sent)"
 )
 NO_SOCKET = "no socket to look up for this protocol"
-READ_SIZE = 65536
 PARENTS = 64  # parents whose number inside the sink holds (each by a pidfd)
 REDACTIONS = 256  # argvs whose redaction is remembered (then forgotten all at once)
 REMEMBERED_ARGV_BYTES = 8192  # a longer command line is redacted each time, never held
 _redactions: dict[tuple[bytes, ...], list[str]] = {}
+_read = running.read_file  # /proc through plain descriptors (why: `read_file`)
 
 
 class Sender:
@@ -140,25 +140,6 @@ class Flows:
     def find(self, protocol: int, local: tuple[str, int], remote: tuple[str, int]) -> Sender:
         found = self._senders.get((protocol, local[1], flow_address(remote[0]), remote[1]))
         return found or Sender(unattributed=EXITED if self.described else NO_GATE)
-
-
-def _read(path: str) -> bytes:
-    """The whole file, b"" if it cannot be read. Plain descriptors, not `open`: a buffered file
-    costs three more system calls (fstat, isatty, lseek), each a handover of the interpreter's
-    lock to another of the supervisor's threads, on every refusal."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return b""
-    try:
-        chunks = []
-        while chunk := os.read(fd, READ_SIZE):  # to the end: a short read is not one
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
 
 
 def descendants(root: int) -> list[int]:

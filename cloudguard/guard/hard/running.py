@@ -45,19 +45,30 @@ def mark(nodeid: str | None) -> None:
 
 def test_of(seal_root: str, pid: int) -> str:
     """The test `pid` (in the command's pid namespace) named last; "" if none. Read as a text
-    file is (UTF-8, universal newlines), through a plain descriptor: the sink asks this for
-    every refused process, mostly of one that is not pytest (no file: one failed open)."""
+    file is (UTF-8, universal newlines), through a plain descriptor (`read_file`): the sink
+    asks this for every refused process, mostly of one that is not pytest (no file: one
+    failed open)."""
     try:
-        fd = os.open(os.path.join(running_dir(seal_root), str(pid)), os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
+        text = read_file(os.path.join(running_dir(seal_root), str(pid))).decode("utf-8")
+    except UnicodeDecodeError:
         return ""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def read_file(path: str) -> bytes:
+    """The whole file, b"" if it cannot be read. Plain descriptors, not `open`: a buffered file
+    costs three more system calls (fstat, isatty, lseek), each a handover of the interpreter's
+    lock to another of the supervisor's threads, on every refusal."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return b""
     try:
         chunks = []
-        while chunk := os.read(fd, 65536):
+        while chunk := os.read(fd, 65536):  # to the end: a short read is not one
             chunks.append(chunk)
-        text = b"".join(chunks).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
+        return b"".join(chunks)
+    except OSError:
+        return b""
     finally:
         os.close(fd)
-    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
