@@ -73,7 +73,7 @@ class TimedOut(Exception):
 
 _servers: dict[tuple[str, ...], _Server] = {}  # one per preload asked for
 served = 0  # runs this process's fork server ran (its tests check they took this path)
-_broken: set[tuple[str, ...]] = set()  # a server failed once: the session runs without it
+_broken: set[tuple[str, ...]] = set()  # kinds of server that failed: runs go without them
 
 
 def run(
