@@ -48,7 +48,16 @@ def uv() -> Path:
 
 def install() -> None:
     env = dict(os.environ, UV_PROJECT_ENVIRONMENT=str(VENV), UV_PYTHON_DOWNLOADS="never")
-    must(uv(), "sync", "--locked", "--all-packages", "--python", sys.executable, env=env)
+    # Every module compiled once, here: `uv sync` leaves none compiled, and a shell that sets
+    # PYTHONDONTWRITEBYTECODE (these machines' do) has each interpreter compile what it imports
+    # from source again, every time. The suite starts about a thousand (its workers, the
+    # controls' runs, the CLIs its tests call): the SDKs alone cost 3.3 s more CPU a process
+    # cold (docs/benchmarks.md, "the suite's time: bytecode"). The workspace's own packages
+    # are installed editable, outside site-packages: compileall writes theirs (it writes
+    # whatever that variable says; only stale files are compiled again).
+    must(uv(), "sync", "--locked", "--all-packages", "--compile-bytecode",
+         "--python", sys.executable, env=env)  # fmt: skip
+    must(tool("python"), "-m", "compileall", "-q", "-j", "0", "cloudguard", "adapters", "tests")
 
 
 # What the test suite needs from the system, beyond Python: a C compiler (the C-extension
