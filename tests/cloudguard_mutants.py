@@ -182,12 +182,16 @@ def _own_session_env(root: Path) -> dict[str, str]:
     The inner pytest then seals itself with its own log (the repository's ini
     enables the plugin): a sibling test's reach in the outer session's shared
     log must not turn the inner run red. tests/ is on the path for the plugin.
+    Bytecode may be written: pytest keeps a test module it rewrote (its asserts) only
+    then, and about 500 inner runs rewrote the same modules again (0.2 s a run for the
+    reaper's; a shell's PYTHONDONTWRITEBYTECODE is kept out of them, as `dev.py`
+    compiles everything else once).
     """
     env = {
         name: value
         for name, value in os.environ.items()
         if not name.startswith(("CLOUDGUARD_", "PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))
-        and name != cloudguard_forkserver.SWITCH
+        and name not in (cloudguard_forkserver.SWITCH, "PYTHONDONTWRITEBYTECODE")
     }
     return dict(env, PYTHONPATH=os.pathsep.join([str(root), str(TESTS)]), PYTEST_ADDOPTS="")
 
