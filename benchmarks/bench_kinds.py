@@ -16,7 +16,11 @@
    `--no-history`, side by side in the same rounds. `--baseline REV` adds both as
    another revision's `cloudguard` package runs them (`git archive REV cloudguard`, first
    on PYTHONPATH; the adapters are this checkout's), with a history store of its own, in
-   the same rounds: a change measured beside what it changed.
+   the same rounds: a change measured beside what it changed. `--history-engine
+   postgresql` keeps each side's history in a database of its own on a throwaway
+   PostgreSQL server (tests/history/postgres_server.py; a trusted `--config` file's
+   `[history] url-env`) and adds the server's CPU for each run (its backends', read
+   from the postmaster's reaped children) to the client's.
 
 The fake ARM runs in its own process; each sweep in a fresh child. Prints
 markdown tables and writes benchmarks/results/kinds.json.
@@ -33,6 +37,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -146,8 +151,49 @@ def baseline_package(revision: str, where: Path) -> Path:
     return where
 
 
-def file_audit(vms: int, rounds: int, baseline: str | None = None) -> dict[str, Any]:
-    """CPU of the audit of an export against json.load of it, best of `rounds`, alternating."""
+HISTORY_URL = "CLOUDGUARD_BENCH_HISTORY_URL"  # the variable a side's `[history] url-env` names
+
+
+class PostgresqlHistory:
+    """A throwaway PostgreSQL server holding each side's history in a database of its own."""
+
+    def __init__(self, root: Path) -> None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "history"))
+        from postgres_server import PostgresServer
+
+        self.root = root
+        self.server = PostgresServer().start()
+
+    def side(self, name: str, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        """The options and environment that keep a side's history in a database of its own."""
+        config = self.root / f"{name}.toml"
+        config.write_text(f'[history]\nurl-env = "{HISTORY_URL}"\n')  # named: trusted
+        return ["--config", str(config)], env | {HISTORY_URL: self.server.create_database(name)}
+
+    def server_cpu(self) -> float:
+        """The CPU of the server's exited backends so far (the postmaster reaps each: its
+        children's times), once the last client's backend has gone."""
+        assert self.server.process is not None
+        stat = Path(f"/proc/{self.server.process.pid}/stat")
+        before, clock = -1.0, os.sysconf("SC_CLK_TCK")
+        for _ in range(100):  # a backend exits just after its client: until two reads agree
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            seconds = (int(fields[13]) + int(fields[14])) / clock  # cutime, cstime
+            if seconds == before:
+                return seconds
+            before = seconds
+            time.sleep(0.05)
+        return seconds
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def file_audit(
+    vms: int, rounds: int, baseline: str | None = None, engine: str = "sqlite"
+) -> dict[str, Any]:
+    """CPU of the audit of an export against json.load of it, best of `rounds`, alternating;
+    on PostgreSQL, the client's and the server's for that run."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_audit_cli as cli_bench
 
@@ -158,47 +204,67 @@ def file_audit(vms: int, rounds: int, baseline: str | None = None) -> dict[str, 
         env = cli_bench._ENV | {"XDG_STATE_HOME": str(root / "state")}
         parse = cli_bench.parse_argv(fixtures["export"])
         audit = cli_bench.audit_argv(fixtures, "json", root / "out.json")
-        sides: dict[str, tuple[list[str], dict[str, str]]] = {
-            "json.load": (parse, env),
-            "audit": (audit, env),
-            "audit --no-history": ([*audit, "--no-history"], env),
-        }
-        if baseline is not None:
-            # Its own store: a revision of another schema version would refuse this one's.
-            old = env | {
-                "XDG_STATE_HOME": str(root / "state-baseline"),
-                "PYTHONPATH": str(baseline_package(baseline, root / "baseline")),
+        postgresql = PostgresqlHistory(root) if engine == "postgresql" else None
+        try:
+            options, new = postgresql.side("main", env) if postgresql else ([], env)
+            sides: dict[str, tuple[list[str], dict[str, str]]] = {
+                "json.load": (parse, env),
+                "audit": ([*audit, *options], new),
+                "audit --no-history": ([*audit, *options, "--no-history"], new),
             }
-            sides[f"audit ({baseline})"] = (audit, old)
-            sides[f"audit --no-history ({baseline})"] = ([*audit, "--no-history"], old)
-        for argv, side_env in {id(e): (audit, e) for _, e in sides.values()}.values():
-            cli_bench.measure(argv, root, side_env)  # warm: caches; each store's first night
-        best = dict.fromkeys(sides, math.inf)
-        for _ in range(rounds):
-            for name, (argv, side_env) in sides.items():
-                figure = cli_bench.measure(argv, root, side_env)
-                if figure["exit"] not in (0, 1):
-                    raise SystemExit(f"{name} failed: {figure['stderr']}")
-                best[name] = min(best[name], figure["cpu_s"])
+            if baseline is not None:
+                # Its own store: a revision of another schema version would refuse this one's.
+                old = env | {
+                    "XDG_STATE_HOME": str(root / "state-baseline"),
+                    "PYTHONPATH": str(baseline_package(baseline, root / "baseline")),
+                }
+                options, old = postgresql.side("baseline", old) if postgresql else ([], old)
+                sides[f"audit ({baseline})"] = ([*audit, *options], old)
+                sides[f"audit --no-history ({baseline})"] = (
+                    [*audit, *options, "--no-history"], old
+                )  # fmt: skip
+            for name in ("audit", f"audit ({baseline})"):
+                if name in sides:  # warm: caches; each store's first night
+                    cli_bench.measure(sides[name][0], root, sides[name][1])
+            best = dict.fromkeys(sides, math.inf)
+            server_best = dict.fromkeys(sides, 0.0)
+            for _ in range(rounds):
+                for name, (argv, side_env) in sides.items():
+                    server_before = postgresql.server_cpu() if postgresql else 0.0
+                    figure = cli_bench.measure(argv, root, side_env)
+                    server = postgresql.server_cpu() - server_before if postgresql else 0.0
+                    if figure["exit"] not in (0, 1):
+                        raise SystemExit(f"{name} failed: {figure['stderr']}")
+                    if figure["cpu_s"] + server < best[name] + server_best[name]:
+                        best[name], server_best[name] = figure["cpu_s"] + server, server
+        finally:
+            if postgresql is not None:
+                postgresql.stop()
     return {
         "vms": vms,
         "rounds": rounds,
         "baseline": baseline,
-        "cpu_s": best,
+        "engine": engine,
+        "cpu_s": best,  # the client's, and on PostgreSQL the server's for the same run
+        "server_cpu_s": server_best,
         "ratio": best["audit"] / best["json.load"],
         "ratio_no_history": best["audit --no-history"] / best["json.load"],
     }
 
 
-def main(vms: int, rounds: int, graph_vms: int, audit_only: bool, baseline: str | None) -> int:
+def main(
+    vms: int, rounds: int, graph_vms: int, audit_only: bool, baseline: str | None, engine: str
+) -> int:
     own_state_directory()  # whatever a sweep's cloudguard keeps: never in the user's
     load = os.getloadavg()
-    audit = file_audit(vms, rounds, baseline)
+    audit = file_audit(vms, rounds, baseline, engine)
     audit["load"] = {"before": load, "after": os.getloadavg()}
     _print_audit(audit)
     if audit_only:
         RESULTS.parent.mkdir(exist_ok=True)
-        RESULTS.with_name("kinds-audit.json").write_text(json.dumps(audit, indent=2))
+        RESULTS.with_name(
+            f"kinds-audit-{engine}.json" if engine != "sqlite" else "kinds-audit.json"
+        ).write_text(json.dumps(audit, indent=2))
         return 0
     arm = sweeps("arm", 20)
     graph = sweeps("graph", graph_vms)
@@ -248,6 +314,13 @@ def _print_audit(audit: dict[str, Any]) -> None:
         for side in ("audit", "audit --no-history"):
             name = f"{side} ({audit['baseline']})"
             print(f"| {name} | {cpu[name]:.2f} | {cpu[name] / cpu['json.load']:.2f}× |")
+    if audit["engine"] == "postgresql":
+        server = audit["server_cpu_s"]
+        print(
+            "\nHistory on PostgreSQL: each audit's CPU is the client's and the server's for the "
+            "same run; of it the server's: "
+            + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in server.items() if seconds)
+        )
     before, after = audit["load"]["before"], audit["load"]["after"]
     print(f"\nLoad average (1 min) {before[0]:.2f} before, {after[0]:.2f} after.")
 
@@ -262,8 +335,12 @@ if __name__ == "__main__":
     parser.add_argument("--graph-vms", type=int, default=10, help="VMs per subscription")
     parser.add_argument("--audit-only", action="store_true", help="only the file audit")
     parser.add_argument("--baseline", help="also the audit as this git revision runs it")
+    parser.add_argument(
+        "--history-engine", choices=("sqlite", "postgresql"), default="sqlite",
+        help="where the audit's history is kept (postgresql: a throwaway server's)",
+    )  # fmt: skip
     arguments = parser.parse_args()
     sys.exit(
         main(arguments.vms, arguments.rounds, arguments.graph_vms, arguments.audit_only,
-             arguments.baseline)
+             arguments.baseline, arguments.history_engine)
     )  # fmt: skip
