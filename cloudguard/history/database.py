@@ -89,6 +89,10 @@ class Database(ABC):
     def unlock(self, key: int) -> None:
         raise NotImplementedError(f"{self.location} has no locks shared between hosts")
 
+    def tune_storage(self) -> None:  # noqa: B027 (optional: only a backend with such settings)
+        """Settings of the store's tables that are no part of its schema (how a backend lays
+        them out); the store is the same without them, only slower. Nothing by default."""
+
     def value(self, sql: str, params: Row = ()) -> Any:
         found = self.rows(sql, params)
         return found[0][0] if found else None

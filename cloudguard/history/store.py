@@ -93,6 +93,7 @@ class HistoryStore:
         self._db = database
         try:
             migrate(database)
+            database.tune_storage()
         except BaseException:
             database.close()
             raise

@@ -9,16 +9,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import psycopg
 import pytest
-from history_helpers import audit, observed
+from history_helpers import audit, changes, observed, raw_rows
 from postgres_server import USER, PostgresServer
 
 from cloudguard.history.errors import HistoryBusy, HistoryUnavailable
 from cloudguard.history.location import open_store
-from cloudguard.history.postgresql import WRITE_LOCK, redacted
+from cloudguard.history.postgresql import WRITE_LOCK, PostgresDatabase, redacted
 
 NO_PSYCOPG = """
 import sys
@@ -155,3 +156,61 @@ def test_a_killed_test_process_takes_its_server_with_it() -> None:
         os.kill(pid, signal.SIGINT)
         _stops_within(pid, 30)
         shutil.rmtree(root, ignore_errors=True)
+
+
+# The sightings' storage (PostgresDatabase.tune_storage): a steady night's rows rewritten in
+# their own pages. A row's page is the first number of its ctid.
+PAGES = "SELECT id, (ctid::text::point)[0]::int FROM cloudguard_sightings ORDER BY id"
+FILLFACTOR = "SELECT reloptions FROM pg_class WHERE relname = 'cloudguard_sightings'"
+FLEET = [observed(f"vm-{n:04d}") for n in range(600)]  # a few pages' worth
+
+
+def test_a_steady_night_rewrites_each_sighting_in_its_own_page(
+    postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    location = postgres.create_database("steady_pages")
+    with open_store(location) as store:
+        audit(store, 0, FLEET)
+        before = raw_rows(location, PAGES)
+        assert set(changes(audit(store, 1, FLEET)).values()) == {"still"}
+    assert raw_rows(location, FILLFACTOR) == [(["fillfactor=50"],)]
+    assert raw_rows(location, PAGES) == before, "every steady row stays in its page"
+    # The control: the same nights on pages left full (the tuning undone) move the rows.
+    monkeypatch.setattr(PostgresDatabase, "tune_storage", lambda self: None)
+    full = postgres.create_database("steady_pages_full")
+    with open_store(full) as store:
+        audit(store, 0, FLEET)
+        full_before = raw_rows(full, PAGES)
+        assert set(changes(audit(store, 1, FLEET)).values()) == {"still"}
+    assert raw_rows(full, FILLFACTOR) == [(None,)]
+    moved = [row for row, was in zip(raw_rows(full, PAGES), full_before, strict=True) if row != was]
+    assert len(moved) > len(FLEET) / 2, "on full pages a steady night moves its rows"
+
+
+def test_a_store_made_before_the_tuning_gets_it_on_its_next_open(postgres: PostgresServer) -> None:
+    location = postgres.create_database("tuned_later")
+    open_store(location).close()
+    with psycopg.connect(location, autocommit=True) as raw:
+        raw.execute("ALTER TABLE cloudguard_sightings RESET (fillfactor)")
+    assert raw_rows(location, FILLFACTOR) == [(None,)]  # as a store of an earlier cloudguard
+    open_store(location).close()
+    assert raw_rows(location, FILLFACTOR) == [(["fillfactor=50"],)]
+
+
+def test_a_role_that_does_not_own_the_tables_records_all_the_same(
+    postgres: PostgresServer,
+) -> None:
+    location = postgres.create_database("not_owner")
+    open_store(location).close()
+    role, password = f"recorder_{uuid.uuid4().hex[:8]}", "recorder-pw"  # roles span databases
+    with psycopg.connect(location, autocommit=True) as raw:
+        raw.execute("ALTER TABLE cloudguard_sightings RESET (fillfactor)")
+        raw.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+        raw.execute(f"GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO {role}")
+        raw.execute(f"GRANT TEMPORARY ON DATABASE not_owner TO {role}")
+    recorder = location.replace(f"{USER}:{postgres.password}@", f"{role}:{password}@")
+    with open_store(recorder) as store:
+        assert changes(audit(store, 0, [observed("vm-a")])) == {"vm-a": "new"}
+        assert changes(audit(store, 1, [observed("vm-a")])) == {"vm-a": "still"}
+    # It was refused the tuning (its owner's to set), and recorded without it.
+    assert raw_rows(location, FILLFACTOR) == [(None,)]
