@@ -123,16 +123,15 @@ def sweep(session: Any, request: SweepRequest, sweep_region: RegionSweep) -> Swe
 
 def _enter(sts: Any, request: SweepRequest, account: MemberAccount, seed: str) -> _Entered:
     """Assume the role in `account` and list its regions; a failure names the account."""
-    import boto3
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from cloudguard_aws.session import describe_error, enabled_regions
+    from cloudguard_aws.session import describe_error, enabled_regions, new_session
 
     arn = role_arn(account.id, ASSUME_ROLE.value_in(request.settings) or "")
     stage = f"assuming {arn}"
     try:
         credentials = sts.assume_role(RoleArn=arn, RoleSessionName=SESSION_NAME)["Credentials"]
-        member = boto3.Session(
+        member = new_session(
             aws_access_key_id=credentials["AccessKeyId"],
             aws_secret_access_key=credentials["SecretAccessKey"],
             aws_session_token=credentials["SessionToken"],

@@ -182,10 +182,11 @@ class AwsReaper:
         key = (service, region, acting)
         if key not in self._clients:
             timeout = self._budget.seconds
-            client = self._budget.bind(
-                make_client(self._session, self._request, service, region, timeout)
-            )
-            if acting:
+            if not acting:
+                client = self._budget.bind(
+                    make_client(self._session, self._request, service, region, timeout)
+                )
+            else:
                 from botocore.config import Config
 
                 # One attempt: botocore would re-send a Stop/Terminate/Delete whose answer
